@@ -1,0 +1,136 @@
+# git-kopt: the kernel-optimization cycle as git subcommands.
+#
+#   make                 build git-kopt (and libkopt-inject.so with CUDA)
+#   make test            install missing packages, build, run every test
+#   make test-asan       the same under AddressSanitizer and UBSan
+#   make demo            the whole cycle on the bundled example
+#   make install PREFIX=/usr/local DESTDIR=
+#   make V=1             show the commands
+#
+# Without the CUDA toolkit everything but the injection library builds.
+
+PREFIX ?= /usr/local
+prefix ?= $(PREFIX)
+bindir = $(prefix)/bin
+datadir = $(prefix)/share/git-kopt
+libdir = $(prefix)/lib/git-kopt
+mandir = $(prefix)/share/man
+DESTDIR ?=
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+LDFLAGS ?=
+BUILD ?= build
+PKG_CONFIG ?= pkg-config
+INSTALL ?= install
+CUDA_HOME ?= /usr/local/cuda
+
+PKGS = libgit2 libcmark-gfm libcurl libcjson
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) \
+	-lcmark-gfm-extensions -lm
+
+KOPT_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
+	-Wno-missing-field-initializers \
+	-Ilib -Icmd $(PKG_CFLAGS) -MMD -MP \
+	-DKOPT_SOURCE_DIR='"$(CURDIR)"'
+
+ifdef SANITIZE
+KOPT_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+ifneq ($(V),1)
+QUIET_CC = @echo '   ' CC $@;
+QUIET_LINK = @echo '   ' LINK $@;
+QUIET_GEN = @echo '   ' GEN $@;
+endif
+
+LIB_SRCS := $(sort $(wildcard lib/*.c))
+CMD_SRCS := $(sort $(wildcard cmd/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o)
+UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%.t)
+PROGRAM = $(BUILD)/bin/git-kopt
+
+INJECT_SRCS := $(sort $(wildcard lib/inject/*.c))
+INJECT_LIB = lib/inject/libkopt-inject.so
+HAVE_CUDA := $(shell test -f $(CUDA_HOME)/include/cupti.h && echo yes)
+ifeq ($(HAVE_CUDA),yes)
+ifneq ($(INJECT_SRCS),)
+ALL_INJECT = $(INJECT_LIB)
+endif
+endif
+
+all: $(PROGRAM) git-kopt $(ALL_INJECT)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(CFLAGS) $(KOPT_CFLAGS) -c -o $@ $<
+
+$(PROGRAM): $(CMD_OBJS) $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# A copy at the top for running from the source tree.
+git-kopt: $(PROGRAM)
+	@cp $< $@
+
+$(BUILD)/tests/unit/%.t: tests/unit/%.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(CFLAGS) $(KOPT_CFLAGS) $(LDFLAGS) -o $@ $^ \
+		$(PKG_LIBS) -lcmocka
+
+INJECT_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC -Wall -Wextra -Werror \
+	-Wno-missing-field-initializers \
+	-I$(CUDA_HOME)/include -I$(CUDA_HOME)/extras/CUPTI/include \
+	-Ilib/inject $(shell $(PKG_CONFIG) --cflags libcjson 2>/dev/null)
+INJECT_LIBS = -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs \
+	-Wl,-rpath,$(CUDA_HOME)/lib64 -lcupti -lcuda -lcjson -lpthread
+
+$(INJECT_LIB): $(INJECT_SRCS) $(wildcard lib/inject/*.h)
+	$(QUIET_LINK)$(CC) $(CFLAGS) $(INJECT_CFLAGS) -shared -o $@ \
+		$(INJECT_SRCS) $(INJECT_LIBS)
+
+inject: $(INJECT_LIB)
+
+deps:
+	@tools/install-deps
+
+test: deps
+	@$(MAKE) --no-print-directory all $(UNIT_BINS)
+	@BUILD=$(BUILD) tests/run
+
+test-asan:
+	@$(MAKE) --no-print-directory test BUILD=build-asan SANITIZE=1
+
+test-valgrind: deps
+	@$(MAKE) --no-print-directory all $(UNIT_BINS)
+	@BUILD=$(BUILD) KOPT_VALGRIND=1 tests/run
+
+test-gpu: all
+	@tests/gpu/run
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@tools/demo
+
+install: all
+	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(datadir) \
+		$(DESTDIR)$(mandir)/man1 $(DESTDIR)$(datadir)/hooks
+	$(INSTALL) -m 755 $(PROGRAM) $(DESTDIR)$(bindir)/git-kopt
+	cp -R templates $(DESTDIR)$(datadir)/
+	$(INSTALL) -m 755 hooks/* $(DESTDIR)$(datadir)/hooks/
+	$(INSTALL) -m 644 Documentation/git-kopt.1 $(DESTDIR)$(mandir)/man1/
+	if test -f $(INJECT_LIB); then \
+		$(INSTALL) -d $(DESTDIR)$(libdir) && \
+		$(INSTALL) -m 755 $(INJECT_LIB) $(DESTDIR)$(libdir)/; \
+	fi
+
+clean:
+	rm -rf build build-asan git-kopt $(INJECT_LIB)
+
+.PHONY: all deps test test-asan test-valgrind test-gpu demo install clean inject
+
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d)

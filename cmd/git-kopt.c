@@ -1,0 +1,197 @@
+/*
+ * git-kopt: the kernel-optimization cycle as git subcommands.
+ *
+ * main() finds the step in the table, opens the repository when the step
+ * needs one, and hands over.  Each step lives in cmd/<step>.c.
+ */
+#include <locale.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include "builtin.h"
+#include "version.h"
+#include "banned.h"
+
+struct cmd_struct {
+	const char *name;
+	int (*fn)(int, const char **, struct kopt_ctx *);
+	unsigned flags;
+	const char *summary;
+};
+
+/* Sorted by name. */
+static const struct cmd_struct commands[] = {
+	{ "hook", cmd_hook, KOPT_NEED_REPO,
+	  "run the checks behind the installed git hooks" },
+};
+
+static const char *const git_kopt_usage[] = {
+	"git kopt [--version] [-h] <step> [<args>]",
+	NULL
+};
+
+void kopt_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("fatal: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(128);
+}
+
+const struct kopt_config *kopt_ctx_config_or_die(struct kopt_ctx *ctx)
+{
+	int ret;
+
+	if (ctx->config_loaded)
+		return &ctx->config;
+	ret = kopt_config_load(&ctx->config, ctx->repo);
+	if (ret == KOPT_ENOTFOUND)
+		kopt_die("no .kopt in '%s'; run 'git kopt init' first",
+			 ctx->top);
+	if (ret)
+		exit(128);
+	ctx->config_loaded = 1;
+	return &ctx->config;
+}
+
+const struct kopt_kernel *kopt_ctx_kernel_or_die(struct kopt_ctx *ctx,
+						 const char *name)
+{
+	const struct kopt_config *cfg = kopt_ctx_config_or_die(ctx);
+	const struct kopt_kernel *k = kopt_config_kernel(cfg, name);
+	struct kopt_buf known = KOPT_BUF_INIT;
+	size_t i;
+
+	if (k)
+		return k;
+	for (i = 0; i < cfg->kernels_nr; i++)
+		kopt_buf_addf(&known, "%s%s", i ? ", " : "",
+			      cfg->kernels[i].name);
+	if (!known.len)
+		kopt_die("unknown kernel '%s'; add it with 'git kopt kernel "
+			 "add'", name);
+	kopt_die("unknown kernel '%s' (known: %s)", name, known.buf);
+}
+
+char *kopt_ctx_path(const struct kopt_ctx *ctx, const char *rel)
+{
+	return kopt_xstrfmt("%s%s", ctx->top ? ctx->top : "", rel);
+}
+
+static void list_commands(FILE *f)
+{
+	size_t i;
+
+	fputs("usage: git kopt [--version] [-h] <step> [<args>]\n\n"
+	      "The steps of the kernel-optimization cycle:\n", f);
+	for (i = 0; i < KOPT_ARRAY_SIZE(commands); i++)
+		fprintf(f, "   %-12s %s\n", commands[i].name,
+			commands[i].summary);
+	fputs("\n'git kopt <step> -h' describes a step; 'git help kopt' "
+	      "shows the manual.\n", f);
+}
+
+static const struct cmd_struct *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < KOPT_ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+static void open_repo(struct kopt_ctx *ctx, unsigned flags,
+		      struct kopt_buf *top, struct kopt_buf *prefix)
+{
+	unsigned open_flags = getenv("GIT_DIR") ?
+			      GIT_REPOSITORY_OPEN_FROM_ENV : 0;
+	const char *wd;
+	char cwd[4096];
+
+	if (git_repository_open_ext(&ctx->repo, getenv("GIT_DIR") ? NULL : ".",
+				    open_flags, NULL) < 0)
+		kopt_die("not a git repository (or any of the parent "
+			 "directories)");
+	wd = git_repository_workdir(ctx->repo);
+	if (!wd) {
+		if (flags & KOPT_NEED_WORK_TREE)
+			kopt_die("this operation must be run in a work tree");
+		return;
+	}
+	kopt_buf_addstr(top, wd);
+	ctx->top = top->buf;
+	if (getcwd(cwd, sizeof(cwd))) {
+		size_t n = top->len - 1; /* without the trailing '/' */
+		if (!strncmp(cwd, top->buf, n) && cwd[n] == '/')
+			kopt_buf_addf(prefix, "%s/", cwd + n + 1);
+	}
+	ctx->prefix = prefix->buf;
+}
+
+int main(int argc, const char **argv)
+{
+	struct kopt_ctx ctx = { 0 };
+	struct kopt_buf top = KOPT_BUF_INIT, prefix = KOPT_BUF_INIT;
+	const struct cmd_struct *cmd;
+	int ret;
+
+	setlocale(LC_CTYPE, "");
+	argv++;
+	argc--;
+	if (argc < 1) {
+		list_commands(stdout);
+		return 1;
+	}
+	if (!strcmp(argv[0], "-h") || !strcmp(argv[0], "help")) {
+		list_commands(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[0], "--version") || !strcmp(argv[0], "version")) {
+		printf("git-kopt version %s\n", KOPT_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[0], "--help")) {
+		/* git rewrites "git kopt --help"; called directly, do the same */
+		execlp("git", "git", "help", "kopt", (char *)NULL);
+		kopt_die("cannot run 'git help kopt'");
+	}
+	if (argv[0][0] == '-') {
+		fprintf(stderr, "error: unknown option '%s'\n", argv[0]);
+		kopt_usage_with_options(git_kopt_usage, NULL, 1);
+		return 129;
+	}
+	cmd = find_command(argv[0]);
+	if (!cmd) {
+		fprintf(stderr, "git kopt: '%s' is not a kopt step. See "
+			"'git kopt -h'.\n", argv[0]);
+		return 129;
+	}
+	git_libgit2_init();
+	ctx.prefix = "";
+	/* -h works anywhere, before the repository is looked for */
+	if ((cmd->flags & KOPT_NEED_REPO) &&
+	    !(argc > 1 && !strcmp(argv[argc - 1], "-h")))
+		open_repo(&ctx, cmd->flags, &top, &prefix);
+	ret = cmd->fn(argc, argv, &ctx);
+	if (ctx.config_loaded)
+		kopt_config_release(&ctx.config);
+	git_repository_free(ctx.repo);
+	kopt_buf_release(&top);
+	kopt_buf_release(&prefix);
+	git_libgit2_shutdown();
+	fflush(stdout);
+	if (ferror(stdout))
+		kopt_die("cannot write to standard output");
+	return ret;
+}

@@ -1,0 +1,882 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "expr.h"
+#include "lockfile.h"
+#include "banned.h"
+
+/* The text of the file, to name lines in messages. */
+struct source {
+	const char *label;
+	const char *text;
+	size_t len;
+};
+
+static int same_ci(const char *a, size_t alen, const char *b)
+{
+	size_t i;
+
+	if (strlen(b) != alen)
+		return 0;
+	for (i = 0; i < alen; i++)
+		if (tolower((unsigned char)a[i]) != tolower((unsigned char)b[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * Line of the `nth` (0-based) occurrence of `key` in [section "sub"], or
+ * of the section header itself when `key` is NULL; 0 when not found.
+ */
+static int find_line(const struct source *src, const char *section,
+		     const char *sub, const char *key, int nth)
+{
+	const char *p = src->text, *end = src->text + src->len;
+	int line = 1, in = 0;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *q = p;
+		if (!eol)
+			eol = end;
+		while (q < eol && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q < eol && *q == '[') {
+			const char *s = ++q, *se;
+			while (q < eol && *q != ']' && *q != ' ' && *q != '\t' &&
+			       *q != '.')
+				q++;
+			se = q;
+			in = same_ci(s, (size_t)(se - s), section);
+			if (in) {
+				const char *ss = NULL, *sse = NULL;
+				if (*q == '.') {
+					ss = ++q;
+					while (q < eol && *q != ']')
+						q++;
+					sse = q;
+				} else {
+					while (q < eol && *q != '"' && *q != ']')
+						q++;
+					if (q < eol && *q == '"') {
+						ss = ++q;
+						while (q < eol && *q != '"')
+							q++;
+						sse = q;
+					}
+				}
+				if (sub)
+					in = ss && (size_t)(sse - ss) == strlen(sub) &&
+					     !memcmp(ss, sub, strlen(sub));
+				else
+					in = !ss;
+			}
+			if (in && !key)
+				return line;
+		} else if (in && key && q < eol && *q != '#' && *q != ';') {
+			const char *k = q;
+			while (q < eol && (isalnum((unsigned char)*q) || *q == '-'))
+				q++;
+			if (same_ci(k, (size_t)(q - k), key) && nth-- == 0)
+				return line;
+		}
+		p = eol + 1;
+		line++;
+	}
+	return 0;
+}
+
+static int bad(const struct source *src, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int bad(const struct source *src, int line, const char *fmt, ...)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+	va_list ap;
+
+	if (line > 0)
+		kopt_buf_addf(&sb, "%s:%d: ", src->label, line);
+	else
+		kopt_buf_addf(&sb, "%s: ", src->label);
+	va_start(ap, fmt);
+	kopt_buf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	kopt_error("%s", sb.buf);
+	kopt_buf_release(&sb);
+	return KOPT_EINVALID;
+}
+
+int kopt_valid_name(const char *name)
+{
+	const char *p;
+
+	if (!name || !*name)
+		return 0;
+	if (!(islower((unsigned char)*name) || isdigit((unsigned char)*name)))
+		return 0;
+	for (p = name; *p; p++)
+		if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) ||
+		      *p == '_' || *p == '.' || *p == '-'))
+			return 0;
+	return !strstr(name, "..");
+}
+
+int kopt_valid_version(const char *v)
+{
+	const char *p;
+
+	if (!v || v[0] != 'v' || !v[1])
+		return 0;
+	for (p = v + 1; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return 0;
+	return v[1] != '0' || !v[2];
+}
+
+const char *kopt_control_name(enum kopt_control c)
+{
+	switch (c) {
+	case KOPT_CONTROL_BLOCK: return "block";
+	case KOPT_CONTROL_WARP: return "warp";
+	case KOPT_CONTROL_THREAD: return "thread";
+	default: return "none";
+	}
+}
+
+enum kopt_control kopt_control_parse(const char *s)
+{
+	if (!strcmp(s, "block"))
+		return KOPT_CONTROL_BLOCK;
+	if (!strcmp(s, "warp"))
+		return KOPT_CONTROL_WARP;
+	if (!strcmp(s, "thread"))
+		return KOPT_CONTROL_THREAD;
+	return KOPT_CONTROL_NONE;
+}
+
+static int parse_long(const char *s, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	return errno || end == s || *end || *out <= 0;
+}
+
+static int parse_noise(const char *s, double *out)
+{
+	char *end;
+
+	*out = strtod(s, &end);
+	if (end == s)
+		return -1;
+	if (*end == '%')
+		end++;
+	return *end || !isfinite(*out) || *out < 0 || *out >= 100;
+}
+
+static struct kopt_trial *get_trial(struct kopt_config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->trials_nr; i++)
+		if (!strcmp(cfg->trials[i].name, name))
+			return &cfg->trials[i];
+	KOPT_ALLOC_GROW(cfg->trials, cfg->trials_nr + 1, cfg->trials_alloc);
+	memset(&cfg->trials[cfg->trials_nr], 0, sizeof(*cfg->trials));
+	cfg->trials[cfg->trials_nr].name = kopt_strdup(name);
+	return &cfg->trials[cfg->trials_nr++];
+}
+
+static struct kopt_language *get_language(struct kopt_config *cfg,
+					  const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->languages_nr; i++)
+		if (!strcmp(cfg->languages[i].name, name))
+			return &cfg->languages[i];
+	KOPT_ALLOC_GROW(cfg->languages, cfg->languages_nr + 1,
+			cfg->languages_alloc);
+	memset(&cfg->languages[cfg->languages_nr], 0, sizeof(*cfg->languages));
+	cfg->languages[cfg->languages_nr].name = kopt_strdup(name);
+	return &cfg->languages[cfg->languages_nr++];
+}
+
+static struct kopt_kernel *get_kernel(struct kopt_config *cfg,
+				      const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->kernels_nr; i++)
+		if (!strcmp(cfg->kernels[i].name, name))
+			return &cfg->kernels[i];
+	KOPT_ALLOC_GROW(cfg->kernels, cfg->kernels_nr + 1, cfg->kernels_alloc);
+	memset(&cfg->kernels[cfg->kernels_nr], 0, sizeof(*cfg->kernels));
+	cfg->kernels[cfg->kernels_nr].name = kopt_strdup(name);
+	return &cfg->kernels[cfg->kernels_nr++];
+}
+
+static void set_str(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = kopt_strdup(v);
+}
+
+static int check_expr(const struct source *src, int line, const char *key,
+		      const char *text, const struct kopt_kernel *k,
+		      int metrics)
+{
+	static const char *const metric_names[] = {
+		"duration_us", "tc_pct", "dram_pct", "occ_pct", "l2_hit_pct",
+		"spill_bytes", "regs", "waves", "tflops", "gbps",
+		"roofline_pct", NULL
+	};
+	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_strvec names = KOPT_STRVEC_INIT;
+	struct kopt_expr *e = NULL;
+	size_t i;
+	int ret = 0;
+
+	if (kopt_expr_parse(&e, text, &err)) {
+		ret = bad(src, line, "bad expression in '%s': %s", key, err.buf);
+		goto done;
+	}
+	kopt_expr_names(e, &names);
+	for (i = 0; i < names.nr; i++) {
+		const char *n = names.v[i];
+		int ok = !strcmp(n, "b") || !strcmp(n, "s") || !strcmp(n, "t");
+		size_t j;
+		for (j = 0; !ok && j < k->params_nr; j++)
+			ok = !strcmp(k->params[j].name, n);
+		for (j = 0; !ok && metrics && metric_names[j]; j++)
+			ok = !strcmp(metric_names[j], n);
+		if (!ok) {
+			ret = bad(src, line, "unknown name '%s' in '%s'", n, key);
+			goto done;
+		}
+	}
+	if (metrics && !kopt_expr_is_comparison(e) &&
+	    e->kind != KOPT_EXPR_AND && e->kind != KOPT_EXPR_OR)
+		ret = bad(src, line, "'%s' must be a comparison, e.g. "
+			  "'spec-decode duration_us <= 60'", key);
+done:
+	kopt_expr_free(e);
+	kopt_buf_release(&err);
+	kopt_strvec_clear(&names);
+	return ret;
+}
+
+static int is_identifier(const char *s, size_t n)
+{
+	size_t i;
+
+	if (!n || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return 0;
+	for (i = 1; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+			return 0;
+	return 1;
+}
+
+static int set_kernel_key(struct kopt_config *cfg, const struct source *src,
+			  struct kopt_kernel *k, const char *key,
+			  const char *v, int line)
+{
+	if (!strcmp(key, "language"))
+		set_str(&k->language, v);
+	else if (!strcmp(key, "source"))
+		set_str(&k->source, v);
+	else if (!strcmp(key, "build"))
+		set_str(&k->build, v);
+	else if (!strcmp(key, "run"))
+		set_str(&k->run, v);
+	else if (!strcmp(key, "flops"))
+		set_str(&k->flops, v);
+	else if (!strcmp(key, "bytes"))
+		set_str(&k->bytes, v);
+	else if (!strcmp(key, "rename")) {
+		if (strcmp(v, "suffix") && strcmp(v, "none"))
+			return bad(src, line, "bad value '%s' for 'rename' "
+				   "(expected 'suffix' or 'none')", v);
+		set_str(&k->rename, v);
+	} else if (!strcmp(key, "param")) {
+		const char *eq = strchr(v, '=');
+		char *end;
+		double d;
+		size_t n;
+		if (!eq)
+			return bad(src, line, "bad param '%s' (expected "
+				   "name=number)", v);
+		n = (size_t)(eq - v);
+		while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+			n--;
+		if (!is_identifier(v, n) || (n == 1 && strchr("bst", v[0])))
+			return bad(src, line, "bad param name in '%s'", v);
+		d = strtod(eq + 1, &end);
+		while (*end == ' ' || *end == '\t')
+			end++;
+		if (end == eq + 1 || *end || !isfinite(d))
+			return bad(src, line, "bad param value in '%s' (expected "
+				   "a number)", v);
+		KOPT_ALLOC_GROW(k->params, k->params_nr + 1, k->params_alloc);
+		k->params[k->params_nr].name = kopt_strndup(v, n);
+		k->params[k->params_nr++].value = d;
+	} else if (!strcmp(key, "target")) {
+		const char *sp = v;
+		struct kopt_target *tg;
+		while (*sp && *sp != ' ' && *sp != '\t')
+			sp++;
+		if (!*sp)
+			return bad(src, line, "bad target '%s' (expected "
+				   "'<trial> <condition>', e.g. 'spec-decode "
+				   "duration_us <= 60')", v);
+		KOPT_ALLOC_GROW(k->targets, k->targets_nr + 1,
+				k->targets_alloc);
+		tg = &k->targets[k->targets_nr++];
+		tg->trial = kopt_strndup(v, (size_t)(sp - v));
+		while (*sp == ' ' || *sp == '\t')
+			sp++;
+		tg->expr = kopt_strdup(sp);
+		tg->text = kopt_strdup(v);
+	} else {
+		return bad(src, line, "unknown key 'kernel.%s.%s'", k->name, key);
+	}
+	(void)cfg;
+	return 0;
+}
+
+static int set_kopt_key(struct kopt_config *cfg, const struct source *src,
+			const char *key, const char *v, int line)
+{
+	if (!strcmp(key, "noise")) {
+		if (parse_noise(v, &cfg->noise_pct))
+			return bad(src, line, "bad value '%s' for 'kopt.noise' "
+				   "(expected a percentage such as 3%%)", v);
+	} else if (!strcmp(key, "catalog")) {
+		set_str(&cfg->catalog, v);
+	} else if (!strcmp(key, "knowledge")) {
+		set_str(&cfg->knowledge, v);
+	} else if (!strcmp(key, "timeout")) {
+		long n;
+		if (parse_long(v, &n) || n > 86400)
+			return bad(src, line, "bad value '%s' for 'kopt.timeout' "
+				   "(expected seconds)", v);
+		cfg->timeout_s = (int)n;
+	} else if (!strcmp(key, "agent")) {
+		set_str(&cfg->agent, v);
+	} else if (!strcmp(key, "gpu")) {
+		char *end;
+		long n = strtol(v, &end, 10);
+		if (end == v || *end || n < 0 || n > 1024)
+			return bad(src, line, "bad value '%s' for 'kopt.gpu' "
+				   "(expected a device number)", v);
+		cfg->gpu = (int)n;
+	} else {
+		return bad(src, line, "unknown key 'kopt.%s'", key);
+	}
+	return 0;
+}
+
+struct counter {
+	char *name;
+	int n;
+};
+
+/* The occurrence number of a multivar, to find its line. */
+static int occurrence(struct counter **c, size_t *nr, size_t *alloc,
+		      const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < *nr; i++)
+		if (!strcmp((*c)[i].name, name))
+			return (*c)[i].n++;
+	KOPT_ALLOC_GROW(*c, *nr + 1, *alloc);
+	(*c)[*nr].name = kopt_strdup(name);
+	(*c)[*nr].n = 1;
+	(*nr)++;
+	return 0;
+}
+
+static int load_entries(struct kopt_config *cfg, git_config *gc,
+			const struct source *src)
+{
+	git_config_iterator *it = NULL;
+	git_config_entry *e;
+	struct counter *seen = NULL;
+	size_t seen_nr = 0, seen_alloc = 0, i;
+	int ret = 0, err;
+
+	if (git_config_iterator_new(&it, gc) < 0)
+		return kopt_error("%s: %s", src->label,
+				  kopt_git_error("cannot read settings"));
+	while (!ret && !(err = git_config_next(&e, it))) {
+		const char *name = e->name, *v = e->value ? e->value : "";
+		const char *dot1 = strchr(name, '.');
+		const char *dot2 = strrchr(name, '.');
+		char *section = NULL, *sub = NULL;
+		const char *key;
+		int nth = occurrence(&seen, &seen_nr, &seen_alloc, name);
+		int line;
+
+		section = kopt_strndup(name, (size_t)(dot1 - name));
+		if (dot2 > dot1)
+			sub = kopt_strndup(dot1 + 1, (size_t)(dot2 - dot1 - 1));
+		key = dot2 + 1;
+		line = find_line(src, section, sub, key, nth);
+
+		if (!strcmp(section, "kopt")) {
+			if (sub)
+				ret = bad(src, find_line(src, section, sub, NULL, 0),
+					  "section [kopt] takes no name");
+			else
+				ret = set_kopt_key(cfg, src, key, v, line);
+		} else if (!strcmp(section, "trial") || !strcmp(section, "language") ||
+			   !strcmp(section, "kernel")) {
+			if (!sub || !kopt_valid_name(sub)) {
+				ret = bad(src, find_line(src, section, sub, NULL, 0),
+					  "bad %s name '%s' (use lower-case "
+					  "letters, digits, '.', '_' and '-')",
+					  section, sub ? sub : "");
+			} else if (!strcmp(section, "trial")) {
+				struct kopt_trial *t = get_trial(cfg, sub);
+				long n;
+				if (!t->line)
+					t->line = find_line(src, section, sub, NULL, 0);
+				if (strcmp(key, "b") && strcmp(key, "s") &&
+				    strcmp(key, "t"))
+					ret = bad(src, line, "unknown key 'trial.%s.%s'",
+						  sub, key);
+				else if (parse_long(v, &n))
+					ret = bad(src, line, "bad value '%s' for "
+						  "'trial.%s.%s' (expected a "
+						  "positive integer)", v, sub, key);
+				else if (*key == 'b')
+					t->b = n;
+				else if (*key == 's')
+					t->s = n;
+				else
+					t->t = n;
+			} else if (!strcmp(section, "language")) {
+				struct kopt_language *l = get_language(cfg, sub);
+				if (!l->line)
+					l->line = find_line(src, section, sub, NULL, 0);
+				if (!strcmp(key, "control")) {
+					l->control = kopt_control_parse(v);
+					if (!l->control)
+						ret = bad(src, line, "bad value '%s' for "
+							  "'language.%s.control' (expected "
+							  "block, warp or thread)", v, sub);
+				} else if (!strcmp(key, "catalog")) {
+					set_str(&l->catalog, v);
+				} else {
+					ret = bad(src, line, "unknown key "
+						  "'language.%s.%s'", sub, key);
+				}
+			} else {
+				struct kopt_kernel *k = get_kernel(cfg, sub);
+				if (!k->line)
+					k->line = find_line(src, section, sub, NULL, 0);
+				ret = set_kernel_key(cfg, src, k, key, v, line);
+			}
+		} else {
+			ret = bad(src, find_line(src, section, sub, NULL, 0),
+				  "unknown section '%s'", section);
+		}
+		free(section);
+		free(sub);
+	}
+	if (!ret && err != GIT_ITEROVER)
+		ret = kopt_error("%s: %s", src->label,
+				 kopt_git_error("cannot read settings"));
+	git_config_iterator_free(it);
+	for (i = 0; i < seen_nr; i++)
+		free(seen[i].name);
+	free(seen);
+	return ret;
+}
+
+static int validate(struct kopt_config *cfg, const struct source *src)
+{
+	size_t i, j;
+
+	for (i = 0; i < cfg->trials_nr; i++) {
+		struct kopt_trial *t = &cfg->trials[i];
+		if (!t->b || !t->s || !t->t)
+			return bad(src, t->line, "trial '%s' needs b, s and t",
+				   t->name);
+	}
+	for (i = 0; i < cfg->languages_nr; i++)
+		if (!cfg->languages[i].control)
+			return bad(src, cfg->languages[i].line, "language '%s' "
+				   "needs 'control' (block, warp or thread)",
+				   cfg->languages[i].name);
+	for (i = 0; i < cfg->kernels_nr; i++) {
+		struct kopt_kernel *k = &cfg->kernels[i];
+		static const char *const need[] = { "language", "source", "run" };
+		const char *have[] = { k->language, k->source, k->run };
+		for (j = 0; j < 3; j++)
+			if (!have[j])
+				return bad(src, k->line, "kernel '%s' needs '%s'",
+					   k->name, need[j]);
+		if (!kopt_config_language(cfg, k->language))
+			return bad(src, find_line(src, "kernel", k->name,
+						  "language", 0),
+				   "kernel '%s': unknown language '%s'",
+				   k->name, k->language);
+		if (k->flops && check_expr(src, find_line(src, "kernel", k->name,
+							  "flops", 0),
+					   "flops", k->flops, k, 0))
+			return KOPT_EINVALID;
+		if (k->bytes && check_expr(src, find_line(src, "kernel", k->name,
+							  "bytes", 0),
+					   "bytes", k->bytes, k, 0))
+			return KOPT_EINVALID;
+		for (j = 0; j < k->targets_nr; j++) {
+			int line = find_line(src, "kernel", k->name, "target",
+					     (int)j);
+			if (!kopt_config_trial(cfg, k->targets[j].trial))
+				return bad(src, line, "target names unknown "
+					   "trial '%s'", k->targets[j].trial);
+			if (check_expr(src, line, "target", k->targets[j].expr,
+				       k, 1))
+				return KOPT_EINVALID;
+		}
+	}
+	return 0;
+}
+
+static void set_defaults(struct kopt_config *cfg)
+{
+	cfg->noise_pct = KOPT_DEFAULT_NOISE_PCT;
+	cfg->timeout_s = KOPT_DEFAULT_TIMEOUT_S;
+}
+
+static int overlay_kopt(struct kopt_config *cfg, git_config *overlay)
+{
+	static const char *const keys[] = {
+		"noise", "catalog", "knowledge", "timeout", "agent", "gpu"
+	};
+	struct source src = { "git config", "", 0 };
+	size_t i;
+
+	for (i = 0; i < KOPT_ARRAY_SIZE(keys); i++) {
+		git_buf v = GIT_BUF_INIT;
+		char *name = kopt_xstrfmt("kopt.%s", keys[i]);
+		int ret = git_config_get_string_buf(&v, overlay, name);
+		free(name);
+		if (ret == GIT_ENOTFOUND) {
+			git_error_clear();
+			continue;
+		}
+		if (ret < 0)
+			return kopt_error("git config: %s",
+					  kopt_git_error("cannot read"));
+		ret = set_kopt_key(cfg, &src, keys[i], v.ptr, 0);
+		git_buf_dispose(&v);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int load(struct kopt_config *out, const char *path, const char *label,
+		const char *text, size_t len, git_config *overlay)
+{
+	struct source src = { label, text, len };
+	git_config *gc = NULL;
+	int ret;
+
+	set_defaults(out);
+	out->path = kopt_strdup(label);
+	if (git_config_new(&gc) < 0 ||
+	    git_config_add_file_ondisk(gc, path, GIT_CONFIG_LEVEL_LOCAL, NULL,
+				       0) < 0) {
+		const char *msg = kopt_git_error("cannot parse");
+		const char *in = strstr(msg, " (in ");
+		const char *colon = in ? strrchr(in, ':') : NULL;
+		if (in && colon) {
+			int line = atoi(colon + 1);
+			ret = bad(&src, line, "%.*s", (int)(in - msg), msg);
+		} else {
+			ret = bad(&src, 0, "%s", msg);
+		}
+		ret = KOPT_EINVALID;
+		goto done;
+	}
+	ret = load_entries(out, gc, &src);
+	if (!ret && overlay)
+		ret = overlay_kopt(out, overlay);
+	if (!ret)
+		ret = validate(out, &src);
+done:
+	git_config_free(gc);
+	if (ret)
+		kopt_config_release(out);
+	return ret;
+}
+
+int kopt_config_load_file(struct kopt_config *out, const char *path,
+			  const char *label, git_config *overlay)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	int ret;
+
+	if (kopt_buf_read_file(&text, path)) {
+		if (errno == ENOENT)
+			return KOPT_ENOTFOUND;
+		return kopt_error("cannot read '%s': %s", label,
+				  strerror(errno));
+	}
+	ret = load(out, path, label, text.buf, text.len, overlay);
+	kopt_buf_release(&text);
+	return ret;
+}
+
+int kopt_config_load(struct kopt_config *out, git_repository *repo)
+{
+	const char *wd = git_repository_workdir(repo);
+	git_config *snap = NULL;
+	char *path;
+	int ret;
+
+	if (!wd)
+		return kopt_error("this operation must be run in a work tree");
+	path = kopt_xstrfmt("%s.kopt", wd);
+	if (git_repository_config_snapshot(&snap, repo) < 0) {
+		free(path);
+		return kopt_error("cannot read git config: %s",
+				  kopt_git_error("unknown error"));
+	}
+	ret = kopt_config_load_file(out, path, ".kopt", snap);
+	git_config_free(snap);
+	free(path);
+	return ret;
+}
+
+int kopt_config_load_buf(struct kopt_config *out, const char *data,
+			 size_t len, const char *label)
+{
+	char tmpl[] = "/tmp/kopt-config-XXXXXX";
+	int fd = mkstemp(tmpl), ret;
+
+	if (fd < 0)
+		return kopt_error("cannot create a temporary file: %s",
+				  strerror(errno));
+	if (write(fd, data, len) != (ssize_t)len) {
+		close(fd);
+		unlink(tmpl);
+		return kopt_error("cannot write a temporary file: %s",
+				  strerror(errno));
+	}
+	close(fd);
+	ret = load(out, tmpl, label, data, len, NULL);
+	unlink(tmpl);
+	return ret;
+}
+
+void kopt_config_release(struct kopt_config *cfg)
+{
+	size_t i, j;
+
+	for (i = 0; i < cfg->trials_nr; i++)
+		free(cfg->trials[i].name);
+	free(cfg->trials);
+	for (i = 0; i < cfg->languages_nr; i++) {
+		free(cfg->languages[i].name);
+		free(cfg->languages[i].catalog);
+	}
+	free(cfg->languages);
+	for (i = 0; i < cfg->kernels_nr; i++) {
+		struct kopt_kernel *k = &cfg->kernels[i];
+		free(k->name);
+		free(k->language);
+		free(k->source);
+		free(k->build);
+		free(k->run);
+		free(k->flops);
+		free(k->bytes);
+		free(k->rename);
+		for (j = 0; j < k->params_nr; j++)
+			free(k->params[j].name);
+		free(k->params);
+		for (j = 0; j < k->targets_nr; j++) {
+			free(k->targets[j].trial);
+			free(k->targets[j].expr);
+			free(k->targets[j].text);
+		}
+		free(k->targets);
+	}
+	free(cfg->kernels);
+	free(cfg->path);
+	free(cfg->catalog);
+	free(cfg->knowledge);
+	free(cfg->agent);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+const struct kopt_kernel *kopt_config_kernel(const struct kopt_config *cfg,
+					     const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->kernels_nr; i++)
+		if (!strcmp(cfg->kernels[i].name, name))
+			return &cfg->kernels[i];
+	return NULL;
+}
+
+const struct kopt_trial *kopt_config_trial(const struct kopt_config *cfg,
+					   const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->trials_nr; i++)
+		if (!strcmp(cfg->trials[i].name, name))
+			return &cfg->trials[i];
+	return NULL;
+}
+
+const struct kopt_language *
+kopt_config_language(const struct kopt_config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->languages_nr; i++)
+		if (!strcmp(cfg->languages[i].name, name))
+			return &cfg->languages[i];
+	return NULL;
+}
+
+char *kopt_language_catalog_path(const struct kopt_language *lang)
+{
+	if (lang->catalog)
+		return kopt_strdup(lang->catalog);
+	return kopt_xstrfmt(".claude/skills/optimization-catalog-%s/SKILL.md",
+			    lang->name);
+}
+
+static int lookup_var(void *data, const char *name, double *out)
+{
+	const struct kopt_vars *vars = data;
+	size_t i;
+
+	if (vars->have_bst && !name[1] && strchr("bst", name[0])) {
+		*out = (double)(name[0] == 'b' ? vars->b :
+				name[0] == 's' ? vars->s : vars->t);
+		return 0;
+	}
+	if (vars->kernel)
+		for (i = 0; i < vars->kernel->params_nr; i++)
+			if (!strcmp(vars->kernel->params[i].name, name)) {
+				*out = vars->kernel->params[i].value;
+				return 0;
+			}
+	return KOPT_ENOTFOUND;
+}
+
+int kopt_config_eval(const char *expr, const struct kopt_vars *vars,
+		     double *out, struct kopt_buf *err)
+{
+	return kopt_expr_eval_string(expr, lookup_var, (void *)vars, out, err);
+}
+
+static void add_number(struct kopt_buf *out, double v)
+{
+	if (v == floor(v) && fabs(v) < 1e15)
+		kopt_buf_addf(out, "%.0f", v);
+	else
+		kopt_buf_addf(out, "%.17g", v);
+}
+
+int kopt_config_expand(struct kopt_buf *out, const char *tmpl,
+		       const struct kopt_vars *vars, struct kopt_buf *err)
+{
+	const char *p = tmpl;
+
+	while (*p) {
+		const char *close;
+		char *name;
+		const char *sval = NULL;
+		double d;
+		int ret = 0;
+
+		if (*p != '{') {
+			kopt_buf_addch(out, *p++);
+			continue;
+		}
+		close = strchr(p, '}');
+		if (!close) {
+			kopt_buf_addf(err, "unclosed '{' in '%s'", tmpl);
+			return KOPT_EINVALID;
+		}
+		name = kopt_strndup(p + 1, (size_t)(close - p - 1));
+		if (!strcmp(name, "kernel"))
+			sval = vars->kernel ? vars->kernel->name : NULL;
+		else if (!strcmp(name, "version"))
+			sval = vars->version;
+		else if (!strcmp(name, "tiling"))
+			sval = vars->tiling;
+		if (sval || !strcmp(name, "kernel") || !strcmp(name, "version") ||
+		    !strcmp(name, "tiling")) {
+			if (!sval) {
+				kopt_buf_addf(err, "no value for '{%s}' in '%s'",
+					      name, tmpl);
+				ret = KOPT_EINVALID;
+			} else if (!kopt_valid_name(sval)) {
+				kopt_buf_addf(err, "refusing to substitute '%s' "
+					      "for '{%s}': not a plain name",
+					      sval, name);
+				ret = KOPT_EINVALID;
+			} else {
+				kopt_buf_addstr(out, sval);
+			}
+		} else if (lookup_var((void *)vars, name, &d) == 0) {
+			add_number(out, d);
+		} else {
+			kopt_buf_addf(err, "unknown placeholder '{%s}' in '%s'",
+				      name, tmpl);
+			ret = KOPT_EINVALID;
+		}
+		free(name);
+		if (ret)
+			return ret;
+		p = close + 1;
+	}
+	return 0;
+}
+
+void kopt_config_quote(struct kopt_buf *out, const char *v)
+{
+	int need = !*v || v[0] == ' ' || v[0] == '\t' ||
+		   (*v && (v[strlen(v) - 1] == ' ' || v[strlen(v) - 1] == '\t'));
+	const char *p;
+
+	for (p = v; *p && !need; p++)
+		if (*p == ';' || *p == '#' || *p == '"' || *p == '\\' ||
+		    *p == '\n')
+			need = 1;
+	if (!need) {
+		kopt_buf_addstr(out, v);
+		return;
+	}
+	kopt_buf_addch(out, '"');
+	for (p = v; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			kopt_buf_addch(out, '\\');
+		if (*p == '\n') {
+			kopt_buf_addstr(out, "\\n");
+			continue;
+		}
+		kopt_buf_addch(out, *p);
+	}
+	kopt_buf_addch(out, '"');
+}

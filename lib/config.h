@@ -1,0 +1,158 @@
+#ifndef KOPT_CONFIG_H
+#define KOPT_CONFIG_H
+
+/*
+ * Project settings: `.kopt` at the top of the work tree, in git-config
+ * syntax, read through libgit2's config API and layered under the
+ * `kopt.*` keys of the repository's and the user's git config (personal
+ * settings such as the agent backend or the GPU to use).
+ *
+ * kopt_config_load() fills a struct kopt_config (KOPT_CONFIG_INIT) with
+ * typed, validated values; each problem is reported as
+ * "<file>:<line>: <what>" and the load fails as a whole (KOPT_EINVALID),
+ * so a command never runs on half-read settings.  A missing `.kopt` is
+ * KOPT_ENOTFOUND (nothing printed): the repository is not initialised.
+ * kopt_config_release() frees everything; strings are owned by the
+ * config and borrowed by callers.
+ *
+ * Names of kernels, trials and languages match [a-z0-9][a-z0-9_.-]* and
+ * contain no "..".  Commands from `build` and `run` are expanded with
+ * kopt_config_expand(), which substitutes only validated values.
+ */
+
+#include <git2.h>
+
+#include "buf.h"
+#include "strvec.h"
+
+enum kopt_control {
+	KOPT_CONTROL_NONE = 0,
+	KOPT_CONTROL_BLOCK = 1,
+	KOPT_CONTROL_WARP = 2,
+	KOPT_CONTROL_THREAD = 3,
+};
+
+struct kopt_trial {
+	char *name;
+	long b, s, t;
+	int line;
+};
+
+struct kopt_language {
+	char *name;
+	enum kopt_control control;
+	char *catalog;          /* path of the language catalog */
+	int line;
+};
+
+struct kopt_param {
+	char *name;
+	double value;
+};
+
+struct kopt_target {
+	char *trial;            /* the trial the condition is evaluated on */
+	char *expr;             /* a comparison over metric names */
+	char *text;             /* as written */
+};
+
+struct kopt_kernel {
+	char *name;
+	char *language;
+	char *source;           /* pattern with {version} */
+	char *build;            /* command line, may be NULL */
+	char *run;              /* command line */
+	char *flops;            /* expressions, may be NULL */
+	char *bytes;
+	char *rename;           /* version-suffix rule: "suffix" or "none" */
+	struct kopt_param *params;
+	size_t params_nr, params_alloc;
+	struct kopt_target *targets;
+	size_t targets_nr, targets_alloc;
+	int line;
+};
+
+struct kopt_config {
+	char *path;             /* the file as named in messages (".kopt") */
+	double noise_pct;       /* kopt.noise, in percent */
+	char *catalog;          /* kopt.catalog */
+	char *knowledge;        /* kopt.knowledge: root of the knowledge base */
+	int timeout_s;          /* kopt.timeout: per benchmark run */
+	char *agent;            /* kopt.agent: command that runs an agent */
+	int gpu;                /* kopt.gpu: device ordinal */
+	struct kopt_trial *trials;
+	size_t trials_nr, trials_alloc;
+	struct kopt_language *languages;
+	size_t languages_nr, languages_alloc;
+	struct kopt_kernel *kernels;
+	size_t kernels_nr, kernels_alloc;
+};
+
+#define KOPT_CONFIG_INIT { 0 }
+
+#define KOPT_DEFAULT_CATALOG ".claude/skills/optimization-catalog/SKILL.md"
+#define KOPT_DEFAULT_KNOWLEDGE "docs/knowledge"
+#define KOPT_DEFAULT_NOISE_PCT 3.0
+#define KOPT_DEFAULT_TIMEOUT_S 600
+
+/*
+ * Load `<workdir>/.kopt` of `repo`, then the kopt.* keys of its git
+ * configuration (repository, global, system), which win.
+ */
+int kopt_config_load(struct kopt_config *out, git_repository *repo);
+/*
+ * Load a .kopt file alone; `label` names it in messages.  `overlay`, if
+ * not NULL, supplies kopt.* keys that win.
+ */
+int kopt_config_load_file(struct kopt_config *out, const char *path,
+			  const char *label, git_config *overlay);
+/* Load .kopt text held in memory (a blob at some revision). */
+int kopt_config_load_buf(struct kopt_config *out, const char *data,
+			 size_t len, const char *label);
+void kopt_config_release(struct kopt_config *cfg);
+
+const struct kopt_kernel *kopt_config_kernel(const struct kopt_config *cfg,
+					     const char *name);
+const struct kopt_trial *kopt_config_trial(const struct kopt_config *cfg,
+					   const char *name);
+const struct kopt_language *
+kopt_config_language(const struct kopt_config *cfg, const char *name);
+/* The language catalog path (configured or the default), owned by caller. */
+char *kopt_language_catalog_path(const struct kopt_language *lang);
+
+const char *kopt_control_name(enum kopt_control c);
+enum kopt_control kopt_control_parse(const char *s);
+
+/* 1 if `name` is a valid kernel/trial/language/version name. */
+int kopt_valid_name(const char *name);
+/* 1 if `v` is a version name: "v" followed by digits (v0, v1, ...). */
+int kopt_valid_version(const char *v);
+
+/* Values substituted into command templates and expressions. */
+struct kopt_vars {
+	const struct kopt_kernel *kernel;  /* params, {kernel} */
+	const char *version;
+	const char *tiling;
+	long b, s, t;
+	int have_bst;
+};
+
+/*
+ * Expand {kernel} {version} {b} {s} {t} {tiling} and param names in
+ * `tmpl` into `out`.  Every value is validated (a name or a number)
+ * before it is substituted; an unknown placeholder is an error described
+ * in `err`.  Returns 0 or KOPT_EINVALID.
+ */
+int kopt_config_expand(struct kopt_buf *out, const char *tmpl,
+		       const struct kopt_vars *vars, struct kopt_buf *err);
+/* Evaluate an expression over b, s, t and the kernel's params. */
+int kopt_config_eval(const char *expr, const struct kopt_vars *vars,
+		     double *out, struct kopt_buf *err);
+
+/*
+ * Quote a value for writing into a git-config file (adds quotes when
+ * needed, escapes backslash, quote and newline).
+ */
+void kopt_config_quote(struct kopt_buf *out, const char *value);
+
+#endif

@@ -1,0 +1,45 @@
+#ifndef KOPT_LOCKFILE_H
+#define KOPT_LOCKFILE_H
+
+/*
+ * Atomic replacement of a file, after git's lockfile.
+ *
+ * kopt_lock_acquire() creates "<path>.lock" with O_CREAT|O_EXCL (so two
+ * writers exclude each other: a second gets KOPT_ELOCKED); the caller
+ * writes the new content with kopt_lock_write(); kopt_lock_commit()
+ * fsyncs it and renames it over <path>, so a reader sees the old file or
+ * the new one, never half.  kopt_lock_rollback() removes the lock file and
+ * leaves <path> untouched; it is safe to call after a commit and on a
+ * lock never acquired.  Locks still held at exit are removed.
+ *
+ * kopt_write_file_atomic() does the whole sequence for one buffer and
+ * creates missing parent directories.
+ */
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct kopt_lock {
+	char *path;       /* the target */
+	char *lock_path;  /* the target + ".lock" */
+	int fd;
+	mode_t mode;
+	struct kopt_lock *next_active;
+};
+
+#define KOPT_LOCK_INIT { NULL, NULL, -1, 0644, NULL }
+
+int kopt_lock_acquire(struct kopt_lock *lk, const char *path);
+int kopt_lock_write(struct kopt_lock *lk, const void *data, size_t len);
+int kopt_lock_commit(struct kopt_lock *lk);
+void kopt_lock_rollback(struct kopt_lock *lk);
+
+int kopt_write_file_atomic(const char *path, const void *data, size_t len,
+			   mode_t mode);
+
+/* mkdir -p of the directory part of `path`; 0 or -1 (error printed). */
+int kopt_mkdir_parents(const char *path);
+/* mkdir -p of `dir` itself. */
+int kopt_mkdir_p(const char *dir);
+
+#endif

@@ -1,0 +1,115 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "error.h"
+#include "expr.h"
+
+static int lookup(void *data, const char *name, double *out)
+{
+	(void)data;
+	if (!strcmp(name, "b")) { *out = 32; return 0; }
+	if (!strcmp(name, "s")) { *out = 16; return 0; }
+	if (!strcmp(name, "t")) { *out = 4096; return 0; }
+	if (!strcmp(name, "h")) { *out = 128; return 0; }
+	if (!strcmp(name, "dram_pct")) { *out = 82.5; return 0; }
+	if (!strcmp(name, "tc_pct")) { *out = 12; return 0; }
+	return KOPT_ENOTFOUND;
+}
+
+static double eval_ok(const char *text)
+{
+	struct kopt_buf err = KOPT_BUF_INIT;
+	double v = -12345;
+	int ret = kopt_expr_eval_string(text, lookup, NULL, &v, &err);
+
+	if (ret)
+		fail_msg("'%s': %s", text, err.buf);
+	kopt_buf_release(&err);
+	return v;
+}
+
+static int eval_err(const char *text, const char *want)
+{
+	struct kopt_buf err = KOPT_BUF_INIT;
+	double v;
+	int ret = kopt_expr_eval_string(text, lookup, NULL, &v, &err);
+
+	assert_int_not_equal(ret, 0);
+	if (!strstr(err.buf, want))
+		fail_msg("'%s': got '%s', want '%s'", text, err.buf, want);
+	kopt_buf_release(&err);
+	return ret;
+}
+
+static void test_arithmetic(void **state)
+{
+	(void)state;
+	assert_true(eval_ok("1 + 2 * 3") == 7);
+	assert_true(eval_ok("(1 + 2) * 3") == 9);
+	assert_true(eval_ok("2 ** 3 ** 2") == 512);
+	assert_true(eval_ok("-2 ** 2") == -4);
+	assert_true(eval_ok("7 % 4") == 3);
+	assert_true(eval_ok("7 / 2") == 3.5);
+	assert_true(eval_ok("1.5e3") == 1500);
+	assert_true(eval_ok("2*b*s*h*t*(576+512)") ==
+		    2.0 * 32 * 16 * 128 * 4096 * 1088);
+}
+
+static void test_logic(void **state)
+{
+	(void)state;
+	assert_true(eval_ok("dram_pct > 70 and tc_pct < 20") == 1);
+	assert_true(eval_ok("dram_pct > 90 or tc_pct < 20") == 1);
+	assert_true(eval_ok("not (dram_pct > 90)") == 1);
+	assert_true(eval_ok("b == 32 and s != 1") == 1);
+	assert_true(eval_ok("t >= 4096 and t <= 4096") == 1);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	assert_int_equal(eval_err("foo + 1", "unknown name 'foo'"),
+			 KOPT_ENOTFOUND);
+	assert_int_equal(eval_err("1 / (b - 32)", "division by zero"),
+			 KOPT_EINVALID);
+	eval_err("1 +", "expected a value");
+	eval_err("(1 + 2", "expected ')'");
+	eval_err("1 < 2 < 3", "cannot be chained");
+	eval_err("2 $ 3", "unexpected");
+	eval_err("3x", "bad number");
+}
+
+static void test_names(void **state)
+{
+	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_strvec names = KOPT_STRVEC_INIT;
+	struct kopt_expr *e;
+
+	(void)state;
+	assert_int_equal(kopt_expr_parse(&e, "dram_pct > 70 and dram_pct < "
+					 "90 or waves < 1", &err), 0);
+	kopt_expr_names(e, &names);
+	assert_int_equal(names.nr, 2);
+	assert_string_equal(names.v[0], "dram_pct");
+	assert_string_equal(names.v[1], "waves");
+	assert_false(kopt_expr_is_comparison(e));
+	kopt_expr_free(e);
+	kopt_strvec_clear(&names);
+	kopt_buf_release(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_arithmetic),
+		cmocka_unit_test(test_logic),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
