@@ -26,6 +26,10 @@ struct cmd_struct {
 
 /* Sorted by name. */
 static const struct cmd_struct commands[] = {
+	{ "check", cmd_check, KOPT_NEED_REPO,
+	  "run the hooks' rules over a range of commits (for CI)" },
+	{ "design", cmd_design, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "start a new version of a kernel on its own branch" },
 	{ "hook", cmd_hook, KOPT_NEED_REPO,
 	  "run the checks behind the installed git hooks" },
 };
