@@ -9,6 +9,8 @@
  * 129 usage.
  */
 
+#include <stdio.h>
+
 #include <git2.h>
 
 #include "buf.h"
@@ -44,10 +46,10 @@ char *kopt_ctx_path(const struct kopt_ctx *ctx, const char *rel);
  * cmd/check.c, for the pre-push hook too: judge the commits `walk`
  * yields (oldest first) with settings read from `base` (default: the
  * first parent of the oldest commit, else `tip`), print one line per
- * violation; the number of violations, or -1.
+ * violation to `out`; the number of violations, or -1.
  */
 int kopt_check_walk(struct kopt_ctx *ctx, git_revwalk *walk,
-		    const git_oid *base, const git_oid *tip);
+		    const git_oid *base, const git_oid *tip, FILE *out);
 
 #define CMD(name) int cmd_##name(int argc, const char **argv, \
 				 struct kopt_ctx *ctx)

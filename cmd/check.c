@@ -19,6 +19,7 @@ static const char *const check_usage[] = {
 };
 
 struct printer {
+	FILE *out;
 	int violations;
 	int commits;
 };
@@ -42,22 +43,22 @@ static int print_commit(const git_commit *commit, const struct kopt_gate *g,
 	}
 	for (i = 0; i < g->nr; i++) {
 		const struct kopt_violation *v = &g->violations[i];
-		printf("%s %s %s", id, v->rule, v->what);
+		fprintf(p->out, "%s %s %s", id, v->rule, v->what);
 		if (v->fix.nr)
-			printf("; fix: %s", v->fix.v[0]);
-		putchar('\n');
+			fprintf(p->out, "; fix: %s", v->fix.v[0]);
+		fputc('\n', p->out);
 	}
 	if (g->skip_reason)
-		printf("%s learn-skip %s\n", id, g->skip_reason);
+		fprintf(p->out, "%s learn-skip %s\n", id, g->skip_reason);
 	p->violations += (int)g->nr;
 	git_buf_dispose(&short_id);
 	return 0;
 }
 
 int kopt_check_walk(struct kopt_ctx *ctx, git_revwalk *walk,
-		    const git_oid *base, const git_oid *tip)
+		    const git_oid *base, const git_oid *tip, FILE *out)
 {
-	struct printer p = { 0, 0 };
+	struct printer p = { out, 0, 0 };
 	struct kopt_config cfg = KOPT_CONFIG_INIT;
 	git_oid *ids = NULL, id, from;
 	size_t nr = 0, alloc = 0;
@@ -215,7 +216,7 @@ int cmd_check(int argc, const char **argv, struct kopt_ctx *ctx)
 			 kopt_git_error("unknown error"));
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
 	n = kopt_check_walk(ctx, walk, have_base ? &base :
-			    git_object_id(spec.from), &tip);
+			    git_object_id(spec.from), &tip, stdout);
 	git_revwalk_free(walk);
 	git_object_free(spec.from);
 	git_object_free(spec.to);

@@ -245,6 +245,7 @@ static void add_entry(struct design *d, const char *title)
 	struct kopt_buf *t = &d->devlog_new;
 	long at;
 	size_t pos;
+	int blank_follows = 0;
 
 	kopt_buf_addbuf(t, &d->devlog_old);
 	if (!d->devlog_existed)
@@ -258,23 +259,23 @@ static void add_entry(struct design *d, const char *title)
 		if (pos)
 			kopt_buf_addch(&ins, '\n');
 		kopt_buf_addstr(&ins, "## Development log\n\n");
-	} else {
-		pos = (size_t)at;
-		/* end the section's last line, then one blank line */
+	} else if ((size_t)at == t->len) {
+		pos = t->len;
 		if (pos && t->buf[pos - 1] != '\n')
 			kopt_buf_addch(&ins, '\n');
 		if (pos < 2 || t->buf[pos - 1] != '\n' || t->buf[pos - 2] != '\n')
 			kopt_buf_addch(&ins, '\n');
-		/* a blank run before the next heading stays before it */
-		while (pos >= 2 && t->buf[pos - 1] == '\n' &&
-		       t->buf[pos - 2] == '\n' && pos < t->len) {
-			pos--;
-			kopt_buf_reset(&ins);
-			kopt_buf_addch(&ins, '\n');
-		}
+	} else {
+		/* before the next section: after the log's last line */
+		size_t q = (size_t)at;
+		while (q >= 2 && t->buf[q - 1] == '\n' && t->buf[q - 2] == '\n')
+			q--;
+		pos = q;
+		kopt_buf_addch(&ins, '\n');
+		blank_follows = q < (size_t)at;
 	}
 	kopt_buf_addbuf(&ins, &entry);
-	if (pos < t->len)
+	if (pos < t->len && !blank_follows)
 		kopt_buf_addch(&ins, '\n');
 	kopt_buf_insert(t, pos, ins.buf, ins.len);
 	kopt_buf_release(&entry);

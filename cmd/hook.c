@@ -200,7 +200,8 @@ static int push_line(struct kopt_ctx *ctx, const char *remote, char *line,
 	if (git_revwalk_hide_glob(walk, glob) < 0)
 		git_error_clear();
 	free(glob);
-	n = kopt_check_walk(ctx, walk, have_base ? &base : NULL, &local);
+	n = kopt_check_walk(ctx, walk, have_base ? &base : NULL, &local,
+			    stderr);
 	if (n < 0)
 		ret = -1;
 	else
