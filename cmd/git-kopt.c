@@ -28,6 +28,8 @@ struct cmd_struct {
 static const struct cmd_struct commands[] = {
 	{ "hook", cmd_hook, KOPT_NEED_REPO,
 	  "run the checks behind the installed git hooks" },
+	{ "init", cmd_init, KOPT_NEED_REPO,
+	  "lay the workflow's files into this repository" },
 };
 
 static const char *const git_kopt_usage[] = {
