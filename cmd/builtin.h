@@ -44,5 +44,6 @@ char *kopt_ctx_path(const struct kopt_ctx *ctx, const char *rel);
 				 struct kopt_ctx *ctx)
 CMD(hook);
 CMD(init);
+CMD(kernel);
 
 #endif
