@@ -28,11 +28,11 @@ CUDA_HOME ?= /usr/local/cuda
 PKGS = libgit2 libcmark-gfm libcurl libcjson
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) \
-	-lcmark-gfm-extensions -lm
+	-lcmark-gfm-extensions -ldl -lm
 
 KOPT_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
 	-Wno-missing-field-initializers \
-	-Ilib -Icmd $(PKG_CFLAGS) -MMD -MP \
+	-Ilib -Icmd -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP \
 	-DKOPT_SOURCE_DIR='"$(CURDIR)"'
 
 ifdef SANITIZE
@@ -68,6 +68,16 @@ all: $(PROGRAM) git-kopt $(ALL_INJECT)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(CFLAGS) $(KOPT_CFLAGS) -c -o $@ $<
+
+# The calibration kernels travel inside the program as PTX text.
+$(BUILD)/gen/calibrate_ptx.h: lib/calibrate/calibrate.ptx \
+		lib/calibrate/calibrate_sm90a.ptx tools/embed
+	@mkdir -p $(dir $@)
+	$(QUIET_GEN){ tools/embed calibrate_ptx lib/calibrate/calibrate.ptx && \
+	  tools/embed calibrate_sm90a_ptx lib/calibrate/calibrate_sm90a.ptx; } \
+	  >$@+ && mv $@+ $@
+
+$(BUILD)/lib/device.o: $(BUILD)/gen/calibrate_ptx.h
 
 $(PROGRAM): $(CMD_OBJS) $(LIB_OBJS)
 	@mkdir -p $(dir $@)

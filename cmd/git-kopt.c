@@ -26,6 +26,8 @@ struct cmd_struct {
 
 /* Sorted by name. */
 static const struct cmd_struct commands[] = {
+	{ "device", cmd_device, 0,
+	  "show the GPU, its peaks, and calibrate its real ceilings" },
 	{ "hook", cmd_hook, KOPT_NEED_REPO,
 	  "run the checks behind the installed git hooks" },
 	{ "init", cmd_init, KOPT_NEED_REPO,
