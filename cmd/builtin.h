@@ -46,5 +46,6 @@ CMD(device);
 CMD(hook);
 CMD(init);
 CMD(kernel);
+CMD(profile);
 
 #endif

@@ -34,6 +34,8 @@ static const struct cmd_struct commands[] = {
 	  "lay the workflow's files into this repository" },
 	{ "kernel", cmd_kernel, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "add a kernel to .kopt, or list the kernels" },
+	{ "profile", cmd_profile, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "measure a version on the GPU: results, devlog, profiler contract" },
 };
 
 static const char *const git_kopt_usage[] = {
