@@ -235,6 +235,31 @@ void kopt_profile_metric_opportunities(struct kopt_results_entry *e)
 	}
 }
 
+/*
+ * A stage name for a table: C++ namespaces dropped from the front,
+ * cut at 60 characters, pipes escaped.
+ */
+static void short_name(struct kopt_buf *out, const char *name)
+{
+	const char *p = name, *q;
+	size_t n = 0;
+
+	for (;;) {
+		q = strstr(p, "::");
+		if (!q || memchr(p, '<', (size_t)(q - p)) ||
+		    memchr(p, '(', (size_t)(q - p)))
+			break;
+		p = q + 2;
+	}
+	for (; *p && n < 60; p++, n++) {
+		if (*p == '|')
+			kopt_buf_addch(out, '\\');
+		kopt_buf_addch(out, *p);
+	}
+	if (*p)
+		kopt_buf_addstr(out, "...");
+}
+
 static void pct_cell(struct kopt_buf *out, double v)
 {
 	if (HAS(v))
@@ -245,8 +270,10 @@ static void pct_cell(struct kopt_buf *out, double v)
 
 static void change(struct kopt_buf *out, double prev, double cur)
 {
-	if (HAS(prev) && HAS(cur) && prev != 0)
-		kopt_buf_addf(out, " %+.1f%% |", 100 * (cur - prev) / prev);
+	if (HAS(prev) && HAS(cur) && prev != 0) {
+		double c = 100 * (cur - prev) / prev;
+		kopt_buf_addf(out, " %+.1f%% |", fabs(c) < 0.05 ? 0.0 : c);
+	}
 	else
 		kopt_buf_addstr(out, " -- |");
 }
@@ -303,7 +330,9 @@ void kopt_profile_contract(struct kopt_buf *out, const char *kernel,
 	for (i = 0; i < e->stages_nr; i++) {
 		const struct kopt_results_stage *st = &e->stages[i];
 		struct kopt_buf issue = KOPT_BUF_INIT;
-		kopt_buf_addf(out, "| %s |", st->name);
+		kopt_buf_addstr(out, "| ");
+		short_name(out, st->name);
+		kopt_buf_addstr(out, " |");
 		value(out, st->duration_us.median, "%.2f μs");
 		pct_cell(out, st->tc_pct);
 		pct_cell(out, st->dram_pct);
@@ -320,8 +349,8 @@ void kopt_profile_contract(struct kopt_buf *out, const char *kernel,
 	kopt_buf_addstr(out, "### Top 3 Opportunities (ranked by estimated "
 			"impact)\n");
 	if (!e->opportunities_nr)
-		kopt_buf_addstr(out, "None: every metric is in its healthy "
-				"range.\n");
+		kopt_buf_addstr(out, "None: the dominant stage's metrics are "
+				"in their healthy ranges.\n");
 	for (i = 0; i < e->opportunities_nr && i < 3; i++) {
 		const struct kopt_results_opportunity *o = &e->opportunities[i];
 		kopt_buf_addf(out, "%zu. %s -- est. ", i + 1, o->name);
