@@ -458,7 +458,7 @@ done:
 static void launch_exit(const CUpti_CallbackData *cb)
 {
 	struct kopt_inject_kernel *k = tl_profiling;
-	size_t had = k->n_samples;
+	size_t had;
 	int all = 0, failed;
 	double dt;
 
@@ -470,6 +470,7 @@ static void launch_exit(const CUpti_CallbackData *cb)
 		pthread_mutex_unlock(&g.lock);
 		return;
 	}
+	had = k->n_samples;
 	if (kopt_inject_rp_stop(&g.rp, &all) < 0)
 		abandon_active("the profiler did not stop");
 	else if (failed)
