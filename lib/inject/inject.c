@@ -414,6 +414,10 @@ static void launch_enter(const CUpti_CallbackData *cb, CUfunction f,
 	if (!k)
 		goto done;
 	index = k->calls++;
+	if (g.rp.state != KOPT_INJECT_RP_OFF && ctx != g.rp.ctx) {
+		g.calls_other_ctx++;
+		goto done;
+	}
 	if (g.active && g.active != k) {
 		if (++g.active_wait > g.cfg.max_wait)
 			abandon_active("the kernel was not launched again soon "
@@ -422,10 +426,6 @@ static void launch_enter(const CUpti_CallbackData *cb, CUfunction f,
 	}
 	if (!g.active && !wants_sample(k, index))
 		goto done;
-	if (g.rp.state == KOPT_INJECT_RP_READY && ctx != g.rp.ctx) {
-		g.calls_other_ctx++;
-		goto done;
-	}
 	/* a launch being captured into a graph does not run now */
 	if (cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
 	    capture != CU_STREAM_CAPTURE_STATUS_NONE)
