@@ -1,6 +1,7 @@
 #include "setup.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,8 +113,50 @@ done:
 	return ret;
 }
 
+/* The patterns of templates/init-seeds (optional). */
+static int read_seeds(struct kopt_strvec *out, const char *tmpl)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	char *path = kopt_xstrfmt("%s/init-seeds", tmpl);
+	const char *p;
+	int ret = 0;
+
+	if (kopt_buf_read_file(&text, path)) {
+		if (errno != ENOENT)
+			ret = kopt_error("cannot read '%s': %s", path,
+					 strerror(errno));
+		goto done;
+	}
+	for (p = text.buf; *p;) {
+		const char *eol = strchrnul(p, '\n');
+		struct kopt_buf line = KOPT_BUF_INIT;
+
+		kopt_buf_add(&line, p, (size_t)(eol - p));
+		kopt_buf_trim(&line);
+		if (line.len && line.buf[0] != '#')
+			kopt_strvec_push(out, line.buf);
+		kopt_buf_release(&line);
+		p = *eol ? eol + 1 : eol;
+	}
+done:
+	kopt_buf_release(&text);
+	free(path);
+	return ret;
+}
+
+static int is_seed(const struct kopt_strvec *seeds, const char *rel)
+{
+	size_t i;
+
+	for (i = 0; i < seeds->nr; i++)
+		if (!fnmatch(seeds->v[i], rel, FNM_PATHNAME))
+			return 1;
+	return 0;
+}
+
 static int plan_dir(struct kopt_setup *s, const char *src_dir,
-		    const char *dst_dir, int hooks, unsigned flags)
+		    const char *dst_dir, int hooks, unsigned flags,
+		    const struct kopt_strvec *seeds)
 {
 	struct kopt_strvec files = KOPT_STRVEC_INIT;
 	size_t i;
@@ -133,6 +176,9 @@ static int plan_dir(struct kopt_setup *s, const char *src_dir,
 					 strerror(errno));
 		else
 			ret = classify(it, flags);
+		if (!ret && it->action != KOPT_SETUP_CREATE &&
+		    seeds && is_seed(seeds, files.v[i]))
+			it->action = KOPT_SETUP_OWNED;
 		if (!ret && it->action == KOPT_SETUP_CHAIN)
 			it->keep_as = kopt_xstrfmt("%s%s", it->path,
 						   KOPT_HOOK_CHAIN_SUFFIX);
@@ -149,6 +195,7 @@ int kopt_setup_plan(struct kopt_setup *out, git_repository *repo,
 {
 	const char *wd = git_repository_workdir(repo);
 	char *tmpl = NULL, *hooks = NULL, *init = NULL, *top = NULL;
+	struct kopt_strvec seeds = KOPT_STRVEC_INIT;
 	int ret;
 
 	if (!wd)
@@ -159,13 +206,16 @@ int kopt_setup_plan(struct kopt_setup *out, git_repository *repo,
 		ret = kopt_share_dir(&hooks, "hooks", KOPT_HOOKS_ENV);
 	if (!ret)
 		ret = kopt_setup_hooks_dir(&out->hooks_dir, repo);
+	if (!ret)
+		ret = read_seeds(&seeds, tmpl);
 	if (!ret) {
 		init = kopt_xstrfmt("%s/init", tmpl);
 		top = kopt_strndup(out->top, strlen(out->top) - 1);
-		ret = plan_dir(out, init, top, 0, flags);
+		ret = plan_dir(out, init, top, 0, flags, &seeds);
 	}
 	if (!ret)
-		ret = plan_dir(out, hooks, out->hooks_dir, 1, flags);
+		ret = plan_dir(out, hooks, out->hooks_dir, 1, flags, NULL);
+	kopt_strvec_clear(&seeds);
 	free(tmpl);
 	free(hooks);
 	free(init);

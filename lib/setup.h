@@ -19,6 +19,9 @@
  *   CHAIN      a hook that is not ours is there: it is moved to
  *              "<hook>.pre-kopt" and our shim, which runs it first,
  *              takes its place
+ *   OWNED      a seed file (listed in templates/init-seeds: .kopt, the
+ *              catalogs) exists: it belongs to the project, which adds
+ *              to it, so it is neither compared nor restored
  *
  * Any difference counts as a change by hand; a hook counts as ours when
  * it runs "git kopt hook".  The plan writes nothing; kopt_setup_apply()
@@ -41,6 +44,7 @@ enum kopt_setup_action {
 	KOPT_SETUP_KEEP,
 	KOPT_SETUP_RESTORE,
 	KOPT_SETUP_CHAIN,
+	KOPT_SETUP_OWNED,
 };
 
 enum kopt_setup_flags {

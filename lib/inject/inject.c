@@ -414,6 +414,10 @@ static void launch_enter(const CUpti_CallbackData *cb, CUfunction f,
 	if (!k)
 		goto done;
 	index = k->calls++;
+	if (g.rp.state != KOPT_INJECT_RP_OFF && ctx != g.rp.ctx) {
+		g.calls_other_ctx++;
+		goto done;
+	}
 	if (g.active && g.active != k) {
 		if (++g.active_wait > g.cfg.max_wait)
 			abandon_active("the kernel was not launched again soon "
@@ -422,10 +426,6 @@ static void launch_enter(const CUpti_CallbackData *cb, CUfunction f,
 	}
 	if (!g.active && !wants_sample(k, index))
 		goto done;
-	if (g.rp.state == KOPT_INJECT_RP_READY && ctx != g.rp.ctx) {
-		g.calls_other_ctx++;
-		goto done;
-	}
 	/* a launch being captured into a graph does not run now */
 	if (cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
 	    capture != CU_STREAM_CAPTURE_STATUS_NONE)
@@ -458,7 +458,7 @@ done:
 static void launch_exit(const CUpti_CallbackData *cb)
 {
 	struct kopt_inject_kernel *k = tl_profiling;
-	size_t had = k->n_samples;
+	size_t had;
 	int all = 0, failed;
 	double dt;
 
@@ -470,6 +470,7 @@ static void launch_exit(const CUpti_CallbackData *cb)
 		pthread_mutex_unlock(&g.lock);
 		return;
 	}
+	had = k->n_samples;
 	if (kopt_inject_rp_stop(&g.rp, &all) < 0)
 		abandon_active("the profiler did not stop");
 	else if (failed)

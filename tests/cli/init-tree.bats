@@ -117,13 +117,37 @@ Initialised git kopt in $REPO/"
 @test "a deleted file is laid again, other changes kept" {
 	git kopt init -q
 	rm docs/kernels/README.md
-	echo "noise = 5%" >>.kopt
+	echo "Our own words." >>docs/knowledge/README.md
 	run --separate-stderr git kopt init
 	assert_success
-	assert_output "kept: .kopt
-created: docs/kernels/README.md
+	assert_output "created: docs/kernels/README.md
+kept: docs/knowledge/README.md
 Initialised git kopt in $REPO/"
-	tail -n 1 .kopt | grep -qxF "noise = 5%"
+	tail -n 1 docs/knowledge/README.md | grep -qxF "Our own words."
+}
+
+@test ".kopt and the catalogs belong to the project once written, even with --force" {
+	git kopt init -q
+	git kopt kernel add k --language cuda-c --source 'k/{version}' --run r >/dev/null
+	echo '| O1 | Split KV | `waves < 1` | 2x | none | `docs/knowledge/optimizations/split-kv.md` |' \
+		>>.claude/skills/optimization-catalog/SKILL.md
+	echo "# ours" >>.claude/skills/optimization-catalog-cuda-c/SKILL.md
+	cp .kopt .claude/skills/optimization-catalog/SKILL.md "$BATS_TEST_TMPDIR/"
+	run --separate-stderr git kopt init
+	assert_success
+	assert_output "already initialised: nothing to do"
+	[ -z "$stderr" ]
+	run --separate-stderr git kopt init --force
+	assert_success
+	assert_output "already initialised: nothing to do"
+	cmp "$BATS_TEST_TMPDIR/.kopt" .kopt
+	cmp "$BATS_TEST_TMPDIR/SKILL.md" .claude/skills/optimization-catalog/SKILL.md
+	rm .kopt
+	run --separate-stderr git kopt init
+	assert_success
+	assert_output "created: .kopt
+Initialised git kopt in $REPO/"
+	cmp "$TOP/templates/init/.kopt" .kopt
 }
 
 @test "agent and skill files are YAML front matter and Markdown" {
