@@ -26,9 +26,9 @@
 
 static const char *const profile_usage[] = {
 	"git kopt profile <kernel> <version> [--trial <name> | --config "
-	"b=<b>,s=<s>,t=<t>]...",
-	"                 [--replay <capture>]... [--json] [--no-devlog] "
-	"[--verbose]",
+	"b=<b>,s=<s>,t=<t>]...\n"
+	"                        [--replay <capture>]... [--json] "
+	"[--no-devlog] [--verbose]",
 	NULL
 };
 
