@@ -44,5 +44,7 @@ char *kopt_ctx_path(const struct kopt_ctx *ctx, const char *rel);
 				 struct kopt_ctx *ctx)
 CMD(device);
 CMD(hook);
+CMD(init);
+CMD(kernel);
 
 #endif

@@ -30,6 +30,10 @@ static const struct cmd_struct commands[] = {
 	  "show the GPU, its peaks, and calibrate its real ceilings" },
 	{ "hook", cmd_hook, KOPT_NEED_REPO,
 	  "run the checks behind the installed git hooks" },
+	{ "init", cmd_init, KOPT_NEED_REPO,
+	  "lay the workflow's files into this repository" },
+	{ "kernel", cmd_kernel, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "add a kernel to .kopt, or list the kernels" },
 };
 
 static const char *const git_kopt_usage[] = {
