@@ -80,7 +80,7 @@ setup() {
 	chmod u+w "$REPO"
 	assert_failure 128
 	assert_output ""
-	[[ "$stderr" == "fatal: cannot write '.kopt': '$REPO' is not writable (Permission denied); nothing was written" ]]
+	[[ "$stderr" == "fatal: cannot write '.claude/agents/kernel-designer.md': '$REPO' is not writable (Permission denied); nothing was written" ]]
 	[ "$(ls -A)" = ".git" ]
 }
 
