@@ -55,8 +55,12 @@ int kopt_check_walk(struct kopt_ctx *ctx, git_revwalk *walk,
 				 struct kopt_ctx *ctx)
 CMD(check);
 CMD(design);
+CMD(device);
 CMD(evaluate);
 CMD(hook);
+CMD(init);
+CMD(kernel);
+CMD(profile);
 CMD(status);
 
 #endif

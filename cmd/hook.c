@@ -21,9 +21,7 @@
 #include "banned.h"
 
 static const char *const hook_usage[] = {
-	"git kopt hook pre-commit",
-	"git kopt hook commit-msg <file>",
-	"git kopt hook pre-push <remote> [<url>]",
+	"git kopt hook (pre-commit | commit-msg <file> | pre-push <remote> <url>)",
 	NULL
 };
 

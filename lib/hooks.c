@@ -240,11 +240,16 @@ static int devlog_file(const char *path, char **kernel)
 	return 1;
 }
 
-/* The kind of a knowledge detail file, from where it lies. */
+/*
+ * The kind of a knowledge detail file, from where it lies.  A README.md
+ * describes a folder and is no detail file.
+ */
 static enum kind detail_kind(const struct ctx *c, const char *path)
 {
-	const char *p, *slash;
+	const char *p, *slash, *base = strrchr(path, '/');
 
+	if (base && !strcasecmp(base + 1, "README.md"))
+		return KIND_NONE;
 	if (!kopt_skip_prefix(path, c->kroot, &p) || *p != '/' ||
 	    !kopt_ends_with(path, ".md"))
 		return KIND_NONE;
