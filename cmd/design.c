@@ -843,13 +843,14 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 			     kopt_xstrfmt("%s%s", ctx->prefix, task_opt);
 		char *abs = file[0] == '/' ? kopt_strdup(file) :
 			    kopt_ctx_path(ctx, file);
-		if (kopt_buf_read_file(&d.task, abs))
-			kopt_die("cannot read the task '%s': %s", task_opt,
-				 strerror(errno));
-		if (!d.task.len)
-			kopt_die("the task '%s' is empty", task_opt);
+		int err = kopt_buf_read_file(&d.task, abs) ? errno : 0;
 		free(file);
 		free(abs);
+		if (err)
+			kopt_die("cannot read the task '%s': %s", task_opt,
+				 strerror(err));
+		if (!d.task.len)
+			kopt_die("the task '%s' is empty", task_opt);
 	} else if (d.task_existed && kopt_buf_read_file(&d.task, path)) {
 		kopt_die("cannot read '%s': %s", d.task_path.buf,
 			 strerror(errno));

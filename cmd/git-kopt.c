@@ -32,6 +32,8 @@ static const struct cmd_struct commands[] = {
 	  "start a new version of a kernel on its own branch" },
 	{ "device", cmd_device, 0,
 	  "show the GPU, its peaks, and calibrate its real ceilings" },
+	{ "evaluate", cmd_evaluate, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "the target against the best results: met, or back to SELECT" },
 	{ "hook", cmd_hook, KOPT_NEED_REPO,
 	  "run the checks behind the installed git hooks" },
 	{ "init", cmd_init, KOPT_NEED_REPO,
@@ -40,6 +42,8 @@ static const struct cmd_struct commands[] = {
 	  "add a kernel to .kopt, or list the kernels" },
 	{ "profile", cmd_profile, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "measure a version on the GPU: results, devlog, profiler contract" },
+	{ "status", cmd_status, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "where each kernel is in the cycle, and what to run next" },
 };
 
 static const char *const git_kopt_usage[] = {

@@ -8,6 +8,7 @@
 
 #include "error.h"
 #include "repo.h"
+#include "results.h"
 #include "verdict.h"
 #include "banned.h"
 
@@ -41,7 +42,7 @@ struct loaded {
 	int side;               /* 0: snapshot, 1: base */
 	int ret;                /* 0, KOPT_ENOTFOUND or KOPT_EINVALID */
 	char *err;
-	struct kopt_measures m;
+	struct kopt_results m;
 };
 
 struct ctx {
@@ -606,6 +607,20 @@ static int staged_knowledge(struct ctx *c, enum kind kind)
 
 /* ---- results and verdicts ---- */
 
+/* The messages of the results reader, collected for a violation. */
+static struct kopt_buf *captured;
+
+static void capture(const char *prefix, const char *msg)
+{
+	if (!captured)
+		return;
+	if (captured->len)
+		kopt_buf_addstr(captured, "; ");
+	if (strcmp(prefix, "error"))
+		kopt_buf_addf(captured, "%s: ", prefix);
+	kopt_buf_addstr(captured, msg);
+}
+
 static struct loaded *load_results(struct ctx *c, int side,
 				   const char *kernel, const char *version)
 {
@@ -614,8 +629,7 @@ static struct loaded *load_results(struct ctx *c, int side,
 	struct loaded *l;
 	size_t i;
 
-	kopt_buf_addf(&path, "docs/kernels/%s/results/%s.json", kernel,
-		      version);
+	kopt_results_path(&path, kernel, version);
 	for (i = 0; i < c->loaded_nr; i++)
 		if (c->loaded[i].side == side &&
 		    !strcmp(c->loaded[i].path, path.buf)) {
@@ -628,23 +642,26 @@ static struct loaded *load_results(struct ctx *c, int side,
 	l->side = side;
 	l->ret = side_read(c, side, path.buf, &text);
 	if (!l->ret) {
-		l->ret = kopt_measures_parse(&l->m, text.buf, text.len,
-					     path.buf, &err);
-		if (!l->ret && (strcmp(l->m.kernel, kernel) ||
-				strcmp(l->m.version, version))) {
-			kopt_buf_reset(&err);
-			kopt_buf_addf(&err, "results '%s' are of %s %s, not of "
-				      "%s %s", path.buf, l->m.kernel,
-				      l->m.version, kernel, version);
-			kopt_measures_release(&l->m);
+		kopt_report_fn old;
+		struct kopt_results init = KOPT_RESULTS_INIT;
+		l->m = init;
+		captured = &err;
+		old = kopt_error_set_routine(capture);
+		l->ret = kopt_results_parse(&l->m, text.buf, text.len, path.buf,
+					    kernel, version);
+		kopt_error_set_routine(old);
+		captured = NULL;
+		if (l->ret)
 			l->ret = KOPT_EINVALID;
-		}
 	} else if (l->ret != KOPT_ENOTFOUND) {
 		kopt_buf_addf(&err, "cannot read '%s'", path.buf);
 		l->ret = KOPT_EINVALID;
 	}
-	if (l->ret == KOPT_EINVALID)
+	if (l->ret == KOPT_EINVALID) {
+		if (!err.len)
+			kopt_buf_addf(&err, "cannot read results '%s'", path.buf);
 		l->err = kopt_buf_detach(&err, NULL);
+	}
 	l->path = kopt_buf_detach(&path, NULL);
 	kopt_buf_release(&text);
 	kopt_buf_release(&err);
@@ -1408,7 +1425,7 @@ done:
 	for (i = 0; i < c.loaded_nr; i++) {
 		free(c.loaded[i].path);
 		free(c.loaded[i].err);
-		kopt_measures_release(&c.loaded[i].m);
+		kopt_results_release(&c.loaded[i].m);
 	}
 	free(c.loaded);
 	kopt_trailers_release(&c.trailers);

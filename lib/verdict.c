@@ -1,220 +1,17 @@
 #include "verdict.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "buf.h"
-#include "config.h"
 #include "error.h"
+#include "expr.h"
 #include "repo.h"
 #include "banned.h"
-
-/* ---- reading results ---- */
-
-/* The problem goes to `err` when the caller gave one, else it is printed. */
-static struct kopt_buf *err_out;
-
-static int bad(const char *label, const char *what)
-{
-	if (err_out) {
-		kopt_buf_reset(err_out);
-		kopt_buf_addf(err_out, "cannot read results '%s': %s", label,
-			      what);
-	} else {
-		kopt_error("cannot read results '%s': %s", label, what);
-	}
-	return KOPT_EINVALID;
-}
-
-static double number_or_nan(const cJSON *item)
-{
-	if (cJSON_IsNumber(item) && isfinite(item->valuedouble))
-		return item->valuedouble;
-	return NAN;
-}
-
-static char *string_or_null(const cJSON *item)
-{
-	return cJSON_IsString(item) ? kopt_strdup(item->valuestring) : NULL;
-}
-
-static int parse_entry(struct kopt_measure *e, const cJSON *j,
-		       const char *label, size_t nth)
-{
-	const cJSON *trial = cJSON_GetObjectItemCaseSensitive(j, "trial");
-	const cJSON *config = cJSON_GetObjectItemCaseSensitive(j, "config");
-	const cJSON *metrics = cJSON_GetObjectItemCaseSensitive(j, "metrics");
-	const cJSON *m;
-	const char *keys[] = { "b", "s", "t" };
-	long *vals[] = { &e->b, &e->s, &e->t };
-	size_t i;
-
-	if (!cJSON_IsObject(j)) {
-		struct kopt_buf sb = KOPT_BUF_INIT;
-		kopt_buf_addf(&sb, "entry %zu is not an object", nth + 1);
-		bad(label, sb.buf);
-		kopt_buf_release(&sb);
-		return KOPT_EINVALID;
-	}
-	if (trial && !cJSON_IsNull(trial) && !cJSON_IsString(trial))
-		return bad(label, "'trial' is neither a name nor null");
-	e->trial = string_or_null(trial);
-	if (!cJSON_IsObject(config))
-		return bad(label, "an entry has no 'config' object");
-	for (i = 0; i < 3; i++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(config,
-								  keys[i]);
-		if (!cJSON_IsNumber(v) || v->valuedouble < 1 ||
-		    v->valuedouble > 1e12) {
-			struct kopt_buf sb = KOPT_BUF_INIT;
-			kopt_buf_addf(&sb, "'config.%s' of trial '%s' is not a "
-				      "positive integer", keys[i],
-				      e->trial ? e->trial : "(ad hoc)");
-			bad(label, sb.buf);
-			kopt_buf_release(&sb);
-			return KOPT_EINVALID;
-		}
-		*vals[i] = (long)v->valuedouble;
-	}
-	e->duration_us = NAN;
-	e->spread_pct = number_or_nan(cJSON_GetObjectItemCaseSensitive(j,
-							"spread_pct"));
-	if (metrics && !cJSON_IsNull(metrics) && !cJSON_IsObject(metrics))
-		return bad(label, "'metrics' is not an object");
-	cJSON_ArrayForEach(m, metrics) {
-		double v = number_or_nan(m);
-		if (isnan(v) || !m->string)
-			continue;
-		KOPT_ALLOC_GROW(e->metrics, e->metrics_nr + 1,
-				e->metrics_alloc);
-		e->metrics[e->metrics_nr].name = kopt_strdup(m->string);
-		e->metrics[e->metrics_nr++].value = v;
-		if (!strcmp(m->string, "duration_us"))
-			e->duration_us = v;
-	}
-	return 0;
-}
-
-int kopt_measures_parse(struct kopt_measures *out, const char *text,
-			size_t len, const char *label, struct kopt_buf *err)
-{
-	cJSON *root;
-	const cJSON *schema, *entries, *e;
-	size_t nth = 0;
-	int ret = 0;
-
-	err_out = err;
-	root = cJSON_ParseWithLength(text, len);
-
-	if (!root) {
-		const char *at = cJSON_GetErrorPtr();
-		struct kopt_buf sb = KOPT_BUF_INIT;
-		int line = 1;
-		const char *p;
-		if (at && at >= text && at <= text + len) {
-			for (p = text; p < at; p++)
-				line += *p == '\n';
-			kopt_buf_addf(&sb, "not JSON (line %d)", line);
-		} else {
-			kopt_buf_addstr(&sb, "not JSON");
-		}
-		ret = bad(label, sb.buf);
-		kopt_buf_release(&sb);
-		err_out = NULL;
-		return ret;
-	}
-	schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
-	if (!cJSON_IsNumber(schema) || schema->valuedouble != 1) {
-		ret = bad(label, cJSON_IsNumber(schema) ?
-			  "unsupported schema (this tool reads schema 1)" :
-			  "no 'schema' number");
-		goto done;
-	}
-	out->kernel = string_or_null(cJSON_GetObjectItemCaseSensitive(root,
-								      "kernel"));
-	out->version = string_or_null(cJSON_GetObjectItemCaseSensitive(root,
-								       "version"));
-	out->parent = string_or_null(cJSON_GetObjectItemCaseSensitive(root,
-								      "parent"));
-	if (!out->kernel || !out->version) {
-		ret = bad(label, "no 'kernel' or 'version' name");
-		goto done;
-	}
-	entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
-	if (!cJSON_IsArray(entries)) {
-		ret = bad(label, "no 'entries' array");
-		goto done;
-	}
-	cJSON_ArrayForEach(e, entries) {
-		struct kopt_measure *m;
-		KOPT_ALLOC_GROW(out->items, out->nr + 1, out->alloc);
-		m = &out->items[out->nr++];
-		memset(m, 0, sizeof(*m));
-		ret = parse_entry(m, e, label, nth++);
-		if (ret)
-			goto done;
-		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "replayed")))
-			out->replayed = 1;
-	}
-	if (out->kernel && !kopt_valid_name(out->kernel))
-		ret = bad(label, "'kernel' is not a kernel name");
-	else if (kopt_version_number(out->version) < 0)
-		ret = bad(label, "'version' is not a version (v0, v1, ...)");
-	else if (out->parent && kopt_version_number(out->parent) < 0)
-		ret = bad(label, "'parent' is not a version (v0, v1, ...)");
-done:
-	err_out = NULL;
-	cJSON_Delete(root);
-	if (ret)
-		kopt_measures_release(out);
-	return ret;
-}
-
-void kopt_measures_release(struct kopt_measures *m)
-{
-	size_t i, j;
-
-	for (i = 0; i < m->nr; i++) {
-		free(m->items[i].trial);
-		for (j = 0; j < m->items[i].metrics_nr; j++)
-			free(m->items[i].metrics[j].name);
-		free(m->items[i].metrics);
-	}
-	free(m->items);
-	free(m->kernel);
-	free(m->version);
-	free(m->parent);
-	memset(m, 0, sizeof(*m));
-}
-
-int kopt_measure_metric(const struct kopt_measure *e, const char *name,
-			double *out)
-{
-	size_t i;
-
-	for (i = 0; i < e->metrics_nr; i++)
-		if (!strcmp(e->metrics[i].name, name)) {
-			*out = e->metrics[i].value;
-			return 0;
-		}
-	return KOPT_ENOTFOUND;
-}
-
-const struct kopt_measure *kopt_measures_find(const struct kopt_measures *m,
-					      const char *trial)
-{
-	size_t i;
-
-	for (i = 0; i < m->nr; i++) {
-		const char *t = m->items[i].trial;
-		if ((!trial && !t) || (trial && t && !strcmp(trial, t)))
-			return &m->items[i];
-	}
-	return NULL;
-}
 
 /* ---- verdicts ---- */
 
@@ -268,32 +65,23 @@ enum kopt_verdict kopt_verdict_judge(double parent_us, double parent_spread,
 	return KOPT_VERDICT_NEUTRAL;
 }
 
-static int same_identity(const struct kopt_measure *a,
-			 const struct kopt_measure *b)
-{
-	if (!a->trial != !b->trial)
-		return 0;
-	if (a->trial && strcmp(a->trial, b->trial))
-		return 0;
-	return a->b == b->b && a->s == b->s && a->t == b->t;
-}
-
 void kopt_verdict_compare(struct kopt_verdicts *out,
-			  const struct kopt_measures *parent,
-			  const struct kopt_measures *child, double noise_pct)
+			  const struct kopt_results *parent,
+			  const struct kopt_results *child, double noise_pct)
 {
-	size_t i, j;
+	size_t i;
 	int any_improved = 0, any_regressed = 0, any = 0;
 
-	for (i = 0; i < child->nr; i++) {
-		const struct kopt_measure *c = &child->items[i], *p = NULL;
+	for (i = 0; i < child->entries_nr; i++) {
+		const struct kopt_results_entry *c = &child->entries[i], *p;
+		double pd, cd;
 		struct kopt_trial_verdict *v;
 
-		for (j = 0; j < parent->nr && !p; j++)
-			if (same_identity(&parent->items[j], c))
-				p = &parent->items[j];
+		p = kopt_results_find_like(parent, c);
 		if (!p)
 			continue;
+		pd = p->metrics[KOPT_METRIC_DURATION_US];
+		cd = c->metrics[KOPT_METRIC_DURATION_US];
 		KOPT_ALLOC_GROW(out->items, out->nr + 1, out->alloc);
 		v = &out->items[out->nr++];
 		memset(v, 0, sizeof(*v));
@@ -301,12 +89,11 @@ void kopt_verdict_compare(struct kopt_verdicts *out,
 		v->b = c->b;
 		v->s = c->s;
 		v->t = c->t;
-		v->parent_us = p->duration_us;
-		v->child_us = c->duration_us;
+		v->parent_us = pd;
+		v->child_us = cd;
 		v->change_pct = NAN;
 		v->threshold_pct = noise_pct;
-		v->verdict = kopt_verdict_judge(p->duration_us, p->spread_pct,
-						c->duration_us, c->spread_pct,
+		v->verdict = kopt_verdict_judge(pd, p->spread_pct, cd, c->spread_pct,
 						noise_pct, &v->change_pct,
 						&v->threshold_pct);
 		if (v->verdict == KOPT_VERDICT_NONE)
@@ -333,4 +120,174 @@ void kopt_verdicts_release(struct kopt_verdicts *v)
 	v->items = NULL;
 	v->nr = v->alloc = 0;
 	v->overall = KOPT_VERDICT_NONE;
+}
+
+/* ---- targets ---- */
+
+static double entry_duration(const struct kopt_results_entry *e)
+{
+	double d = e->metrics[KOPT_METRIC_DURATION_US];
+
+	return kopt_results_has(d) ? d : INFINITY;
+}
+
+/* "<metric> <op> <number>" (or the other way round): the metric's name. */
+static const char *simple_bound(const struct kopt_expr *e, double *bound)
+{
+	if (e->kind < KOPT_EXPR_LT || e->kind > KOPT_EXPR_NE)
+		return NULL;
+	if (e->l->kind == KOPT_EXPR_NAME && e->r->kind == KOPT_EXPR_NUM) {
+		*bound = e->r->num;
+		return e->l->name;
+	}
+	if (e->r->kind == KOPT_EXPR_NAME && e->l->kind == KOPT_EXPR_NUM) {
+		*bound = e->l->num;
+		return e->r->name;
+	}
+	return NULL;
+}
+
+int kopt_target_evaluate(struct kopt_target_result *out,
+			 const struct kopt_config *cfg,
+			 const struct kopt_target *t,
+			 const struct kopt_results *results, size_t nr)
+{
+	const struct kopt_trial *trial = kopt_config_trial(cfg, t->trial);
+	struct kopt_expr *expr = NULL;
+	struct kopt_buf err = KOPT_BUF_INIT;
+	const struct kopt_results_entry *best = NULL, *best_met = NULL;
+	const char *best_v = NULL, *met_v = NULL;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	out->target = t;
+	out->value = out->bound = NAN;
+	if (!trial)
+		return kopt_error("target '%s': unknown trial '%s'", t->text,
+				  t->trial);
+	if (kopt_expr_parse(&expr, t->expr, &err)) {
+		kopt_error("target '%s': %s", t->text, err.buf);
+		kopt_buf_release(&err);
+		return KOPT_EINVALID;
+	}
+	{
+		const char *m = simple_bound(expr, &out->bound);
+		if (m && strlen(m) < sizeof(out->metric))
+			snprintf(out->metric, sizeof(out->metric), "%s", m);
+		else
+			out->bound = NAN;
+	}
+	for (i = 0; i < nr; i++) {
+		const struct kopt_results_entry *e;
+		double v;
+		e = kopt_results_find(&results[i], t->trial, trial->b, trial->s,
+				      trial->t);
+		if (!e)
+			continue;
+		out->measured = 1;
+		if (!best || entry_duration(e) < entry_duration(best)) {
+			best = e;
+			best_v = results[i].version;
+		}
+		kopt_buf_reset(&err);
+		if (kopt_expr_eval(expr, kopt_results_expr_lookup, (void *)e,
+				   &v, &err) || v == 0)
+			continue;
+		if (!best_met || entry_duration(e) < entry_duration(best_met)) {
+			best_met = e;
+			met_v = results[i].version;
+		}
+	}
+	out->met = best_met != NULL;
+	if (best_met) {
+		best = best_met;
+		best_v = met_v;
+	}
+	if (best) {
+		out->version = best_v;
+		out->replayed = best->replayed;
+		if (*out->metric && kopt_results_metric(best, out->metric,
+							&out->value))
+			out->value = NAN;
+	}
+	kopt_expr_free(expr);
+	kopt_buf_release(&err);
+	return 0;
+}
+
+static int by_version(const void *a, const void *b)
+{
+	const struct kopt_results *ra = a, *rb = b;
+	const char *va = ra->version, *vb = rb->version;
+
+	return kopt_version_cmp(&va, &vb);
+}
+
+int kopt_target_load_results(struct kopt_results **out, size_t *nr,
+			     const char *top, const char *kernel)
+{
+	struct kopt_buf dir = KOPT_BUF_INIT, path = KOPT_BUF_INIT;
+	struct kopt_results *all = NULL;
+	size_t n = 0, alloc = 0;
+	DIR *d;
+	struct dirent *de;
+	int ret = 0;
+
+	*out = NULL;
+	*nr = 0;
+	kopt_buf_addf(&dir, "%sdocs/kernels/%s/results", top, kernel);
+	d = opendir(dir.buf);
+	if (!d) {
+		kopt_buf_release(&dir);
+		return errno == ENOENT ? 0 : kopt_error("cannot read '%s': %s",
+							dir.buf, strerror(errno));
+	}
+	while (!ret && (de = readdir(d))) {
+		const char *dot = strrchr(de->d_name, '.');
+		char *version;
+		struct kopt_results init = KOPT_RESULTS_INIT;
+		if (!dot || strcmp(dot, ".json"))
+			continue;
+		version = kopt_strndup(de->d_name, (size_t)(dot - de->d_name));
+		if (kopt_version_number(version) >= 0) {
+			struct kopt_buf text = KOPT_BUF_INIT;
+			KOPT_ALLOC_GROW(all, n + 1, alloc);
+			all[n] = init;
+			kopt_buf_reset(&path);
+			kopt_buf_addf(&path, "%s/%s", dir.buf, de->d_name);
+			if (kopt_buf_read_file(&text, path.buf))
+				ret = kopt_error("cannot read '%s': %s",
+						 path.buf + strlen(top),
+						 strerror(errno));
+			else if (kopt_results_parse(&all[n], text.buf, text.len,
+						    path.buf + strlen(top),
+						    kernel, version))
+				ret = -1;
+			else
+				n++;
+			kopt_buf_release(&text);
+		}
+		free(version);
+	}
+	closedir(d);
+	if (ret) {
+		kopt_target_results_free(all, n);
+	} else {
+		if (n > 1)
+			qsort(all, n, sizeof(*all), by_version);
+		*out = all;
+		*nr = n;
+	}
+	kopt_buf_release(&dir);
+	kopt_buf_release(&path);
+	return ret;
+}
+
+void kopt_target_results_free(struct kopt_results *r, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		kopt_results_release(&r[i]);
+	free(r);
 }

@@ -19,56 +19,14 @@
  * when all compared trials are neutral, and KOPT_VERDICT_NONE when no
  * trial could be compared.
  *
- * struct kopt_measures is the part of a results file (see
- * Documentation/results-format.md) that verdicts, targets and hooks read;
- * kopt_measures_parse() fills it from the file's JSON.  Everything in it
- * is owned by it (kopt_measures_release()).
+ * The verdict reads struct kopt_results (lib/results); the figures are
+ * the entry's `duration_us` metric and its `spread_pct`.
  */
 
 #include <stddef.h>
 
-#include "buf.h"
-
-struct kopt_metric {
-	char *name;
-	double value;
-};
-
-struct kopt_measure {
-	char *trial;            /* NULL for an ad-hoc configuration */
-	long b, s, t;
-	double duration_us;     /* NAN when not measured */
-	double spread_pct;      /* NAN when unknown */
-	struct kopt_metric *metrics;
-	size_t metrics_nr, metrics_alloc;
-};
-
-struct kopt_measures {
-	char *kernel;
-	char *version;
-	char *parent;           /* NULL for the base version */
-	int replayed;           /* any entry replayed */
-	struct kopt_measure *items;
-	size_t nr, alloc;
-};
-
-#define KOPT_MEASURES_INIT { NULL, NULL, NULL, 0, NULL, 0, 0 }
-
-/*
- * Parse a results file held in memory; `label` names it in messages.
- * KOPT_EINVALID when it is not a results file this tool reads: the
- * problem, naming the file, is described in `err` when it is not NULL,
- * else printed.
- */
-int kopt_measures_parse(struct kopt_measures *out, const char *text,
-			size_t len, const char *label, struct kopt_buf *err);
-void kopt_measures_release(struct kopt_measures *m);
-/* A metric of an entry ("duration_us", "tflops"...); 0 or KOPT_ENOTFOUND. */
-int kopt_measure_metric(const struct kopt_measure *e, const char *name,
-			double *out);
-/* The entry of `trial` (NULL: the first entry with no trial name). */
-const struct kopt_measure *kopt_measures_find(const struct kopt_measures *m,
-					      const char *trial);
+#include "config.h"
+#include "results.h"
 
 enum kopt_verdict {
 	KOPT_VERDICT_NONE = 0,
@@ -100,15 +58,55 @@ enum kopt_verdict kopt_verdict_judge(double parent_us, double parent_spread,
 				     double noise_pct, double *change_pct,
 				     double *threshold_pct);
 /*
- * Compare every entry of `child` with its partner in `parent`.  The
- * results borrow trial names from `child`, which must outlive them.
+ * Compare every entry of `child` with its partner in `parent` (the same
+ * trial and configuration).  The verdicts borrow trial names from
+ * `child`, which must outlive them.
  */
 void kopt_verdict_compare(struct kopt_verdicts *out,
-			  const struct kopt_measures *parent,
-			  const struct kopt_measures *child, double noise_pct);
+			  const struct kopt_results *parent,
+			  const struct kopt_results *child, double noise_pct);
 void kopt_verdicts_release(struct kopt_verdicts *v);
 
 const char *kopt_verdict_name(enum kopt_verdict v);
+
+/*
+ * Targets (`target = <trial> <condition>` in a kernel's settings) against
+ * the results of every version.  A target is met when some version's
+ * entry for the trial (at the trial's configuration) satisfies the
+ * condition; the version reported is then the fastest that does, else
+ * the fastest measured for the trial, with the gap when the condition
+ * reads "<metric> <op> <number>".
+ */
+struct kopt_target_result {
+	const struct kopt_target *target;  /* borrowed */
+	int met;
+	int measured;           /* some version has an entry for the trial */
+	const char *version;    /* borrowed from the results, or NULL */
+	int replayed;           /* that version's numbers were replayed */
+	char metric[32];        /* "" unless the condition is "<metric> <op> <n>" */
+	double value;           /* the metric of that version, or NAN */
+	double bound;           /* the number of the condition, or NAN */
+};
+
+/*
+ * The results of every version of `kernel` in the work tree at `top`
+ * (with a trailing '/'), sorted by version; *out is an array of *nr,
+ * freed with kopt_target_results_free().  A file that cannot be read is
+ * an error (printed) and fails the whole load.
+ */
+int kopt_target_load_results(struct kopt_results **out, size_t *nr,
+			     const char *top, const char *kernel);
+void kopt_target_results_free(struct kopt_results *r, size_t nr);
+
+/*
+ * Evaluate target `t` of kernel `k` over `results` (one per version).
+ * KOPT_EINVALID (printed) when the condition does not parse or the trial
+ * is unknown; a metric that was not measured makes a version not count.
+ */
+int kopt_target_evaluate(struct kopt_target_result *out,
+			 const struct kopt_config *cfg,
+			 const struct kopt_target *t,
+			 const struct kopt_results *results, size_t nr);
 /* KOPT_VERDICT_NONE for anything but the three names. */
 enum kopt_verdict kopt_verdict_parse(const char *s);
 

@@ -168,7 +168,7 @@ error: commit refused by the kopt gate (4 problems)"
 	git add -A
 	run --separate-stderr git commit -q -m "Verify mla-decode v1"
 	assert_failure 1
-	expected="error: cannot read results 'docs/kernels/mla-decode/results/v1.json': not JSON (line 2)
+	expected="error: docs/kernels/mla-decode/results/v1.json:2:13: not valid JSON
 hint: fix it with:
 hint:   git kopt verify mla-decode v1
 error: commit refused by the kopt gate (1 problem)"
@@ -181,7 +181,7 @@ error: commit refused by the kopt gate (1 problem)"
 	git add -A
 	run --separate-stderr git commit -q -m "Verify"
 	assert_failure 1
-	[[ "$stderr" == "error: results 'docs/kernels/mla-decode/results/v2.json' are of mla-decode v1, not of mla-decode v2"* ]]
+	[[ "$stderr" == "error: docs/kernels/mla-decode/results/v2.json: version: names version 'v1', but the file belongs to version 'v2'"* ]]
 }
 
 @test "git commit -a and partial commits are judged on what they commit" {
