@@ -19,7 +19,7 @@
 #include "device.h"
 #include "devlog.h"
 #include "filetx.h"
-#include "measure.h"
+#include "bench.h"
 #include "profile.h"
 #include "render.h"
 #include "results.h"
@@ -204,7 +204,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 	const char *version;
 	struct trial_req *reqs = NULL;
 	size_t nreq = 0, i;
-	struct kopt_measure m = KOPT_MEASURE_INIT;
+	struct kopt_bench m = KOPT_BENCH_INIT;
 	struct kopt_results res = KOPT_RESULTS_INIT, pres = KOPT_RESULTS_INIT;
 	struct kopt_buf out = KOPT_BUF_INIT, src = KOPT_BUF_INIT;
 	struct kopt_buf err = KOPT_BUF_INIT;
@@ -276,7 +276,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 		if (missing)
 			kopt_die("no sources for %s %s: '%s' does not exist",
 				 k->name, version, src.buf);
-		inject = kopt_measure_find_inject();
+		inject = kopt_bench_find_inject();
 		if (!inject)
 			kopt_die("libkopt-inject.so is not built: build git-kopt "
 				 "where the CUDA toolkit is installed, or set "
@@ -324,14 +324,14 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 		m.timeout_s = cfg->timeout_s;
 		m.verbose = verbose;
 		m.gpu = cfg->gpu;
-		if (kopt_measure_lock_gpu(&m) || kopt_measure_build(&m))
+		if (kopt_bench_lock_gpu(&m) || kopt_bench_build(&m))
 			exit(128);
 	}
 	if (json)
 		jarr = cJSON_CreateArray();
 	for (i = 0; i < nreq; i++) {
 		struct kopt_results_entry e;
-		struct kopt_measure_run run = KOPT_MEASURE_RUN_INIT;
+		struct kopt_bench_run run = KOPT_BENCH_RUN_INIT;
 		const struct kopt_results_entry *pe = NULL;
 		const char *capture;
 
@@ -342,7 +342,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 			e.replayed = 1;
 			e.replay_source = kopt_strdup(capture);
 		} else {
-			if (kopt_measure_run(&m, reqs[i].b, reqs[i].s,
+			if (kopt_bench_run(&m, reqs[i].b, reqs[i].s,
 					     reqs[i].t, &run))
 				exit(128);
 			capture = run.capture;
@@ -367,7 +367,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 				e.device.measured_tflops = dev.measured_tflops;
 			}
 		}
-		kopt_measure_run_release(&run);
+		kopt_bench_run_release(&run);
 		kopt_buf_reset(&err);
 		if (kopt_profile_roofline(&e, k, &err))
 			kopt_die(".kopt: kernel '%s': flops/bytes: %s", k->name,
@@ -405,7 +405,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 		fprintf(stderr, "wrote %s\n", dpath + strlen(ctx->top));
 	(void)no_devlog;
 
-	kopt_measure_unlock_gpu(&m);
+	kopt_bench_unlock_gpu(&m);
 	kopt_devlog_release(&dl);
 	kopt_filetx_release(&tx);
 	kopt_buf_release(&js);
