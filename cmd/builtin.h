@@ -42,6 +42,10 @@ char *kopt_ctx_path(const struct kopt_ctx *ctx, const char *rel);
 
 #define CMD(name) int cmd_##name(int argc, const char **argv, \
 				 struct kopt_ctx *ctx)
+CMD(device);
 CMD(hook);
+CMD(init);
+CMD(kernel);
+CMD(profile);
 
 #endif

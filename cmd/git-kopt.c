@@ -26,8 +26,16 @@ struct cmd_struct {
 
 /* Sorted by name. */
 static const struct cmd_struct commands[] = {
+	{ "device", cmd_device, 0,
+	  "show the GPU, its peaks, and calibrate its real ceilings" },
 	{ "hook", cmd_hook, KOPT_NEED_REPO,
 	  "run the checks behind the installed git hooks" },
+	{ "init", cmd_init, KOPT_NEED_REPO,
+	  "lay the workflow's files into this repository" },
+	{ "kernel", cmd_kernel, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "add a kernel to .kopt, or list the kernels" },
+	{ "profile", cmd_profile, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "measure a version on the GPU: results, devlog, profiler contract" },
 };
 
 static const char *const git_kopt_usage[] = {
