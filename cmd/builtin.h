@@ -43,5 +43,23 @@ char *kopt_ctx_path(const struct kopt_ctx *ctx, const char *rel);
 #define CMD(name) int cmd_##name(int argc, const char **argv, \
 				 struct kopt_ctx *ctx)
 CMD(hook);
+CMD(learn);
+CMD(select);
+CMD(strategize);
+
+struct kopt_strategy;
+struct kopt_kb;
+struct kopt_measured;
+/*
+ * The Optimization Task of `kernel` at `version` (NULL: the newest
+ * version with results), as `strategize` computes it; `select` uses it
+ * when no task file exists yet.  Dies naming what to run when the
+ * results are missing or the knowledge base has problems.  *current and
+ * *next are owned by the caller.
+ */
+void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
+			    struct kopt_measured *res, struct kopt_ctx *ctx,
+			    const char *kernel, const char *version,
+			    char **current, char **next, size_t max);
 
 #endif

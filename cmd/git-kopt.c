@@ -28,6 +28,12 @@ struct cmd_struct {
 static const struct cmd_struct commands[] = {
 	{ "hook", cmd_hook, KOPT_NEED_REPO,
 	  "run the checks behind the installed git hooks" },
+	{ "learn", cmd_learn, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "add to and check the knowledge base" },
+	{ "select", cmd_select, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "choose the language by the control the task needs" },
+	{ "strategize", cmd_strategize, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "write the optimization task for the next version" },
 };
 
 static const char *const git_kopt_usage[] = {

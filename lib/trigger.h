@@ -1,0 +1,102 @@
+#ifndef KOPT_TRIGGER_H
+#define KOPT_TRIGGER_H
+
+/*
+ * Triggers: the machine-checkable conditions of the knowledge base, such
+ * as `dram_pct > 70 and tc_pct < 20`, written in the expression language
+ * of lib/expr over the canonical metric names of a results entry
+ * (Documentation/results-format.md) and the trial's b, s, t.
+ *
+ * kopt_trigger_parse() checks a condition once: its syntax, that every
+ * name is canonical, and that it is a condition (comparisons joined by
+ * and/or/not), not a bare number.  kopt_trigger_eval() evaluates it
+ * against a struct kopt_metrics in three-valued logic: a comparison over
+ * a metric that was not measured is unknown, not false, and `and`/`or`
+ * follow Kleene's rules (false and unknown is false).  It also says how
+ * far past its threshold the condition is (the margin, relative to the
+ * threshold: 0.5 means 50% beyond it; negative when it does not hold).
+ */
+
+#include "buf.h"
+#include "expr.h"
+#include "strvec.h"
+
+enum kopt_metric {
+	KOPT_METRIC_DURATION_US,
+	KOPT_METRIC_TC_PCT,
+	KOPT_METRIC_DRAM_PCT,
+	KOPT_METRIC_OCC_PCT,
+	KOPT_METRIC_L2_HIT_PCT,
+	KOPT_METRIC_SPILL_BYTES,
+	KOPT_METRIC_REGS,
+	KOPT_METRIC_WAVES,
+	KOPT_METRIC_TFLOPS,
+	KOPT_METRIC_GBPS,
+	KOPT_METRIC_ROOFLINE_PCT,
+	KOPT_METRIC_B,
+	KOPT_METRIC_S,
+	KOPT_METRIC_T,
+	KOPT_METRIC_NR
+};
+
+/* The canonical name of a metric; its index from a name, or -1. */
+const char *kopt_metric_name(enum kopt_metric m);
+int kopt_metric_parse(const char *name);
+/* "duration_us, tc_pct, ..., t" for messages. */
+void kopt_metric_list(struct kopt_buf *out);
+
+/* One measured configuration: what was measured, and its values. */
+struct kopt_metrics {
+	double value[KOPT_METRIC_NR];
+	unsigned char have[KOPT_METRIC_NR];
+};
+
+#define KOPT_METRICS_INIT { { 0 }, { 0 } }
+
+/* Set a metric by name; KOPT_ENOTFOUND when the name is not canonical. */
+int kopt_metrics_set(struct kopt_metrics *m, const char *name, double v);
+
+struct kopt_trigger {
+	char *text;              /* the condition as written */
+	struct kopt_expr *expr;
+	int line;
+};
+
+/*
+ * Parse and check `text`.  On failure returns KOPT_EINVALID and describes
+ * the problem in `err` (e.g. "unknown metric 'dram' (known: ...)"); *out
+ * is left empty.  kopt_trigger_release() frees a parsed trigger.
+ */
+int kopt_trigger_parse(struct kopt_trigger *out, const char *text, int line,
+		       struct kopt_buf *err);
+void kopt_trigger_release(struct kopt_trigger *t);
+
+enum kopt_truth {
+	KOPT_TRUTH_FALSE = 0,
+	KOPT_TRUTH_TRUE = 1,
+	KOPT_TRUTH_UNKNOWN = 2,
+};
+
+struct kopt_trigger_result {
+	enum kopt_truth truth;
+	double margin;                 /* meaningful unless unknown */
+	struct kopt_strvec missing;    /* metrics that were not measured */
+	struct kopt_buf values;        /* "waves=0.42, tc_pct=12" */
+};
+
+#define KOPT_TRIGGER_RESULT_INIT { KOPT_TRUTH_UNKNOWN, 0, KOPT_STRVEC_INIT, \
+	KOPT_BUF_INIT }
+
+/*
+ * Evaluate `t` on `m` into `out` (which is reset first).  Returns 0, or
+ * KOPT_EINVALID when the arithmetic fails (division by zero), with
+ * `err` saying where.
+ */
+int kopt_trigger_eval(struct kopt_trigger_result *out,
+		      const struct kopt_trigger *t,
+		      const struct kopt_metrics *m, struct kopt_buf *err);
+void kopt_trigger_result_release(struct kopt_trigger_result *r);
+
+const char *kopt_truth_name(enum kopt_truth t);
+
+#endif
