@@ -28,11 +28,11 @@ CUDA_HOME ?= /usr/local/cuda
 PKGS = libgit2 libcmark-gfm libcurl libcjson
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) \
-	-lcmark-gfm-extensions -lm
+	-lcmark-gfm-extensions -ldl -lm
 
 KOPT_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
 	-Wno-missing-field-initializers \
-	-Ilib -Icmd $(PKG_CFLAGS) -MMD -MP \
+	-Ilib -Icmd -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP \
 	-DKOPT_SOURCE_DIR='"$(CURDIR)"'
 
 ifdef SANITIZE
@@ -69,6 +69,16 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(CFLAGS) $(KOPT_CFLAGS) -c -o $@ $<
 
+# The calibration kernels travel inside the program as PTX text.
+$(BUILD)/gen/calibrate_ptx.h: lib/calibrate/calibrate.ptx \
+		lib/calibrate/calibrate_sm90a.ptx tools/embed
+	@mkdir -p $(dir $@)
+	$(QUIET_GEN){ tools/embed calibrate_ptx lib/calibrate/calibrate.ptx && \
+	  tools/embed calibrate_sm90a_ptx lib/calibrate/calibrate_sm90a.ptx; } \
+	  >$@+ && mv $@+ $@
+
+$(BUILD)/lib/device.o: $(BUILD)/gen/calibrate_ptx.h
+
 $(PROGRAM): $(CMD_OBJS) $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
@@ -82,16 +92,27 @@ $(BUILD)/tests/unit/%.t: tests/unit/%.c $(LIB_OBJS)
 	$(QUIET_LINK)$(CC) $(CFLAGS) $(KOPT_CFLAGS) $(LDFLAGS) -o $@ $^ \
 		$(PKG_LIBS) -lcmocka
 
-INJECT_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC -Wall -Wextra -Werror \
-	-Wno-missing-field-initializers \
+# The injection library opens CUPTI itself at run time (a missing CUPTI is
+# reported in its output, not a program that fails to start); it looks for
+# libcjson beside itself first, then where the system keeps it.
+INJECT_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden \
+	-Wall -Wextra -Werror \
 	-I$(CUDA_HOME)/include -I$(CUDA_HOME)/extras/CUPTI/include \
-	-Ilib/inject $(shell $(PKG_CONFIG) --cflags libcjson 2>/dev/null)
-INJECT_LIBS = -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs \
-	-Wl,-rpath,$(CUDA_HOME)/lib64 -lcupti -lcuda -lcjson -lpthread
+	-Ilib/inject -Ilib/inject/cshim \
+	$(shell $(PKG_CONFIG) --cflags libcjson 2>/dev/null)
+INJECT_LIBS = -L$(CUDA_HOME)/lib64/stubs -Wl,--no-undefined \
+	-Wl,-rpath,'$$ORIGIN' -Wl,-rpath,$(CUDA_HOME)/lib64 \
+	-lcuda -lcjson -ldl -lpthread -lm
 
 $(INJECT_LIB): $(INJECT_SRCS) $(wildcard lib/inject/*.h)
 	$(QUIET_LINK)$(CC) $(CFLAGS) $(INJECT_CFLAGS) -shared -o $@ \
 		$(INJECT_SRCS) $(INJECT_LIBS)
+
+# Known kernels for the GPU tests (tests/gpu/run).
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+tests/gpu/kernels: tests/gpu/kernels.cu
+	$(QUIET_LINK)$(NVCC) -O2 -gencode arch=compute_80,code=sm_80 \
+		-gencode arch=compute_90,code=sm_90 -o $@ $< -ldl
 
 inject: $(INJECT_LIB)
 
@@ -109,8 +130,8 @@ test-valgrind: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS)
 	@BUILD=$(BUILD) KOPT_VALGRIND=1 tests/run
 
-test-gpu: all
-	@tests/gpu/run
+test-gpu: all tests/gpu/kernels
+	@tests/gpu/run $(INJECT_LIB) tests/gpu/kernels
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -129,7 +150,7 @@ install: all
 	fi
 
 clean:
-	rm -rf build build-asan git-kopt $(INJECT_LIB)
+	rm -rf build build-asan git-kopt $(INJECT_LIB) tests/gpu/kernels
 
 .PHONY: all deps test test-asan test-valgrind test-gpu demo install clean inject
 

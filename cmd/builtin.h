@@ -42,14 +42,17 @@ char *kopt_ctx_path(const struct kopt_ctx *ctx, const char *rel);
 
 #define CMD(name) int cmd_##name(int argc, const char **argv, \
 				 struct kopt_ctx *ctx)
+CMD(device);
 CMD(hook);
+CMD(init);
+CMD(kernel);
 CMD(learn);
 CMD(select);
 CMD(strategize);
 
 struct kopt_strategy;
 struct kopt_kb;
-struct kopt_measured;
+struct kopt_results;
 /*
  * The Optimization Task of `kernel` at `version` (NULL: the newest
  * version with results), as `strategize` computes it; `select` uses it
@@ -58,8 +61,14 @@ struct kopt_measured;
  * *next are owned by the caller.
  */
 void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
-			    struct kopt_measured *res, struct kopt_ctx *ctx,
+			    struct kopt_results *res, struct kopt_ctx *ctx,
 			    const char *kernel, const char *version,
 			    char **current, char **next, size_t max);
+/*
+ * The results of `kernel` `version`; dies naming what to run when there
+ * are none, or with the problems of a file that does not parse.
+ */
+void kopt_results_read_or_die(struct kopt_results *out, struct kopt_ctx *ctx,
+			      const char *kernel, const char *version);
 
 #endif

@@ -26,8 +26,14 @@ struct cmd_struct {
 
 /* Sorted by name. */
 static const struct cmd_struct commands[] = {
+	{ "device", cmd_device, 0,
+	  "show the GPU, its peaks, and calibrate its real ceilings" },
 	{ "hook", cmd_hook, KOPT_NEED_REPO,
 	  "run the checks behind the installed git hooks" },
+	{ "init", cmd_init, KOPT_NEED_REPO,
+	  "lay the workflow's files into this repository" },
+	{ "kernel", cmd_kernel, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "add a kernel to .kopt, or list the kernels" },
 	{ "learn", cmd_learn, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "add to and check the knowledge base" },
 	{ "select", cmd_select, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,

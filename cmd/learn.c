@@ -17,7 +17,7 @@
 #include "builtin.h"
 #include "kb.h"
 #include "learn.h"
-#include "measured.h"
+#include "results.h"
 #include "banned.h"
 
 static const char *const learn_usage[] = {
@@ -64,29 +64,6 @@ static void load_kb_or_die(struct kopt_kb *kb, struct kopt_ctx *ctx,
 		exit(128);
 }
 
-/* Read the results of `version`; dies naming what to run when absent. */
-static void read_results_or_die(struct kopt_measured *out,
-				struct kopt_ctx *ctx, const char *kernel,
-				const char *version, const char *what)
-{
-	char *rel = kopt_results_path(kernel, version);
-	char *path = kopt_ctx_path(ctx, rel);
-	struct kopt_buf text = KOPT_BUF_INIT;
-
-	if (kopt_buf_read_file(&text, path)) {
-		if (errno == ENOENT)
-			kopt_die("no results for %s%s %s (%s); run 'git kopt "
-				 "profile %s %s' first", what, kernel, version,
-				 rel, kernel, version);
-		kopt_die("cannot read '%s': %s", rel, strerror(errno));
-	}
-	if (kopt_measured_parse(out, text.buf, text.len, rel))
-		exit(128);
-	kopt_buf_release(&text);
-	free(path);
-	free(rel);
-}
-
 static int learn_new(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	const char *language = NULL, *from = NULL;
@@ -98,8 +75,8 @@ static int learn_new(int argc, const char **argv, struct kopt_ctx *ctx)
 		OPT_END()
 	};
 	struct kopt_learn_request req = { 0 };
-	struct kopt_measured before = KOPT_MEASURED_INIT;
-	struct kopt_measured after = KOPT_MEASURED_INIT;
+	struct kopt_results before = KOPT_RESULTS_INIT;
+	struct kopt_results after = KOPT_RESULTS_INIT;
 	struct kopt_buf tmpl = KOPT_BUF_INIT, report = KOPT_BUF_INIT;
 	struct kopt_kb kb = KOPT_KB_INIT;
 	const struct kopt_config *cfg;
@@ -159,24 +136,12 @@ static int learn_new(int argc, const char **argv, struct kopt_ctx *ctx)
 		if (!kopt_valid_version(version))
 			kopt_die("'%s' is not a version (v0, v1, ...)",
 				 version);
-		read_results_or_die(&after, ctx, kernel, version, "");
+		kopt_results_read_or_die(&after, ctx, kernel, version);
 		if (!after.parent)
 			kopt_die("%s %s has no parent to compare with; --from "
 				 "needs a version designed from another",
 				 kernel, version);
-		read_results_or_die(&before, ctx, kernel, after.parent,
-				    "its parent ");
-		if (!after.kernel || strcmp(after.kernel, kernel)) {
-			free(after.kernel);
-			after.kernel = kopt_strdup(kernel);
-		}
-		if (!after.version || strcmp(after.version, version)) {
-			free(after.version);
-			after.version = kopt_strdup(version);
-		}
-		if (!before.version) {
-			before.version = kopt_strdup(after.parent);
-		}
+		kopt_results_read_or_die(&before, ctx, kernel, after.parent);
 		req.before = &before;
 		req.after = &after;
 	}
@@ -203,8 +168,8 @@ static int learn_new(int argc, const char **argv, struct kopt_ctx *ctx)
 		free(slug);
 	}
 	kopt_kb_release(&kb);
-	kopt_measured_release(&before);
-	kopt_measured_release(&after);
+	kopt_results_release(&before);
+	kopt_results_release(&after);
 	kopt_buf_release(&tmpl);
 	kopt_buf_release(&report);
 	free(catalog);

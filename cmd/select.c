@@ -94,7 +94,7 @@ int cmd_select(int argc, const char **argv, struct kopt_ctx *ctx)
 	const struct kopt_kernel *k;
 	struct kopt_strategy s;
 	struct kopt_kb kb = KOPT_KB_INIT;
-	struct kopt_measured res = KOPT_MEASURED_INIT;
+	struct kopt_results res = KOPT_RESULTS_INIT;
 	struct kopt_selection sel = { 0 };
 	struct kopt_buf text = KOPT_BUF_INIT;
 	struct kopt_strvec links = KOPT_STRVEC_INIT;
@@ -244,7 +244,7 @@ int cmd_select(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_strategy_release(&s);
 	kopt_selection_release(&sel);
 	kopt_kb_release(&kb);
-	kopt_measured_release(&res);
+	kopt_results_release(&res);
 	kopt_buf_release(&text);
 	kopt_strvec_clear(&links);
 	free(needs);

@@ -10,7 +10,7 @@
 #include "builtin.h"
 #include "kb.h"
 #include "lockfile.h"
-#include "measured.h"
+#include "results.h"
 #include "strategy.h"
 #include "banned.h"
 
@@ -20,21 +20,44 @@ static const char *const strategize_usage[] = {
 	NULL
 };
 
+void kopt_results_read_or_die(struct kopt_results *out, struct kopt_ctx *ctx,
+			      const char *kernel, const char *version)
+{
+	struct kopt_buf rel = KOPT_BUF_INIT;
+	char *path;
+	int ret;
+
+	kopt_results_path(&rel, kernel, version);
+	path = kopt_ctx_path(ctx, rel.buf);
+	ret = kopt_results_read_file(out, path, kernel, version);
+	if (ret == KOPT_ENOTFOUND)
+		kopt_die("no results for %s %s (%s); run 'git kopt profile %s "
+			 "%s' first", kernel, version, rel.buf, kernel,
+			 version);
+	if (ret)
+		exit(128);
+	if (!out->entries_nr)
+		kopt_die("%s has no measured trials; run 'git kopt profile %s "
+			 "%s' first", rel.buf, kernel, version);
+	free(path);
+	kopt_buf_release(&rel);
+}
+
 /*
  * Load everything the task is made of; shared with `select`, which
  * computes the same task when none was written.  Dies on bad input,
  * naming the file and what to run.
  */
 void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
-			    struct kopt_measured *res, struct kopt_ctx *ctx,
+			    struct kopt_results *res, struct kopt_ctx *ctx,
 			    const char *kernel_name, const char *version,
 			    char **current, char **next, size_t max)
 {
 	const struct kopt_config *cfg = kopt_ctx_config_or_die(ctx);
 	const struct kopt_kernel *k = kopt_ctx_kernel_or_die(ctx, kernel_name);
 	struct kopt_kb_source src;
-	struct kopt_buf text = KOPT_BUF_INIT, probs = KOPT_BUF_INIT;
-	char *newest = NULL, *rel, *path;
+	struct kopt_buf probs = KOPT_BUF_INIT;
+	char *newest = NULL;
 
 	kopt_kernel_versions(ctx->top, ctx->repo, k, &newest, next);
 	if (version) {
@@ -49,23 +72,7 @@ void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
 		kopt_die("no results for kernel '%s'; run 'git kopt profile "
 			 "%s v0' first", k->name, k->name);
 	}
-	rel = kopt_results_path(k->name, *current);
-	path = kopt_ctx_path(ctx, rel);
-	if (kopt_buf_read_file(&text, path)) {
-		if (errno == ENOENT)
-			kopt_die("no results for %s %s (%s); run 'git kopt "
-				 "profile %s %s' first", k->name, *current, rel,
-				 k->name, *current);
-		kopt_die("cannot read '%s': %s", rel, strerror(errno));
-	}
-	if (kopt_measured_parse(res, text.buf, text.len, rel))
-		exit(128);
-	if (!res->entries_nr)
-		kopt_die("%s has no measured trials; run 'git kopt profile %s "
-			 "%s' first", rel, k->name, *current);
-	kopt_buf_release(&text);
-	free(path);
-	free(rel);
+	kopt_results_read_or_die(res, ctx, k->name, *current);
 
 	kopt_kb_source_worktree(&src, ctx->top);
 	if (kopt_kb_load(kb, &src, cfg, k->language))
@@ -119,7 +126,7 @@ int cmd_strategize(int argc, const char **argv, struct kopt_ctx *ctx)
 	};
 	struct kopt_strategy s;
 	struct kopt_kb kb = KOPT_KB_INIT;
-	struct kopt_measured res = KOPT_MEASURED_INIT;
+	struct kopt_results res = KOPT_RESULTS_INIT;
 	struct kopt_buf md = KOPT_BUF_INIT, out = KOPT_BUF_INIT;
 	char *current = NULL, *next = NULL, *task, *task_dir, *abs;
 	int same;
@@ -176,7 +183,7 @@ int cmd_strategize(int argc, const char **argv, struct kopt_ctx *ctx)
 		fprintf(stderr, "wrote %s\n", task);
 	kopt_strategy_release(&s);
 	kopt_kb_release(&kb);
-	kopt_measured_release(&res);
+	kopt_results_release(&res);
 	kopt_buf_release(&md);
 	kopt_buf_release(&out);
 	free(current);

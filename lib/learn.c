@@ -88,11 +88,11 @@ static int evidence_table_end(const struct kopt_buf *text)
 	return line;
 }
 
-static void fmt_us(struct kopt_buf *out, const struct kopt_measured_entry *e)
+static void fmt_us(struct kopt_buf *out, const struct kopt_results_entry *e)
 {
-	if (e->metrics.have[KOPT_METRIC_DURATION_US])
+	if (kopt_results_has(e->metrics[KOPT_METRIC_DURATION_US]))
 		kopt_buf_addf(out, "%.2f \xce\xbcs",
-			      e->metrics.value[KOPT_METRIC_DURATION_US]);
+			      e->metrics[KOPT_METRIC_DURATION_US]);
 	else
 		kopt_buf_addstr(out, "not measured");
 }
@@ -112,24 +112,24 @@ int kopt_learn_fill(struct kopt_buf *out, const struct kopt_learn_request *req)
 		goto done;
 
 	for (i = 0; i < req->after->entries_nr; i++) {
-		const struct kopt_measured_entry *a = &req->after->entries[i];
-		const struct kopt_measured_entry *b =
-			kopt_measured_match(req->before, a);
+		const struct kopt_results_entry *a = &req->after->entries[i];
+		const struct kopt_results_entry *b =
+			kopt_results_find_like(req->before, a);
 		if (!b)
 			continue;
 		matched++;
 		kopt_buf_addstr(&rows, "| ");
-		kopt_measured_entry_name(&rows, a);
+		kopt_results_describe_entry(&rows, a);
 		kopt_buf_addstr(&rows, " | ");
 		fmt_us(&rows, b);
 		kopt_buf_addstr(&rows, " | ");
 		fmt_us(&rows, a);
 		kopt_buf_addstr(&rows, " | ");
-		if (a->metrics.have[KOPT_METRIC_DURATION_US] &&
-		    b->metrics.have[KOPT_METRIC_DURATION_US] &&
-		    b->metrics.value[KOPT_METRIC_DURATION_US] > 0) {
-			double bd = b->metrics.value[KOPT_METRIC_DURATION_US];
-			double ad = a->metrics.value[KOPT_METRIC_DURATION_US];
+		if (kopt_results_has(a->metrics[KOPT_METRIC_DURATION_US]) &&
+		    kopt_results_has(b->metrics[KOPT_METRIC_DURATION_US]) &&
+		    b->metrics[KOPT_METRIC_DURATION_US] > 0) {
+			double bd = b->metrics[KOPT_METRIC_DURATION_US];
+			double ad = a->metrics[KOPT_METRIC_DURATION_US];
 			kopt_buf_addf(&rows, "%+.1f%% duration",
 				      (ad - bd) / bd * 100);
 		} else {
@@ -146,9 +146,9 @@ int kopt_learn_fill(struct kopt_buf *out, const struct kopt_learn_request *req)
 	kopt_buf_addf(&src, "local experiment (%s %s -> %s%s%s)",
 		      req->after->kernel, req->before->version,
 		      req->after->version,
-		      req->after->entries[0].device ? ", " : "",
-		      req->after->entries[0].device ?
-		      req->after->entries[0].device : "");
+		      req->after->entries[0].device.name ? ", " : "",
+		      req->after->entries[0].device.name ?
+		      req->after->entries[0].device.name : "");
 	replace(out, "[local experiment / external report]", src.buf);
 	{
 		int line = evidence_table_end(out);
@@ -180,15 +180,15 @@ static int mean_gain(const struct kopt_learn_request *req, double *out)
 	if (!req->before || !req->after)
 		return -1;
 	for (i = 0; i < req->after->entries_nr; i++) {
-		const struct kopt_measured_entry *a = &req->after->entries[i];
-		const struct kopt_measured_entry *b =
-			kopt_measured_match(req->before, a);
+		const struct kopt_results_entry *a = &req->after->entries[i];
+		const struct kopt_results_entry *b =
+			kopt_results_find_like(req->before, a);
 		double ad, bd;
-		if (!b || !a->metrics.have[KOPT_METRIC_DURATION_US] ||
-		    !b->metrics.have[KOPT_METRIC_DURATION_US])
+		if (!b || !kopt_results_has(a->metrics[KOPT_METRIC_DURATION_US]) ||
+		    !kopt_results_has(b->metrics[KOPT_METRIC_DURATION_US]))
 			continue;
-		ad = a->metrics.value[KOPT_METRIC_DURATION_US];
-		bd = b->metrics.value[KOPT_METRIC_DURATION_US];
+		ad = a->metrics[KOPT_METRIC_DURATION_US];
+		bd = b->metrics[KOPT_METRIC_DURATION_US];
 		if (bd <= 0)
 			continue;
 		sum += (bd - ad) / bd * 100;

@@ -23,7 +23,7 @@
 #include "buf.h"
 #include "kb.h"
 #include "knowledge.h"
-#include "measured.h"
+#include "results.h"
 
 struct kopt_learn_request {
 	enum kopt_kind kind;
@@ -32,7 +32,7 @@ struct kopt_learn_request {
 	const char *catalog;          /* the catalog to add the row to */
 	const char *template_text;    /* templates/<kind>.md */
 	size_t template_len;
-	const struct kopt_measured *before, *after;  /* may be NULL */
+	const struct kopt_results *before, *after;  /* may be NULL */
 };
 
 /* The file name for a name: lower case, runs of other characters '-'. */

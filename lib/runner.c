@@ -191,7 +191,7 @@ int kopt_child_run(struct kopt_child *c)
 void kopt_child_describe(const struct kopt_child *c, struct kopt_buf *out)
 {
 	if (c->timed_out)
-		kopt_buf_addf(out, "timed out after %.0f s", c->timeout_ms / 1000.0);
+		kopt_buf_addf(out, "timed out after %g s", c->timeout_ms / 1000.0);
 	else if (c->signal)
 		kopt_buf_addf(out, "killed by signal %d (%s)", c->signal,
 			      strsignal(c->signal));

@@ -39,7 +39,7 @@ enum kopt_control kopt_entry_control(const struct kopt_kb_entry *e,
 }
 
 static void trial_name(struct kopt_buf *out,
-		       const struct kopt_measured_entry *m)
+		       const struct kopt_results_entry *m)
 {
 	if (m->trial)
 		kopt_buf_addstr(out, m->trial);
@@ -87,7 +87,7 @@ static void item_release(struct kopt_strategy_item *it)
 
 /* Evaluate every trigger of `e` on every trial. */
 static int evaluate(struct kopt_strategy_item *it,
-		    const struct kopt_measured *res)
+		    const struct kopt_results *res)
 {
 	const struct kopt_detail *d = it->entry->detail;
 	struct kopt_trigger_result r = KOPT_TRIGGER_RESULT_INIT;
@@ -98,7 +98,7 @@ static int evaluate(struct kopt_strategy_item *it,
 
 	it->margin = -HUGE_VAL;
 	for (i = 0; i < res->entries_nr; i++) {
-		const struct kopt_measured_entry *m = &res->entries[i];
+		const struct kopt_results_entry *m = &res->entries[i];
 		enum kopt_truth t = KOPT_TRUTH_TRUE;
 		double margin = HUGE_VAL;
 
@@ -107,7 +107,8 @@ static int evaluate(struct kopt_strategy_item *it,
 		for (j = 0; j < d->triggers_nr; j++) {
 			const struct kopt_trigger *tr = &d->triggers[j];
 			kopt_buf_reset(&err);
-			if (kopt_trigger_eval(&r, tr, &m->metrics, &err)) {
+			if (kopt_trigger_eval(&r, tr, kopt_trigger_entry_lookup,
+					      (void *)m, &err)) {
 				ret = kopt_error("%s:%d: trigger `%s`: %s",
 						 d->path, tr->line, tr->text,
 						 err.buf);
@@ -156,12 +157,12 @@ done:
 	return ret;
 }
 
-static const char *classify(const struct kopt_metrics *m)
+static const char *classify(const double *m)
 {
-	int has_tc = m->have[KOPT_METRIC_TC_PCT];
-	int has_dram = m->have[KOPT_METRIC_DRAM_PCT];
-	double tc = m->value[KOPT_METRIC_TC_PCT];
-	double dram = m->value[KOPT_METRIC_DRAM_PCT];
+	int has_tc = kopt_results_has(m[KOPT_METRIC_TC_PCT]);
+	int has_dram = kopt_results_has(m[KOPT_METRIC_DRAM_PCT]);
+	double tc = m[KOPT_METRIC_TC_PCT];
+	double dram = m[KOPT_METRIC_DRAM_PCT];
 
 	if (!has_tc || !has_dram)
 		return NULL;
@@ -174,7 +175,7 @@ static const char *classify(const struct kopt_metrics *m)
 	return "Latency-bound";
 }
 
-static void metric_summary(struct kopt_buf *out, const struct kopt_metrics *m)
+static void metric_summary(struct kopt_buf *out, const double *m)
 {
 	static const struct { enum kopt_metric m; const char *fmt; } show[] = {
 		{ KOPT_METRIC_DRAM_PCT, "DRAM %.1f%%" },
@@ -186,26 +187,26 @@ static void metric_summary(struct kopt_buf *out, const struct kopt_metrics *m)
 	size_t i, n = 0;
 
 	for (i = 0; i < KOPT_ARRAY_SIZE(show); i++) {
-		if (!m->have[show[i].m])
+		if (!kopt_results_has(m[show[i].m]))
 			continue;
 		if (n++)
 			kopt_buf_addstr(out, ", ");
-		kopt_buf_addf(out, show[i].fmt, m->value[show[i].m]);
+		kopt_buf_addf(out, show[i].fmt, m[show[i].m]);
 	}
 	if (!n)
 		kopt_buf_addstr(out, "no metrics measured");
 }
 
-static void bottleneck(struct kopt_strategy *s, const struct kopt_measured *r)
+static void bottleneck(struct kopt_strategy *s, const struct kopt_results *r)
 {
 	const char *first = NULL;
 	int same = 1;
 	size_t i;
 
 	for (i = 0; i < r->entries_nr; i++) {
-		const struct kopt_measured_entry *m = &r->entries[i];
+		const struct kopt_results_entry *m = &r->entries[i];
 		const char *b = m->bottleneck ? m->bottleneck :
-				classify(&m->metrics);
+				classify(m->metrics);
 		if (!b)
 			b = "Unknown";
 		if (!first)
@@ -216,9 +217,9 @@ static void bottleneck(struct kopt_strategy *s, const struct kopt_measured *r)
 	if (same && first)
 		kopt_buf_addf(&s->bottleneck, "%s (", first);
 	for (i = 0; i < r->entries_nr; i++) {
-		const struct kopt_measured_entry *m = &r->entries[i];
+		const struct kopt_results_entry *m = &r->entries[i];
 		const char *b = m->bottleneck ? m->bottleneck :
-				classify(&m->metrics);
+				classify(m->metrics);
 		if (i)
 			kopt_buf_addstr(&s->bottleneck, same ? "; " : ", ");
 		if (same) {
@@ -230,7 +231,7 @@ static void bottleneck(struct kopt_strategy *s, const struct kopt_measured *r)
 			trial_name(&s->bottleneck, m);
 			kopt_buf_addstr(&s->bottleneck, " (");
 		}
-		metric_summary(&s->bottleneck, &m->metrics);
+		metric_summary(&s->bottleneck, m->metrics);
 		if (!same)
 			kopt_buf_addch(&s->bottleneck, ')');
 	}
@@ -249,36 +250,37 @@ static int max_threads_per_sm(int major, int minor)
 	return 2048;
 }
 
-static void constraints(struct kopt_strategy *s, const struct kopt_measured *r)
+static void constraints(struct kopt_strategy *s, const struct kopt_results *r)
 {
 	int major = 0, minor = 0, target;
 	size_t i;
 
 	s->regs_now = s->spill_now = s->occ_now = -1;
 	for (i = 0; i < r->entries_nr; i++) {
-		const struct kopt_measured_entry *m = &r->entries[i];
-		const struct kopt_metrics *x = &m->metrics;
+		const struct kopt_results_entry *m = &r->entries[i];
+		const double *x = m->metrics;
 
-		if (m->cc_major && !major) {
-			major = m->cc_major;
-			minor = m->cc_minor;
-			s->device = m->device;
+		if (m->device.cc && !major) {
+			const char *dot = strchr(m->device.cc, '.');
+			major = atoi(m->device.cc);
+			minor = dot ? atoi(dot + 1) : 0;
+			s->device = m->device.name;
 		}
-		if (x->have[KOPT_METRIC_REGS] &&
-		    x->value[KOPT_METRIC_REGS] > s->regs_now)
-			s->regs_now = x->value[KOPT_METRIC_REGS];
-		if (x->have[KOPT_METRIC_SPILL_BYTES] &&
-		    x->value[KOPT_METRIC_SPILL_BYTES] > s->spill_now)
-			s->spill_now = x->value[KOPT_METRIC_SPILL_BYTES];
-		if (x->have[KOPT_METRIC_OCC_PCT]) {
+		if (kopt_results_has(x[KOPT_METRIC_REGS]) &&
+		    x[KOPT_METRIC_REGS] > s->regs_now)
+			s->regs_now = x[KOPT_METRIC_REGS];
+		if (kopt_results_has(x[KOPT_METRIC_SPILL_BYTES]) &&
+		    x[KOPT_METRIC_SPILL_BYTES] > s->spill_now)
+			s->spill_now = x[KOPT_METRIC_SPILL_BYTES];
+		if (kopt_results_has(x[KOPT_METRIC_OCC_PCT])) {
 			if (s->occ_text.len)
 				kopt_buf_addstr(&s->occ_text, ", ");
 			kopt_buf_addf(&s->occ_text, "%.1f%% on ",
-				      x->value[KOPT_METRIC_OCC_PCT]);
+				      x[KOPT_METRIC_OCC_PCT]);
 			trial_name(&s->occ_text, m);
 			if (s->occ_now < 0 ||
-			    x->value[KOPT_METRIC_OCC_PCT] < s->occ_now)
-				s->occ_now = x->value[KOPT_METRIC_OCC_PCT];
+			    x[KOPT_METRIC_OCC_PCT] < s->occ_now)
+				s->occ_now = x[KOPT_METRIC_OCC_PCT];
 		}
 	}
 	s->max_threads = max_threads_per_sm(major, minor);
@@ -305,7 +307,7 @@ static int by_score(const void *a_, const void *b_)
 } while (0)
 
 int kopt_strategy_compute(struct kopt_strategy *s, const struct kopt_kb *kb,
-			  const struct kopt_measured *res,
+			  const struct kopt_results *res,
 			  const struct kopt_config *cfg,
 			  const struct kopt_kernel *kernel,
 			  const char *current, const char *next, size_t max)

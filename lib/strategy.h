@@ -26,7 +26,7 @@
 #include "buf.h"
 #include "config.h"
 #include "kb.h"
-#include "measured.h"
+#include "results.h"
 #include "strvec.h"
 
 struct kopt_strategy_item {
@@ -73,7 +73,7 @@ struct kopt_strategy {
  * trigger failed to evaluate; printed).
  */
 int kopt_strategy_compute(struct kopt_strategy *out, const struct kopt_kb *kb,
-			  const struct kopt_measured *results,
+			  const struct kopt_results *results,
 			  const struct kopt_config *cfg,
 			  const struct kopt_kernel *kernel,
 			  const char *current, const char *next, size_t max);

@@ -5,45 +5,46 @@
 #include <string.h>
 
 #include "error.h"
+#include "results.h"
 #include "banned.h"
 
-static const char *const metric_names[KOPT_METRIC_NR] = {
-	"duration_us", "tc_pct", "dram_pct", "occ_pct", "l2_hit_pct",
-	"spill_bytes", "regs", "waves", "tflops", "gbps", "roofline_pct",
-	"b", "s", "t",
-};
+static const char *const trial_names[] = { "b", "s", "t" };
 
-const char *kopt_metric_name(enum kopt_metric m)
+int kopt_trigger_known_name(const char *name)
 {
-	return (unsigned)m < KOPT_METRIC_NR ? metric_names[m] : NULL;
+	size_t i;
+
+	if (kopt_metric_from_name(name) >= 0)
+		return 1;
+	for (i = 0; i < KOPT_ARRAY_SIZE(trial_names); i++)
+		if (!strcmp(name, trial_names[i]))
+			return 1;
+	return 0;
 }
 
-int kopt_metric_parse(const char *name)
+void kopt_trigger_names(struct kopt_buf *out)
 {
-	int i;
+	size_t i;
 
-	for (i = 0; i < KOPT_METRIC_NR; i++)
-		if (!strcmp(metric_names[i], name))
-			return i;
-	return -1;
+	for (i = 0; i < KOPT_METRIC__NR; i++)
+		kopt_buf_addf(out, "%s%s", i ? ", " : "",
+			      kopt_metric_infos[i].name);
+	for (i = 0; i < KOPT_ARRAY_SIZE(trial_names); i++)
+		kopt_buf_addf(out, ", %s", trial_names[i]);
 }
 
-void kopt_metric_list(struct kopt_buf *out)
+int kopt_trigger_entry_lookup(void *data, const char *name, double *out)
 {
-	int i;
+	const struct kopt_results_entry *e = data;
 
-	for (i = 0; i < KOPT_METRIC_NR; i++)
-		kopt_buf_addf(out, "%s%s", i ? ", " : "", metric_names[i]);
-}
-
-int kopt_metrics_set(struct kopt_metrics *m, const char *name, double v)
-{
-	int i = kopt_metric_parse(name);
-
-	if (i < 0)
-		return KOPT_ENOTFOUND;
-	m->value[i] = v;
-	m->have[i] = 1;
+	if (!strcmp(name, "b"))
+		*out = (double)e->b;
+	else if (!strcmp(name, "s"))
+		*out = (double)e->s;
+	else if (!strcmp(name, "t"))
+		*out = (double)e->t;
+	else
+		return kopt_results_metric(e, name, out) ? KOPT_ENOTFOUND : 0;
 	return 0;
 }
 
@@ -74,10 +75,10 @@ int kopt_trigger_parse(struct kopt_trigger *out, const char *text, int line,
 		return KOPT_EINVALID;
 	kopt_expr_names(e, &names);
 	for (i = 0; i < names.nr; i++) {
-		if (kopt_metric_parse(names.v[i]) >= 0)
+		if (kopt_trigger_known_name(names.v[i]))
 			continue;
 		kopt_buf_addf(err, "unknown metric '%s' (known: ", names.v[i]);
-		kopt_metric_list(err);
+		kopt_trigger_names(err);
 		kopt_buf_addch(err, ')');
 		ret = KOPT_EINVALID;
 		goto done;
@@ -115,7 +116,8 @@ const char *kopt_truth_name(enum kopt_truth t)
 }
 
 struct eval_ctx {
-	const struct kopt_metrics *m;
+	kopt_expr_lookup_fn lookup;
+	void *data;
 	struct kopt_trigger_result *out;
 	struct kopt_strvec seen;
 };
@@ -123,14 +125,12 @@ struct eval_ctx {
 static int lookup(void *data, const char *name, double *v)
 {
 	struct eval_ctx *c = data;
-	int i = kopt_metric_parse(name);
 
-	if (i < 0 || !c->m->have[i]) {
-		if (i >= 0 && !kopt_strvec_has(&c->out->missing, name))
+	if (c->lookup(c->data, name, v)) {
+		if (!kopt_strvec_has(&c->out->missing, name))
 			kopt_strvec_push(&c->out->missing, name);
 		return KOPT_ENOTFOUND;
 	}
-	*v = c->m->value[i];
 	if (!kopt_strvec_has(&c->seen, name)) {
 		kopt_strvec_push(&c->seen, name);
 		kopt_buf_addf(&c->out->values, "%s%s=%.6g",
@@ -235,9 +235,10 @@ static int eval3(const struct kopt_expr *e, struct eval_ctx *c,
 
 int kopt_trigger_eval(struct kopt_trigger_result *out,
 		      const struct kopt_trigger *t,
-		      const struct kopt_metrics *m, struct kopt_buf *err)
+		      kopt_expr_lookup_fn lookup, void *data,
+		      struct kopt_buf *err)
 {
-	struct eval_ctx c = { m, out, KOPT_STRVEC_INIT };
+	struct eval_ctx c = { lookup, data, out, KOPT_STRVEC_INIT };
 	int ret;
 
 	kopt_strvec_clear(&out->missing);

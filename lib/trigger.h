@@ -10,51 +10,33 @@
  * kopt_trigger_parse() checks a condition once: its syntax, that every
  * name is canonical, and that it is a condition (comparisons joined by
  * and/or/not), not a bare number.  kopt_trigger_eval() evaluates it
- * against a struct kopt_metrics in three-valued logic: a comparison over
+ * on measured values in three-valued logic: a comparison over
  * a metric that was not measured is unknown, not false, and `and`/`or`
  * follow Kleene's rules (false and unknown is false).  It also says how
  * far past its threshold the condition is (the margin, relative to the
  * threshold: 0.5 means 50% beyond it; negative when it does not hold).
+ * `and` takes the smaller margin of its sides, `or` the larger, `not`
+ * the opposite.
  */
 
 #include "buf.h"
 #include "expr.h"
 #include "strvec.h"
 
-enum kopt_metric {
-	KOPT_METRIC_DURATION_US,
-	KOPT_METRIC_TC_PCT,
-	KOPT_METRIC_DRAM_PCT,
-	KOPT_METRIC_OCC_PCT,
-	KOPT_METRIC_L2_HIT_PCT,
-	KOPT_METRIC_SPILL_BYTES,
-	KOPT_METRIC_REGS,
-	KOPT_METRIC_WAVES,
-	KOPT_METRIC_TFLOPS,
-	KOPT_METRIC_GBPS,
-	KOPT_METRIC_ROOFLINE_PCT,
-	KOPT_METRIC_B,
-	KOPT_METRIC_S,
-	KOPT_METRIC_T,
-	KOPT_METRIC_NR
-};
-
-/* The canonical name of a metric; its index from a name, or -1. */
-const char *kopt_metric_name(enum kopt_metric m);
-int kopt_metric_parse(const char *name);
+/*
+ * The names a trigger may use: the canonical metrics of lib/results
+ * (duration_us, tc_pct, ..., roofline_pct) and the trial's b, s, t.
+ */
+int kopt_trigger_known_name(const char *name);
 /* "duration_us, tc_pct, ..., t" for messages. */
-void kopt_metric_list(struct kopt_buf *out);
+void kopt_trigger_names(struct kopt_buf *out);
 
-/* One measured configuration: what was measured, and its values. */
-struct kopt_metrics {
-	double value[KOPT_METRIC_NR];
-	unsigned char have[KOPT_METRIC_NR];
-};
-
-#define KOPT_METRICS_INIT { { 0 }, { 0 } }
-
-/* Set a metric by name; KOPT_ENOTFOUND when the name is not canonical. */
-int kopt_metrics_set(struct kopt_metrics *m, const char *name, double v);
+/*
+ * A kopt_expr_lookup_fn over a struct kopt_results_entry (`data`):
+ * b, s, t from its configuration, the rest from its metrics;
+ * KOPT_ENOTFOUND for a metric that was not measured.
+ */
+int kopt_trigger_entry_lookup(void *data, const char *name, double *out);
 
 struct kopt_trigger {
 	char *text;              /* the condition as written */
@@ -88,13 +70,16 @@ struct kopt_trigger_result {
 	KOPT_BUF_INIT }
 
 /*
- * Evaluate `t` on `m` into `out` (which is reset first).  Returns 0, or
+ * Evaluate `t` into `out` (which is reset first), binding names through
+ * `lookup` (KOPT_ENOTFOUND: not measured), e.g.
+ * kopt_trigger_entry_lookup() over a results entry.  Returns 0, or
  * KOPT_EINVALID when the arithmetic fails (division by zero), with
  * `err` saying where.
  */
 int kopt_trigger_eval(struct kopt_trigger_result *out,
 		      const struct kopt_trigger *t,
-		      const struct kopt_metrics *m, struct kopt_buf *err);
+		      kopt_expr_lookup_fn lookup, void *data,
+		      struct kopt_buf *err);
 void kopt_trigger_result_release(struct kopt_trigger_result *r);
 
 const char *kopt_truth_name(enum kopt_truth t);

@@ -1,0 +1,658 @@
+/*
+ * libkopt-inject: entry point, configuration and launch callbacks.
+ * inject.h says how the pieces fit together; README.md documents the
+ * variables and the output file.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "inject.h"
+#include "../banned.h"
+
+struct kopt_inject_state g = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.act_lock = PTHREAD_MUTEX_INITIALIZER,
+	.note_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+/* The kernel whose launch this thread is profiling, between the launch
+   call's entry and exit callbacks. */
+static __thread struct kopt_inject_kernel *tl_profiling;
+static __thread double tl_t0;
+static __thread int tl_depth;
+
+static const char *default_metrics[] = {
+	"gpu__time_duration.sum",
+	"sm__pipe_tensor_op_hmma_cycles_active.avg."
+		"pct_of_peak_sustained_active",
+	"dram__throughput.avg.pct_of_peak_sustained_elapsed",
+	"dram__bytes_read.sum",
+	"dram__bytes_write.sum",
+	"sm__warps_active.avg.pct_of_peak_sustained_active",
+	"lts__t_sector_hit_rate.pct",
+	"l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
+	"l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum",
+	"sm__cycles_elapsed.avg.per_second",
+	"dram__cycles_elapsed.avg.per_second",
+};
+
+/* ---- configuration ---- */
+
+static unsigned long env_number(const char *name, unsigned long def,
+				unsigned long min, unsigned long max)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return def;
+	v = strtoul(s, &end, 10);
+	if (*end || v < min || v > max) {
+		kopt_inject_warning("bad-variable",
+				    "%s='%s' is not a number from %lu to %lu; "
+				    "using %lu", name, s, min, max, def);
+		return def;
+	}
+	return v;
+}
+
+/* Split a comma-separated list in place. */
+static size_t split_list(char *buf, const char **out, size_t max)
+{
+	size_t n = 0;
+	char *save = NULL;
+
+	for (char *t = strtok_r(buf, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*t))
+			t++;
+		for (char *e = t + strlen(t); e > t &&
+		     isspace((unsigned char)e[-1]);)
+			*--e = '\0';
+		if (!*t)
+			continue;
+		if (n == max) {
+			kopt_inject_warning("bad-variable",
+					    "more than %zu entries in a list; "
+					    "'%s' and later ones are left out",
+					    max, t);
+			break;
+		}
+		out[n++] = t;
+	}
+	return n;
+}
+
+/* KOPT_INJECT_OUT with every "%p" replaced by the process id. */
+static char *expand_out(const char *s)
+{
+	size_t len = strlen(s), cap = len + 64, n = 0;
+	char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	for (const char *p = s; *p; p++) {
+		if (n + 24 >= cap) {
+			char *o = realloc(out, cap *= 2);
+			if (!o) {
+				free(out);
+				return NULL;
+			}
+			out = o;
+		}
+		if (p[0] == '%' && p[1] == 'p') {
+			n += (size_t)snprintf(out + n, cap - n, "%ld",
+					      (long)getpid());
+			p++;
+		} else {
+			out[n++] = *p;
+		}
+	}
+	out[n] = '\0';
+	return out;
+}
+
+static int read_config(struct kopt_inject_config *c)
+{
+	const char *out = getenv("KOPT_INJECT_OUT");
+	const char *metrics = getenv("KOPT_INJECT_METRICS");
+	const char *filter = getenv("KOPT_INJECT_KERNELS");
+	const char *replay = getenv("KOPT_INJECT_REPLAY");
+
+	c->verbose = env_number("KOPT_INJECT_VERBOSE", 0, 0, 1);
+	if (!out || !*out)
+		return -1;
+	c->out = expand_out(out);
+	c->warmup = env_number("KOPT_INJECT_WARMUP", 5, 0, 1000000);
+	c->samples = env_number("KOPT_INJECT_SAMPLES", 2, 0, 1000);
+	c->max_kernels = env_number("KOPT_INJECT_MAX_KERNELS", 64, 0, 100000);
+	c->max_durations = env_number("KOPT_INJECT_MAX_DURATIONS", 100000, 1,
+				      100000000);
+	c->max_wait = env_number("KOPT_INJECT_MAX_WAIT", 1000, 1, 100000000);
+	c->replay = KOPT_INJECT_REPLAY_LAUNCH;
+	if (replay && !strcmp(replay, "kernel"))
+		c->replay = KOPT_INJECT_REPLAY_KERNEL;
+	else if (replay && *replay && strcmp(replay, "launch"))
+		kopt_inject_warning("bad-variable",
+				    "KOPT_INJECT_REPLAY='%s' is neither "
+				    "'launch' nor 'kernel'; using 'launch'",
+				    replay);
+	if (metrics && !strcmp(metrics, "none")) {
+		c->n_metrics = 0;
+	} else if (metrics && *metrics) {
+		c->metrics_buf = strdup(metrics);
+		if (c->metrics_buf)
+			c->n_metrics = split_list(c->metrics_buf, c->metrics,
+						  KOPT_INJECT_MAX_METRICS);
+	} else {
+		c->n_metrics = sizeof(default_metrics) /
+			       sizeof(default_metrics[0]);
+		for (size_t i = 0; i < c->n_metrics; i++)
+			c->metrics[i] = default_metrics[i];
+	}
+	if (filter && *filter) {
+		c->filter_buf = strdup(filter);
+		if (c->filter_buf)
+			c->n_filter = split_list(c->filter_buf, c->filter,
+						 KOPT_INJECT_MAX_FILTERS);
+	}
+	return 0;
+}
+
+/* ---- device and kernel attributes ---- */
+
+static void read_device(CUcontext ctx)
+{
+	struct kopt_inject_device *d = &g.device;
+	CUcontext prev = NULL;
+	CUdevice dev;
+	size_t mem = 0;
+	struct {
+		CUdevice_attribute a;
+		int *out;
+	} attrs[] = {
+		{ CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &d->cc_major },
+		{ CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &d->cc_minor },
+		{ CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &d->sms },
+		{ CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &d->sm_clock_khz },
+		{ CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, &d->mem_clock_khz },
+		{ CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
+		  &d->mem_bus_bits },
+		{ CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &d->l2_bytes },
+		{ CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+		  &d->smem_per_sm },
+		{ CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+		  &d->regs_per_sm },
+		{ CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+		  &d->threads_per_sm },
+	};
+
+	if (d->known)
+		return;
+	d->known = 1;
+	cuCtxGetCurrent(&prev);
+	if (prev != ctx)
+		cuCtxPushCurrent(ctx);
+	if (cuCtxGetDevice(&dev) != CUDA_SUCCESS)
+		dev = 0;
+	if (prev != ctx)
+		cuCtxPopCurrent(NULL);
+	d->dev = dev;
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++)
+		if (cuDeviceGetAttribute(attrs[i].out, attrs[i].a, dev) !=
+		    CUDA_SUCCESS)
+			*attrs[i].out = -1;
+	if (cuDeviceGetName(d->name, sizeof(d->name), dev) != CUDA_SUCCESS)
+		d->name[0] = '\0';
+	if (cuDeviceTotalMem(&mem, dev) == CUDA_SUCCESS)
+		d->memory_bytes = mem;
+	cuDriverGetVersion(&d->driver_version);
+}
+
+static void read_function(struct kopt_inject_kernel *k, CUfunction f)
+{
+	int threads = (int)(k->key.block[0] * k->key.block[1] *
+			    k->key.block[2]);
+	CUfunction fn = f;
+
+	if (cuFuncGetAttribute(&k->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn) !=
+	    CUDA_SUCCESS) {
+		/* a CUkernel (context-independent) handle in f's place */
+		if (cuKernelGetFunction(&fn, (CUkernel)f) != CUDA_SUCCESS ||
+		    cuFuncGetAttribute(&k->regs, CU_FUNC_ATTRIBUTE_NUM_REGS,
+				       fn) != CUDA_SUCCESS) {
+			k->regs = -1;
+			return;
+		}
+	}
+	if (cuFuncGetAttribute(&k->smem_static,
+			       CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn) !=
+	    CUDA_SUCCESS)
+		k->smem_static = -1;
+	if (cuFuncGetAttribute(&k->local_bytes,
+			       CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn) !=
+	    CUDA_SUCCESS)
+		k->local_bytes = -1;
+	if (cuOccupancyMaxActiveBlocksPerMultiprocessor(&k->blocks_per_sm, fn,
+							threads,
+							k->smem_dynamic) !=
+	    CUDA_SUCCESS)
+		k->blocks_per_sm = -1;
+}
+
+/* The kernel of a launch call, created at its first launch. */
+static struct kopt_inject_kernel *kernel_of(const char *name, CUfunction f,
+					    const uint32_t grid[3],
+					    const uint32_t block[3],
+					    uint32_t smem_dynamic)
+{
+	uint64_t h;
+	struct kopt_inject_kernel *k;
+
+	if (!name)
+		name = "?";
+	h = kopt_inject_key_hash(name, grid, block);
+	k = kopt_inject_table_find(&g.kernels, name, grid, block, h);
+	if (k)
+		return k;
+	k = calloc(1, sizeof(*k));
+	if (!k || !(k->key.name = strdup(name))) {
+		free(k);
+		return NULL;
+	}
+	memcpy(k->key.grid, grid, 3 * sizeof(*grid));
+	memcpy(k->key.block, block, 3 * sizeof(*block));
+	k->key.hash = h;
+	k->smem_dynamic = smem_dynamic;
+	k->regs = k->smem_static = k->local_bytes = k->blocks_per_sm = -1;
+	k->eligible = -1;
+	if (f)
+		read_function(k, f);
+	if (kopt_inject_table_add(&g.kernels, k) < 0) {
+		free(k->key.name);
+		free(k);
+		return NULL;
+	}
+	return k;
+}
+
+/* ---- sampling ---- */
+
+static int passes_filter(const char *mangled)
+{
+	if (!g.cfg.n_filter)
+		return 1;
+	for (size_t i = 0; i < g.cfg.n_filter; i++)
+		if (strstr(mangled, g.cfg.filter[i]))
+			return 1;
+	return 0;
+}
+
+/* Whether launch number `index` of k should begin a sample. */
+static int wants_sample(struct kopt_inject_kernel *k, uint64_t index)
+{
+	if (!g.cfg.n_metrics || g.rp.state == KOPT_INJECT_RP_FAILED ||
+	    g.rp.state == KOPT_INJECT_RP_DONE)
+		return 0;
+	if (index < g.cfg.warmup || k->n_samples + k->failed >= g.cfg.samples)
+		return 0;
+	if (k->eligible < 0)
+		k->eligible = passes_filter(k->key.name);
+	if (!k->eligible)
+		return 0;
+	/* a kernel not profiled yet counts against max_kernels */
+	if (!k->n_samples && !k->failed &&
+	    g.kernels_profiled >= g.cfg.max_kernels)
+		return 0;
+	return 1;
+}
+
+static void abandon_active(const char *why)
+{
+	struct kopt_inject_kernel *k = g.active;
+
+	if (!k)
+		return;
+	kopt_inject_warning("sample-incomplete",
+			    "a sample of '%s' got %zu of %zu passes: %s; "
+			    "left out", k->key.name, g.rp.pass, g.rp.passes,
+			    why);
+	free(k->cur.values);
+	memset(&k->cur, 0, sizeof(k->cur));
+	k->failed++;
+	g.active = NULL;
+	g.active_wait = 0;
+	kopt_inject_rp_reset(&g.rp);
+}
+
+/*
+ * Find what no measurement can be (a percentage over 100, a negative
+ * count): the value is kept for the record but reported as no value.
+ */
+static void check_values(struct kopt_inject_kernel *k,
+			 struct kopt_inject_sample *s)
+{
+	for (size_t i = 0; i < g.rp.n_metrics; i++) {
+		const char *m = g.rp.metrics[i];
+		double v = s->values[i];
+		const char *why = NULL;
+
+		if (isnan(v))
+			continue;
+		if (!isfinite(v))
+			why = "not finite";
+		else if (v < 0)
+			why = "negative";
+		else if (strstr(m, "pct") && v > 100.0 + 1e-9)
+			why = "a percentage over 100";
+		if (!why)
+			continue;
+		if (!s->rejected)
+			s->rejected = calloc(g.rp.n_metrics,
+					     sizeof(*s->rejected));
+		if (s->rejected)
+			s->rejected[i] = why;
+		else
+			s->values[i] = NAN;
+		kopt_inject_warning("value-rejected",
+				    "%s of '%s' (launch %llu) read %g, %s; "
+				    "rejected", m, k->key.name,
+				    (unsigned long long)s->launch, v, why);
+	}
+}
+
+static void finish_sample(struct kopt_inject_kernel *k)
+{
+	struct kopt_inject_sample *s;
+	double *values = calloc(g.rp.n_metrics ? g.rp.n_metrics : 1,
+				sizeof(*values));
+
+	g.active = NULL;
+	g.active_wait = 0;
+	if (!values || kopt_inject_rp_collect(&g.rp, values) < 0) {
+		free(values);
+		k->failed++;
+		return;
+	}
+	k->cur.values = values;
+	check_values(k, &k->cur);
+	s = realloc(k->samples, (k->n_samples + 1) * sizeof(*s));
+	if (!s) {
+		free(values);
+		k->failed++;
+		return;
+	}
+	k->samples = s;
+	k->samples[k->n_samples++] = k->cur;
+	memset(&k->cur, 0, sizeof(k->cur));
+}
+
+/* Entry of a launch call: count it, maybe start the profiler on it. */
+static void launch_enter(const CUpti_CallbackData *cb, CUfunction f,
+			 const uint32_t grid[3], const uint32_t block[3],
+			 uint32_t smem, CUstream stream)
+{
+	struct kopt_inject_kernel *k;
+	uint64_t index;
+	CUcontext ctx = cb->context;
+	CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+
+	pthread_mutex_lock(&g.lock);
+	g.calls++;
+	if (g.finished)
+		goto done;
+	if (!ctx)
+		cuCtxGetCurrent(&ctx);
+	if (!g.device.known && ctx)
+		read_device(ctx);
+	k = kernel_of(cb->symbolName, f, grid, block, smem);
+	if (!k)
+		goto done;
+	index = k->calls++;
+	if (g.rp.state != KOPT_INJECT_RP_OFF && ctx != g.rp.ctx) {
+		g.calls_other_ctx++;
+		goto done;
+	}
+	if (g.active && g.active != k) {
+		if (++g.active_wait > g.cfg.max_wait)
+			abandon_active("the kernel was not launched again soon "
+				       "enough");
+		goto done;
+	}
+	if (!g.active && !wants_sample(k, index))
+		goto done;
+	/* a launch being captured into a graph does not run now */
+	if (cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
+	    capture != CU_STREAM_CAPTURE_STATUS_NONE)
+		goto done;
+	if (g.rp.state == KOPT_INJECT_RP_OFF &&
+	    kopt_inject_rp_setup(&g.rp, ctx, g.cfg.metrics, g.cfg.n_metrics,
+				 g.cfg.replay) < 0)
+		goto done;
+	if (!g.active) {
+		memset(&k->cur, 0, sizeof(k->cur));
+		k->cur.launch = index;
+		if (!k->n_samples && !k->failed)
+			g.kernels_profiled++;
+	}
+	tl_t0 = kopt_inject_now();
+	if (kopt_inject_rp_start(&g.rp) < 0) {
+		g.active = k;
+		abandon_active("the profiler did not start");
+		goto done;
+	}
+	g.active = k;
+	g.active_wait = 0;
+	k->cur.last_launch = index;
+	tl_profiling = k;
+done:
+	pthread_mutex_unlock(&g.lock);
+}
+
+/* Exit of a launch call that this thread profiles. */
+static void launch_exit(const CUpti_CallbackData *cb)
+{
+	struct kopt_inject_kernel *k = tl_profiling;
+	size_t had;
+	int all = 0, failed;
+	double dt;
+
+	tl_profiling = NULL;
+	failed = cb->functionReturnValue &&
+		 *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS;
+	pthread_mutex_lock(&g.lock);
+	if (g.active != k || !g.rp.running) {
+		pthread_mutex_unlock(&g.lock);
+		return;
+	}
+	had = k->n_samples;
+	if (kopt_inject_rp_stop(&g.rp, &all) < 0)
+		abandon_active("the profiler did not stop");
+	else if (failed)
+		abandon_active("the launch failed");
+	else if (all)
+		finish_sample(k);
+	dt = kopt_inject_now() - tl_t0;
+	if (k->n_samples > had)
+		k->samples[k->n_samples - 1].seconds += dt;
+	else if (g.active == k)
+		k->cur.seconds += dt;
+	g.profile_s += dt;
+	pthread_mutex_unlock(&g.lock);
+}
+
+static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	uint32_t grid[3], block[3], smem;
+	CUfunction f;
+	CUstream stream;
+
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+		const cuLaunchKernel_params *p = cb->functionParams;
+		f = p->f;
+		grid[0] = p->gridDimX, grid[1] = p->gridDimY;
+		grid[2] = p->gridDimZ;
+		block[0] = p->blockDimX, block[1] = p->blockDimY;
+		block[2] = p->blockDimZ;
+		smem = p->sharedMemBytes;
+		stream = p->hStream;
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+		const cuLaunchKernelEx_params *p = cb->functionParams;
+		f = p->f;
+		grid[0] = p->config->gridDimX, grid[1] = p->config->gridDimY;
+		grid[2] = p->config->gridDimZ;
+		block[0] = p->config->blockDimX;
+		block[1] = p->config->blockDimY;
+		block[2] = p->config->blockDimZ;
+		smem = p->config->sharedMemBytes;
+		stream = p->config->hStream;
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
+		const cuLaunchCooperativeKernel_params *p = cb->functionParams;
+		f = p->f;
+		grid[0] = p->gridDimX, grid[1] = p->gridDimY;
+		grid[2] = p->gridDimZ;
+		block[0] = p->blockDimX, block[1] = p->blockDimY;
+		block[2] = p->blockDimZ;
+		smem = p->sharedMemBytes;
+		stream = p->hStream;
+		break;
+	}
+	default:
+		return;
+	}
+	launch_enter(cb, f, grid, block, smem, stream);
+}
+
+/* ---- the end ---- */
+
+/* Disable the Range Profiler before its context goes away, or at exit. */
+static void stop_profiler(const char *why)
+{
+	pthread_mutex_lock(&g.lock);
+	if (g.active)
+		abandon_active(why);
+	if (g.rp.state == KOPT_INJECT_RP_READY)
+		kopt_inject_rp_disable(&g.rp);
+	pthread_mutex_unlock(&g.lock);
+}
+
+static void at_exit(void)
+{
+	if (getpid() != g.pid)
+		return; /* a forked child: the parent reports */
+	pthread_mutex_lock(&g.lock);
+	if (g.finished) {
+		pthread_mutex_unlock(&g.lock);
+		return;
+	}
+	pthread_mutex_unlock(&g.lock);
+	if (g.cupti_loaded) {
+		stop_profiler("the program ended first");
+		kopt_inject_activity_flush(); /* no lock: it calls back */
+	}
+	pthread_mutex_lock(&g.lock);
+	g.finished = 1;
+	pthread_mutex_unlock(&g.lock);
+	kopt_inject_report_write();
+}
+
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
+				 CUpti_CallbackId cbid, const void *data)
+{
+	(void)userdata;
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		const CUpti_ResourceData *rd = data;
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING &&
+		    rd->context && rd->context == g.rp.ctx)
+			stop_profiler("the context was destroyed first");
+		return;
+	}
+	if (domain != CUPTI_CB_DOMAIN_DRIVER_API)
+		return;
+	const CUpti_CallbackData *cb = data;
+	if (cb->callbackSite == CUPTI_API_ENTER) {
+		if (tl_depth++ == 0)
+			on_launch(cbid, cb);
+	} else {
+		if (--tl_depth == 0 && tl_profiling)
+			launch_exit(cb);
+	}
+}
+
+static int subscribe(void)
+{
+	static const CUpti_CallbackId launches[] = {
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+	};
+	CUptiResult r = kc.cuptiSubscribe(&g.sub, on_callback, NULL);
+
+	if (r != CUPTI_SUCCESS)
+		return kopt_inject_cupti_fail("cuptiSubscribe", r);
+	g.subscribed = 1;
+	r = kc.cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
+			CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	if (r != CUPTI_SUCCESS)
+		return kopt_inject_cupti_fail("cuptiEnableCallback", r);
+	for (size_t i = 0; i < sizeof(launches) / sizeof(launches[0]); i++) {
+		r = kc.cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_DRIVER_API,
+					   launches[i]);
+		if (r != CUPTI_SUCCESS)
+			return kopt_inject_cupti_fail("cuptiEnableCallback", r);
+	}
+	return 0;
+}
+
+__attribute__((visibility("default"))) int InitializeInjection(void)
+{
+	char why[512];
+
+	pthread_mutex_lock(&g.lock);
+	if (g.initialized) {
+		pthread_mutex_unlock(&g.lock);
+		return 1;
+	}
+	g.initialized = 1;
+	g.pid = getpid();
+	g.t0 = kopt_inject_now();
+	pthread_mutex_unlock(&g.lock);
+
+	if (read_config(&g.cfg) < 0)
+		return 1; /* nowhere to write: stay out of the way */
+	atexit(at_exit);
+	if (kopt_inject_cupti_load(why, sizeof(why)) < 0) {
+		kopt_inject_error("cupti-missing", "dlopen", 0,
+				  "cannot load CUPTI: %s (install the CUDA "
+				  "toolkit's CUPTI or set KOPT_INJECT_CUPTI to "
+				  "libcupti.so)", why);
+		return 1;
+	}
+	g.cupti_loaded = 1;
+	/* subscribe first: another profiler already holding CUPTI shows here */
+	if (subscribe() < 0)
+		return 1;
+	kopt_inject_activity_start();
+	kopt_inject_log("initialised: out %s, warm-up %u, %u samples, "
+			"%zu metrics, %s replay", g.cfg.out, g.cfg.warmup,
+			g.cfg.samples, g.cfg.n_metrics,
+			g.cfg.replay == KOPT_INJECT_REPLAY_KERNEL ? "kernel"
+								  : "launch");
+	return 1;
+}

@@ -1,0 +1,262 @@
+#ifndef KOPT_INJECT_INJECT_H
+#define KOPT_INJECT_INJECT_H
+
+/*
+ * libkopt-inject: per-kernel durations and hardware metrics of an
+ * unmodified CUDA program, written to one JSON file (README.md beside
+ * this file describes the variables and the file).
+ *
+ * The CUDA driver loads the library through CUDA_INJECTION64_PATH and
+ * calls InitializeInjection() during cuInit.  From then on:
+ *
+ *   - every kernel execution is timed by the CUPTI Activity API
+ *     (activity.c), which costs the program almost nothing;
+ *   - every kernel launch call passes through a driver callback
+ *     (inject.c) that counts it per distinct kernel (mangled name, grid,
+ *     block) and, for a few launches after the warm-up, wraps it in the
+ *     CUPTI Range Profiler (rangeprof.c).  Only those launches are
+ *     slowed down; all others run as they would without the library;
+ *   - at exit (or when the context is destroyed) the two views are
+ *     merged and written (report.c).
+ *
+ * Threads.  Launch callbacks run on the program's threads and take
+ * g.lock.  Activity buffers complete on a CUPTI thread, or inside
+ * cuptiActivityFlushAll on the caller's, and take g.act_lock only; they
+ * touch nothing else, so a buffer completing while a callback holds
+ * g.lock cannot deadlock.  Notes (errors and warnings) have their own
+ * lock.  The report takes g.lock, then g.act_lock.
+ *
+ * Nothing here prints, except with KOPT_INJECT_VERBOSE=1 on stderr:
+ * the program's own output stays untouched.  Failures become entries in
+ * the output's "errors" list; the program always runs to its end.
+ */
+
+#include <pthread.h>
+#include <sys/types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cupti-load.h"
+
+#define KOPT_INJECT_FORMAT "kopt-inject"
+#define KOPT_INJECT_FORMAT_VERSION 1
+#define KOPT_INJECT_MAX_METRICS 64
+#define KOPT_INJECT_MAX_FILTERS 16
+
+enum kopt_inject_replay {
+	/* each pass of a sample on its own launch of the same kernel */
+	KOPT_INJECT_REPLAY_LAUNCH,
+	/* all passes inside one launch call (CUPTI saves, restores memory) */
+	KOPT_INJECT_REPLAY_KERNEL,
+};
+
+struct kopt_inject_config {
+	char *out;		/* output path, %p expanded */
+	unsigned warmup;	/* launches of a kernel never profiled */
+	unsigned samples;	/* profiled launches (samples) per kernel */
+	unsigned max_kernels;	/* distinct kernels that get metrics */
+	size_t max_durations;	/* durations kept per kernel */
+	unsigned max_wait;	/* launches a multi-pass sample may wait */
+	enum kopt_inject_replay replay;
+	char *metrics_buf;
+	const char *metrics[KOPT_INJECT_MAX_METRICS];
+	size_t n_metrics;	/* 0: durations only */
+	char *filter_buf;
+	const char *filter[KOPT_INJECT_MAX_FILTERS];
+	size_t n_filter;	/* 0: every kernel may be profiled */
+	int verbose;
+};
+
+/* The part of a kernel record that the tables key on. */
+struct kopt_inject_key {
+	char *name;		/* mangled, owned */
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint64_t hash;
+};
+
+/* Kernels in first-seen order, found by key. */
+struct kopt_inject_table {
+	void **items;		/* each starts with a struct kopt_inject_key */
+	size_t n, alloc;
+	size_t *slot;		/* open addressing: index + 1, 0 = empty */
+	size_t n_slot;
+};
+
+uint64_t kopt_inject_key_hash(const char *name, const uint32_t grid[3],
+			      const uint32_t block[3]);
+void *kopt_inject_table_find(const struct kopt_inject_table *t,
+			     const char *name, const uint32_t grid[3],
+			     const uint32_t block[3], uint64_t hash);
+/* Takes ownership of item (whose key is filled in); -1 out of memory. */
+int kopt_inject_table_add(struct kopt_inject_table *t, void *item);
+
+/* One profiled sample: a launch, or `passes` launches in launch replay. */
+struct kopt_inject_sample {
+	uint64_t launch;	/* launch index (per kernel), first pass */
+	uint64_t last_launch;	/* ... of the last pass */
+	double seconds;		/* host time spent on it, all passes */
+	double *values;		/* one per profiler metric; NAN = none */
+	const char **rejected;	/* per metric: why its value is impossible */
+};
+
+/* A kernel as seen by the launch callbacks. */
+struct kopt_inject_kernel {
+	struct kopt_inject_key key;
+	uint64_t calls;		/* launch calls */
+	uint32_t smem_dynamic;
+	int regs, smem_static, local_bytes, blocks_per_sm; /* -1 unknown */
+	int eligible;		/* passes the filter, -1 not asked yet */
+	struct kopt_inject_sample *samples;
+	size_t n_samples;
+	unsigned failed;	/* samples abandoned or rejected whole */
+	struct kopt_inject_sample cur;	/* the sample in progress */
+};
+
+/* One execution's time, from the Activity API. */
+struct kopt_inject_exec {
+	uint32_t corr;		/* correlation id: launch order */
+	uint64_t ns;		/* 0: no time (profiled launch) */
+};
+
+/* A kernel as seen by the Activity API. */
+struct kopt_inject_execs {
+	struct kopt_inject_key key;
+	int regs, smem_static, smem_dynamic;
+	uint32_t local_per_thread;
+	uint32_t cluster[3];
+	uint64_t count;		/* executions */
+	uint64_t untimed;	/* executions with no time */
+	struct kopt_inject_exec *d;
+	size_t n_d, alloc_d;	/* kept; count - n_d were dropped */
+};
+
+struct kopt_inject_device {
+	int known;
+	CUdevice dev;
+	char name[256];
+	char chip[64];
+	int cc_major, cc_minor;
+	int sms;
+	int sm_clock_khz, mem_clock_khz, mem_bus_bits;
+	int l2_bytes, smem_per_sm, regs_per_sm, threads_per_sm;
+	size_t memory_bytes;
+	int driver_version;
+};
+
+/* Range Profiler state (rangeprof.c). */
+struct kopt_inject_rp {
+	int state;		/* KOPT_INJECT_RP_* */
+	CUcontext ctx;
+	char chip[64];
+	uint8_t *avail;
+	CUpti_Profiler_Host_Object *host;
+	const char *metrics[KOPT_INJECT_MAX_METRICS];
+	size_t n_metrics;	/* names the chip knows */
+	uint8_t *config;
+	size_t config_size;
+	size_t passes;
+	CUpti_RangeProfiler_Object *obj;
+	uint8_t *cdata;
+	size_t cdata_size;
+	CUpti_ProfilerReplayMode replay;
+	int running;		/* between Start and Stop */
+	size_t pass;		/* passes done in the sample in progress */
+	double setup_s;
+};
+
+enum {
+	KOPT_INJECT_RP_OFF = 0,	/* not set up yet */
+	KOPT_INJECT_RP_READY,
+	KOPT_INJECT_RP_FAILED,
+	KOPT_INJECT_RP_DONE,	/* disabled at the end */
+};
+
+int kopt_inject_rp_setup(struct kopt_inject_rp *rp, CUcontext ctx,
+			 const char *const *metrics, size_t n_metrics,
+			 enum kopt_inject_replay replay);
+int kopt_inject_rp_start(struct kopt_inject_rp *rp);
+/* *all_passes: 1 when the sample has all its passes. */
+int kopt_inject_rp_stop(struct kopt_inject_rp *rp, int *all_passes);
+/* Decode the finished sample into values[n_metrics]; ready for the next. */
+int kopt_inject_rp_collect(struct kopt_inject_rp *rp, double *values);
+/* Drop a sample that will not be finished; ready for the next. */
+int kopt_inject_rp_reset(struct kopt_inject_rp *rp);
+void kopt_inject_rp_disable(struct kopt_inject_rp *rp);
+
+/* Notes: the output's "errors" and "warnings". */
+struct kopt_inject_note {
+	char code[48];		/* stable, e.g. "counters-not-permitted" */
+	char call[64];		/* the CUPTI or driver call, or "" */
+	int result;		/* its result code, or 0 */
+	char *message;
+	unsigned count;		/* how many times it happened */
+};
+
+struct kopt_inject_notes {
+	struct kopt_inject_note *v;
+	size_t n, alloc;
+};
+
+/*
+ * Record an error (something the user must act on: a missing CUPTI,
+ * counters not permitted...) or a warning (a value rejected, a sample
+ * abandoned).  The same code and call again only counts up.
+ */
+void kopt_inject_error(const char *code, const char *call, int result,
+		       const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void kopt_inject_warning(const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The code for a failed CUPTI call: "counters-not-permitted", ... */
+const char *kopt_inject_code_of(CUptiResult r);
+/* Record a failed CUPTI call as an error; returns -1. */
+int kopt_inject_cupti_fail(const char *call, CUptiResult r);
+
+/* Activity API (activity.c). */
+int kopt_inject_activity_start(void);
+void kopt_inject_activity_flush(void);
+
+/* Everything, in one place: see the lock rules above. */
+struct kopt_inject_state {
+	pthread_mutex_t lock;
+	int initialized;
+	int finished;		/* the report is written or being written */
+	pid_t pid;		/* the process that initialised */
+	double t0;		/* wall clock at InitializeInjection */
+	struct kopt_inject_config cfg;
+	CUpti_SubscriberHandle sub;
+	int subscribed;
+	int cupti_loaded;
+	struct kopt_inject_device device;
+
+	/* launch side, under lock */
+	struct kopt_inject_table kernels;
+	struct kopt_inject_rp rp;
+	struct kopt_inject_kernel *active;	/* sample waiting for a pass */
+	unsigned active_wait;	/* other launches since its last pass */
+	unsigned kernels_profiled;
+	uint64_t calls;		/* every launch call */
+	uint64_t calls_other_ctx;
+	double profile_s;	/* host time inside profiled launches */
+
+	/* activity side, under act_lock */
+	pthread_mutex_t act_lock;
+	int activity_on;
+	struct kopt_inject_table execs;
+	uint64_t act_records, act_dropped;
+
+	pthread_mutex_t note_lock;
+	struct kopt_inject_notes errors, warnings;
+};
+
+extern struct kopt_inject_state g;
+
+double kopt_inject_now(void);
+void kopt_inject_log(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/* Write the output file (report.c); 0 or -1. */
+int kopt_inject_report_write(void);
+
+#endif

@@ -1,0 +1,322 @@
+/*
+ * The CUPTI Range Profiler, one sample at a time.
+ *
+ * Set up once, at the first launch chosen for a sample, on that launch's
+ * context: profiler initialised, device checked, counter availability,
+ * host object, the metric names this chip knows, config image, passes,
+ * range profiler enabled, counter data image, SetConfig.  Then, per
+ * sample: Start at the launch call's entry and Stop at its exit (auto
+ * range: the launch is the range).  With user replay each Stop submits
+ * one pass and the next launch of the same kernel takes the next pass;
+ * with kernel replay CUPTI runs every pass inside the launch call.  When
+ * all passes are in: decode, evaluate, and make the image ready for the
+ * next sample.  Between samples the profiler is enabled but not started,
+ * and launches run at full speed.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inject.h"
+#include "../banned.h"
+
+/* Declare a CUPTI parameter block `var` of CUpti_<t>_Params with its
+   size filled in and the rest zero. */
+#define PARAMS(var, t) \
+	CUpti_##t##_Params var = { \
+		.structSize = CUpti_##t##_Params_STRUCT_SIZE }
+
+/* At most this many ranges in a sample: another thread's kernel may
+   slip in between Start and Stop; such a sample is dropped. */
+#define MAX_RANGES 4
+
+static int check(const char *call, CUptiResult r)
+{
+	return r == CUPTI_SUCCESS ? 0 : kopt_inject_cupti_fail(call, r);
+}
+
+/* Call a CUPTI function through the table; 0, or -1 with an error noted. */
+#define TRY(f, ...) check(#f, kc.f(__VA_ARGS__))
+#define CALL(f, ...) do { \
+	if (TRY(f, __VA_ARGS__) < 0) \
+		return -1; \
+} while (0)
+
+static int set_config(struct kopt_inject_rp *rp)
+{
+	PARAMS(p, RangeProfiler_SetConfig);
+	p.pRangeProfilerObject = rp->obj;
+	p.configSize = rp->config_size;
+	p.pConfig = rp->config;
+	p.counterDataImageSize = rp->cdata_size;
+	p.pCounterDataImage = rp->cdata;
+	p.range = CUPTI_AutoRange;
+	p.replayMode = rp->replay;
+	p.maxRangesPerPass = MAX_RANGES;
+	p.numNestingLevels = 1;
+	p.minNestingLevel = 1;
+	p.passIndex = 0;
+	p.targetNestingLevel = 1;
+	CALL(cuptiRangeProfilerSetConfig, &p);
+	rp->pass = 0;
+	return 0;
+}
+
+static int init_image(struct kopt_inject_rp *rp)
+{
+	PARAMS(p, RangeProfiler_CounterDataImage_Initialize);
+	p.pRangeProfilerObject = rp->obj;
+	p.counterDataSize = rp->cdata_size;
+	p.pCounterData = rp->cdata;
+	CALL(cuptiRangeProfilerCounterDataImageInitialize, &p);
+	return 0;
+}
+
+static int check_device(CUdevice dev)
+{
+	PARAMS(p, Profiler_DeviceSupported);
+	const char *why = NULL;
+
+	p.cuDevice = dev;
+	p.api = CUPTI_PROFILER_RANGE_PROFILING;
+	CALL(cuptiProfilerDeviceSupported, &p);
+	if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+		return 0;
+	if (p.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+		why = "the GPU architecture has no range profiler";
+	else if (p.vGpu == CUPTI_PROFILER_CONFIGURATION_DISABLED)
+		why = "profiling is disabled on this virtual GPU";
+	else if (p.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+		why = "this virtual GPU does not support profiling";
+	else if (p.confidentialCompute !=
+		 CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+		why = "confidential computing is on";
+	else if (p.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+		why = "SLI is on";
+	else if (p.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+		why = "the device is a mining processor";
+	else if (p.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+		why = "WSL does not support profiling here";
+	else
+		why = "the device does not support profiling";
+	kopt_inject_error("counters-unsupported",
+			  "cuptiProfilerDeviceSupported", 0, "%s", why);
+	return -1;
+}
+
+static int host_setup(struct kopt_inject_rp *rp, CUcontext ctx,
+		      const char *const *metrics, size_t n_metrics)
+{
+	PARAMS(ca, Profiler_GetCounterAvailability);
+	PARAMS(hi, Profiler_Host_Initialize);
+	PARAMS(am, Profiler_Host_ConfigAddMetrics);
+	PARAMS(cs, Profiler_Host_GetConfigImageSize);
+	PARAMS(ci, Profiler_Host_GetConfigImage);
+	PARAMS(np, Profiler_Host_GetNumOfPasses);
+
+	ca.ctx = ctx;
+	CALL(cuptiProfilerGetCounterAvailability, &ca);
+	rp->avail = calloc(1, ca.counterAvailabilityImageSize);
+	if (!rp->avail)
+		return -1;
+	ca.pCounterAvailabilityImage = rp->avail;
+	CALL(cuptiProfilerGetCounterAvailability, &ca);
+
+	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+	hi.pChipName = rp->chip;
+	hi.pCounterAvailabilityImage = rp->avail;
+	CALL(cuptiProfilerHostInitialize, &hi);
+	rp->host = hi.pHostObject;
+
+	/* keep the names this chip knows; the others become warnings */
+	rp->n_metrics = 0;
+	for (size_t i = 0; i < n_metrics; i++) {
+		PARAMS(mp, Profiler_Host_GetMetricProperties);
+		CUptiResult r;
+		mp.pHostObject = rp->host;
+		mp.pMetricName = metrics[i];
+		r = kc.cuptiProfilerHostGetMetricProperties(&mp);
+		if (r == CUPTI_SUCCESS)
+			rp->metrics[rp->n_metrics++] = metrics[i];
+		else
+			kopt_inject_warning("metric-unknown",
+				"metric '%s' is not available on %s (%s); "
+				"left out", metrics[i], rp->chip,
+				kopt_inject_cupti_result_name(r));
+	}
+	if (!rp->n_metrics) {
+		kopt_inject_error("metrics-unknown", "", 0,
+				  "none of the metrics asked for is available "
+				  "on %s", rp->chip);
+		return -1;
+	}
+
+	am.pHostObject = rp->host;
+	am.ppMetricNames = rp->metrics;
+	am.numMetrics = rp->n_metrics;
+	CALL(cuptiProfilerHostConfigAddMetrics, &am);
+	cs.pHostObject = rp->host;
+	CALL(cuptiProfilerHostGetConfigImageSize, &cs);
+	rp->config_size = cs.configImageSize;
+	rp->config = calloc(1, rp->config_size);
+	if (!rp->config)
+		return -1;
+	ci.pHostObject = rp->host;
+	ci.configImageSize = rp->config_size;
+	ci.pConfigImage = rp->config;
+	CALL(cuptiProfilerHostGetConfigImage, &ci);
+	np.configImageSize = rp->config_size;
+	np.pConfigImage = rp->config;
+	CALL(cuptiProfilerHostGetNumOfPasses, &np);
+	rp->passes = np.numOfPasses;
+	return 0;
+}
+
+static int target_setup(struct kopt_inject_rp *rp, CUcontext ctx)
+{
+	PARAMS(en, RangeProfiler_Enable);
+	PARAMS(cs, RangeProfiler_GetCounterDataSize);
+
+	en.ctx = ctx;
+	CALL(cuptiRangeProfilerEnable, &en);
+	rp->obj = en.pRangeProfilerObject;
+
+	cs.pRangeProfilerObject = rp->obj;
+	cs.pMetricNames = rp->metrics;
+	cs.numMetrics = rp->n_metrics;
+	cs.maxNumOfRanges = MAX_RANGES;
+	cs.maxNumRangeTreeNodes = MAX_RANGES;
+	CALL(cuptiRangeProfilerGetCounterDataSize, &cs);
+	rp->cdata_size = cs.counterDataSize;
+	rp->cdata = calloc(1, rp->cdata_size);
+	if (!rp->cdata)
+		return -1;
+	if (init_image(rp) < 0 || set_config(rp) < 0)
+		return -1;
+	return 0;
+}
+
+int kopt_inject_rp_setup(struct kopt_inject_rp *rp, CUcontext ctx,
+			 const char *const *metrics, size_t n_metrics,
+			 enum kopt_inject_replay replay)
+{
+	PARAMS(pi, Profiler_Initialize);
+	PARAMS(cn, Device_GetChipName);
+	uint32_t dev = 0;
+	double t0 = kopt_inject_now();
+
+	rp->state = KOPT_INJECT_RP_FAILED; /* until the end */
+	rp->ctx = ctx;
+	rp->replay = replay == KOPT_INJECT_REPLAY_KERNEL ? CUPTI_KernelReplay
+							 : CUPTI_UserReplay;
+	CALL(cuptiProfilerInitialize, &pi);
+	CALL(cuptiGetDeviceId, ctx, &dev);
+	if (check_device((CUdevice)dev) < 0)
+		return -1;
+	cn.deviceIndex = dev;
+	CALL(cuptiDeviceGetChipName, &cn);
+	snprintf(rp->chip, sizeof(rp->chip), "%s", cn.pChipName);
+	if (host_setup(rp, ctx, metrics, n_metrics) < 0 ||
+	    target_setup(rp, ctx) < 0)
+		return -1;
+	rp->state = KOPT_INJECT_RP_READY;
+	rp->setup_s = kopt_inject_now() - t0;
+	kopt_inject_log("range profiler on %s: %zu metrics, %zu passes, "
+			"set up in %.3f s", rp->chip, rp->n_metrics,
+			rp->passes, rp->setup_s);
+	return 0;
+}
+
+int kopt_inject_rp_start(struct kopt_inject_rp *rp)
+{
+	PARAMS(p, RangeProfiler_Start);
+	p.pRangeProfilerObject = rp->obj;
+	CALL(cuptiRangeProfilerStart, &p);
+	rp->running = 1;
+	return 0;
+}
+
+int kopt_inject_rp_stop(struct kopt_inject_rp *rp, int *all_passes)
+{
+	PARAMS(p, RangeProfiler_Stop);
+	p.pRangeProfilerObject = rp->obj;
+	rp->running = 0;
+	*all_passes = 0;
+	CALL(cuptiRangeProfilerStop, &p);
+	rp->pass++;
+	*all_passes = p.isAllPassSubmitted != 0;
+	kopt_inject_log("stop: pass %zu of %zu submitted (next %zu), all %d",
+			rp->pass, rp->passes, p.passIndex, *all_passes);
+	return 0;
+}
+
+int kopt_inject_rp_collect(struct kopt_inject_rp *rp, double *values)
+{
+	PARAMS(dd, RangeProfiler_DecodeData);
+	PARAMS(ci, RangeProfiler_GetCounterDataInfo);
+	PARAMS(ev, Profiler_Host_EvaluateToGpuValues);
+	int ret = -1;
+
+	for (size_t i = 0; i < rp->n_metrics; i++)
+		values[i] = NAN;
+	dd.pRangeProfilerObject = rp->obj;
+	if (TRY(cuptiRangeProfilerDecodeData, &dd) < 0)
+		goto reset;
+	ci.pCounterDataImage = rp->cdata;
+	ci.counterDataImageSize = rp->cdata_size;
+	if (TRY(cuptiRangeProfilerGetCounterDataInfo, &ci) < 0)
+		goto reset;
+	if (ci.numTotalRanges != 1 || dd.numOfRangeDropped) {
+		kopt_inject_warning("sample-ranges",
+			"a sample held %zu ranges (%zu dropped) instead of "
+			"one kernel; it is left out (another thread launched "
+			"at the same time?)", ci.numTotalRanges,
+			dd.numOfRangeDropped);
+		goto reset;
+	}
+	ev.pHostObject = rp->host;
+	ev.pCounterDataImage = rp->cdata;
+	ev.counterDataImageSize = rp->cdata_size;
+	ev.rangeIndex = 0;
+	ev.ppMetricNames = rp->metrics;
+	ev.numMetrics = rp->n_metrics;
+	ev.pMetricValues = values;
+	if (TRY(cuptiProfilerHostEvaluateToGpuValues, &ev) == 0)
+		ret = 0;
+reset:
+	if (kopt_inject_rp_reset(rp) < 0)
+		return -1;
+	return ret;
+}
+
+int kopt_inject_rp_reset(struct kopt_inject_rp *rp)
+{
+	if (init_image(rp) == 0 && set_config(rp) == 0)
+		return 0;
+	/* the object may be stuck mid-session: make a new one */
+	kopt_inject_rp_disable(rp);
+	free(rp->cdata);
+	rp->cdata = NULL;
+	if (target_setup(rp, rp->ctx) < 0) {
+		rp->state = KOPT_INJECT_RP_FAILED;
+		return -1;
+	}
+	rp->state = KOPT_INJECT_RP_READY;
+	return 0;
+}
+
+void kopt_inject_rp_disable(struct kopt_inject_rp *rp)
+{
+	PARAMS(p, RangeProfiler_Disable);
+	int all;
+
+	if (!rp->obj)
+		return;
+	if (rp->running)
+		kopt_inject_rp_stop(rp, &all);
+	p.pRangeProfilerObject = rp->obj;
+	kc.cuptiRangeProfilerDisable(&p);
+	rp->obj = NULL;
+	rp->state = KOPT_INJECT_RP_DONE;
+}

@@ -1,0 +1,1055 @@
+#include "results.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "config.h"
+#include "error.h"
+#include "lockfile.h"
+#include "banned.h"
+
+const struct kopt_metric_info kopt_metric_infos[KOPT_METRIC__NR] = {
+	[KOPT_METRIC_DURATION_US] = { "duration_us", "Duration", "us", 0, 0 },
+	[KOPT_METRIC_TC_PCT] = { "tc_pct", "TC Util", "%", 1, 0 },
+	[KOPT_METRIC_DRAM_PCT] = { "dram_pct", "DRAM throughput", "%", -1, 0 },
+	[KOPT_METRIC_OCC_PCT] = { "occ_pct", "Occupancy", "%", -1, 0 },
+	[KOPT_METRIC_L2_HIT_PCT] = { "l2_hit_pct", "L2 hit rate", "%", 1, 0 },
+	[KOPT_METRIC_SPILL_BYTES] = { "spill_bytes", "Local-memory spill",
+				      "B", 0, 1 },
+	[KOPT_METRIC_REGS] = { "regs", "Registers/thread", "", -1, 1 },
+	[KOPT_METRIC_WAVES] = { "waves", "Waves per SM", "", -1, 0 },
+	[KOPT_METRIC_TFLOPS] = { "tflops", "Achieved TFLOPs/s", "TFLOP/s",
+				 1, 0 },
+	[KOPT_METRIC_GBPS] = { "gbps", "Achieved GB/s", "GB/s", 1, 0 },
+	[KOPT_METRIC_ROOFLINE_PCT] = { "roofline_pct", "Roofline", "%", 1, 0 },
+};
+
+int kopt_metric_from_name(const char *name)
+{
+	int i;
+
+	for (i = 0; i < KOPT_METRIC__NR; i++)
+		if (!strcmp(kopt_metric_infos[i].name, name))
+			return i;
+	return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Lifecycle */
+
+static void stats_init(struct kopt_results_stats *st)
+{
+	st->median = st->min = st->max = st->p10 = st->p90 = NAN;
+	st->n = 0;
+}
+
+void kopt_results_stage_init(struct kopt_results_stage *st)
+{
+	memset(st, 0, sizeof(*st));
+	stats_init(&st->duration_us);
+	st->tc_pct = st->dram_pct = st->dram_bytes = st->occ_pct = NAN;
+	st->l2_hit_pct = st->spill_bytes = st->regs = NAN;
+	st->smem_bytes = st->waves = NAN;
+}
+
+static void device_init(struct kopt_results_device *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->sm_clock_mhz = d->mem_clock_mhz = NAN;
+	d->peak_tflops = d->peak_gbps = NAN;
+	d->measured_tflops = d->measured_gbps = NAN;
+}
+
+void kopt_results_entry_init(struct kopt_results_entry *e)
+{
+	int i;
+
+	memset(e, 0, sizeof(*e));
+	device_init(&e->device);
+	for (i = 0; i < KOPT_METRIC__NR; i++)
+		e->metrics[i] = NAN;
+	e->spread_pct = NAN;
+}
+
+void kopt_results_entry_release(struct kopt_results_entry *e)
+{
+	size_t i;
+
+	free(e->trial);
+	free(e->dtype);
+	free(e->date);
+	free(e->tool_version);
+	free(e->tree);
+	free(e->replay_source);
+	free(e->device.name);
+	free(e->device.cc);
+	for (i = 0; i < e->stages_nr; i++)
+		free(e->stages[i].name);
+	free(e->stages);
+	free(e->bottleneck);
+	free(e->root_cause);
+	for (i = 0; i < e->opportunities_nr; i++) {
+		free(e->opportunities[i].name);
+		free(e->opportunities[i].trigger);
+		free(e->opportunities[i].detail);
+	}
+	free(e->opportunities);
+	cJSON_Delete(e->extra);
+	kopt_results_entry_init(e);
+}
+
+void kopt_results_release(struct kopt_results *r)
+{
+	size_t i;
+
+	free(r->kernel);
+	free(r->version);
+	free(r->parent);
+	for (i = 0; i < r->entries_nr; i++)
+		kopt_results_entry_release(&r->entries[i]);
+	free(r->entries);
+	cJSON_Delete(r->extra);
+	memset(r, 0, sizeof(*r));
+	r->schema = KOPT_RESULTS_SCHEMA;
+}
+
+void kopt_results_path(struct kopt_buf *out, const char *kernel,
+		       const char *version)
+{
+	kopt_buf_addf(out, "docs/kernels/%s/results/%s.json", kernel, version);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading */
+
+struct reader {
+	const char *label;
+	struct kopt_buf path;   /* JSON path of the value being read */
+	int errors;
+};
+
+static void bad(struct reader *rd, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void bad(struct reader *rd, const char *key, const char *fmt, ...)
+{
+	struct kopt_buf msg = KOPT_BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	kopt_buf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	if (rd->path.len && key)
+		kopt_error("%s: %s.%s: %s", rd->label, rd->path.buf, key,
+			   msg.buf);
+	else if (rd->path.len || key)
+		kopt_error("%s: %s: %s", rd->label,
+			   key ? key : rd->path.buf, msg.buf);
+	else
+		kopt_error("%s: %s", rd->label, msg.buf);
+	kopt_buf_release(&msg);
+	rd->errors++;
+}
+
+/* Descend into `key` (or `[index]` when key is NULL); returns old length. */
+static size_t push_path(struct reader *rd, const char *key, int index)
+{
+	size_t len = rd->path.len;
+
+	if (key)
+		kopt_buf_addf(&rd->path, "%s%s", len ? "." : "", key);
+	else
+		kopt_buf_addf(&rd->path, "[%d]", index);
+	return len;
+}
+
+static void pop_path(struct reader *rd, size_t len)
+{
+	kopt_buf_setlen(&rd->path, len);
+}
+
+static const char *type_name(const cJSON *v)
+{
+	if (cJSON_IsString(v))
+		return "a string";
+	if (cJSON_IsNumber(v))
+		return "a number";
+	if (cJSON_IsBool(v))
+		return "a boolean";
+	if (cJSON_IsNull(v))
+		return "null";
+	if (cJSON_IsArray(v))
+		return "an array";
+	if (cJSON_IsObject(v))
+		return "an object";
+	return "an invalid value";
+}
+
+static const cJSON *field(const cJSON *obj, const char *key)
+{
+	/* keys are case-sensitive in the schema */
+	return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+static void get_string(struct reader *rd, const cJSON *obj, const char *key,
+		       char **out, int required)
+{
+	const cJSON *v = field(obj, key);
+
+	if (!v || cJSON_IsNull(v)) {
+		if (required)
+			bad(rd, key, "missing (expected a string)");
+		return;
+	}
+	if (!cJSON_IsString(v)) {
+		bad(rd, key, "expected a string, found %s", type_name(v));
+		return;
+	}
+	free(*out);
+	*out = kopt_strdup(v->valuestring);
+}
+
+static void get_number(struct reader *rd, const cJSON *obj, const char *key,
+		       double *out, int required)
+{
+	const cJSON *v = field(obj, key);
+
+	if (!v || cJSON_IsNull(v)) {
+		if (required)
+			bad(rd, key, "missing (expected a number)");
+		return;
+	}
+	if (!cJSON_IsNumber(v)) {
+		bad(rd, key, "expected a number, found %s", type_name(v));
+		return;
+	}
+	if (!isfinite(v->valuedouble)) {
+		bad(rd, key, "expected a finite number");
+		return;
+	}
+	*out = v->valuedouble;
+}
+
+static int is_integer(double d, double min)
+{
+	return isfinite(d) && d == floor(d) && d >= min && d <= 9007199254740992.0;
+}
+
+static void get_long(struct reader *rd, const cJSON *obj, const char *key,
+		     long *out, int required, long min)
+{
+	const cJSON *v = field(obj, key);
+
+	if (!v || cJSON_IsNull(v)) {
+		if (required)
+			bad(rd, key, "missing (expected an integer)");
+		return;
+	}
+	if (!cJSON_IsNumber(v)) {
+		bad(rd, key, "expected an integer, found %s", type_name(v));
+		return;
+	}
+	if (!is_integer(v->valuedouble, (double)min)) {
+		bad(rd, key, "expected an integer >= %ld, found %.17g", min,
+		    v->valuedouble);
+		return;
+	}
+	*out = (long)v->valuedouble;
+}
+
+static void get_bool(struct reader *rd, const cJSON *obj, const char *key,
+		     int *out)
+{
+	const cJSON *v = field(obj, key);
+
+	if (!v || cJSON_IsNull(v))
+		return;
+	if (!cJSON_IsBool(v)) {
+		bad(rd, key, "expected true or false, found %s", type_name(v));
+		return;
+	}
+	*out = cJSON_IsTrue(v);
+}
+
+/* An object member, or NULL (with an error when it is not an object). */
+static const cJSON *get_object(struct reader *rd, const cJSON *obj,
+			       const char *key, int required)
+{
+	const cJSON *v = field(obj, key);
+
+	if (!v || cJSON_IsNull(v)) {
+		if (required)
+			bad(rd, key, "missing (expected an object)");
+		return NULL;
+	}
+	if (!cJSON_IsObject(v)) {
+		bad(rd, key, "expected an object, found %s", type_name(v));
+		return NULL;
+	}
+	return v;
+}
+
+static const cJSON *get_array(struct reader *rd, const cJSON *obj,
+			      const char *key, int required)
+{
+	const cJSON *v = field(obj, key);
+
+	if (!v || cJSON_IsNull(v)) {
+		if (required)
+			bad(rd, key, "missing (expected an array)");
+		return NULL;
+	}
+	if (!cJSON_IsArray(v)) {
+		bad(rd, key, "expected an array, found %s", type_name(v));
+		return NULL;
+	}
+	return v;
+}
+
+static void get_triple(struct reader *rd, const cJSON *obj, const char *key,
+		       long out[3])
+{
+	const cJSON *v = get_array(rd, obj, key, 0);
+	const cJSON *it;
+	int i = 0;
+
+	if (!v)
+		return;
+	if (cJSON_GetArraySize(v) != 3) {
+		bad(rd, key, "expected an array of 3 integers");
+		return;
+	}
+	cJSON_ArrayForEach(it, v) {
+		if (!cJSON_IsNumber(it) || !is_integer(it->valuedouble, 0)) {
+			bad(rd, key, "expected an array of 3 integers");
+			return;
+		}
+		out[i++] = (long)it->valuedouble;
+	}
+}
+
+/* Unknown members of `obj`, copied, or NULL when there are none. */
+static cJSON *collect_extra(const cJSON *obj, const char *const *known)
+{
+	cJSON *extra = NULL;
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, obj) {
+		const char *const *k;
+		for (k = known; *k; k++)
+			if (it->string && !strcmp(*k, it->string))
+				break;
+		if (*k || !it->string)
+			continue;
+		if (!extra)
+			extra = cJSON_CreateObject();
+		cJSON_AddItemToObject(extra, it->string,
+				      cJSON_Duplicate(it, 1));
+	}
+	return extra;
+}
+
+static void read_device(struct reader *rd, const cJSON *obj,
+			struct kopt_results_device *d)
+{
+	size_t len = push_path(rd, "device", 0);
+
+	get_string(rd, obj, "name", &d->name, 1);
+	get_string(rd, obj, "cc", &d->cc, 0);
+	get_long(rd, obj, "sms", &d->sms, 0, 0);
+	get_number(rd, obj, "sm_clock_mhz", &d->sm_clock_mhz, 0);
+	get_number(rd, obj, "mem_clock_mhz", &d->mem_clock_mhz, 0);
+	get_number(rd, obj, "peak_tflops", &d->peak_tflops, 0);
+	get_number(rd, obj, "peak_gbps", &d->peak_gbps, 0);
+	get_number(rd, obj, "measured_tflops", &d->measured_tflops, 0);
+	get_number(rd, obj, "measured_gbps", &d->measured_gbps, 0);
+	get_bool(rd, obj, "clocks_locked", &d->clocks_locked);
+	pop_path(rd, len);
+}
+
+static void read_stage(struct reader *rd, const cJSON *obj,
+		       struct kopt_results_stage *st)
+{
+	const cJSON *d;
+
+	get_string(rd, obj, "name", &st->name, 1);
+	get_triple(rd, obj, "grid", st->grid);
+	get_triple(rd, obj, "block", st->block);
+	get_long(rd, obj, "launches", &st->launches, 0, 0);
+	d = get_object(rd, obj, "duration_us", 0);
+	if (d) {
+		size_t len = push_path(rd, "duration_us", 0);
+		get_number(rd, d, "median", &st->duration_us.median, 1);
+		get_number(rd, d, "min", &st->duration_us.min, 0);
+		get_number(rd, d, "max", &st->duration_us.max, 0);
+		get_number(rd, d, "p10", &st->duration_us.p10, 0);
+		get_number(rd, d, "p90", &st->duration_us.p90, 0);
+		get_long(rd, d, "n", &st->duration_us.n, 0, 0);
+		pop_path(rd, len);
+	}
+	get_number(rd, obj, "tc_pct", &st->tc_pct, 0);
+	get_number(rd, obj, "dram_pct", &st->dram_pct, 0);
+	get_number(rd, obj, "dram_bytes", &st->dram_bytes, 0);
+	get_number(rd, obj, "occ_pct", &st->occ_pct, 0);
+	get_number(rd, obj, "l2_hit_pct", &st->l2_hit_pct, 0);
+	get_number(rd, obj, "spill_bytes", &st->spill_bytes, 0);
+	get_number(rd, obj, "regs", &st->regs, 0);
+	get_number(rd, obj, "smem_bytes", &st->smem_bytes, 0);
+	get_number(rd, obj, "waves", &st->waves, 0);
+}
+
+static void read_opportunity(struct reader *rd, const cJSON *obj,
+			     struct kopt_results_opportunity *o)
+{
+	o->est_gain_pct = NAN;
+	get_string(rd, obj, "name", &o->name, 1);
+	get_number(rd, obj, "est_gain_pct", &o->est_gain_pct, 0);
+	get_string(rd, obj, "trigger", &o->trigger, 0);
+	get_string(rd, obj, "detail", &o->detail, 0);
+}
+
+static const char *const entry_keys[] = {
+	"trial", "config", "date", "tool_version", "tree", "replayed",
+	"replay_source", "device", "stages", "metrics", "spread_pct",
+	"bottleneck", "root_cause", "opportunities", NULL
+};
+
+static void read_entry(struct reader *rd, const cJSON *obj,
+		       struct kopt_results_entry *e)
+{
+	const cJSON *cfg, *v, *it;
+	int i;
+
+	v = field(obj, "trial");
+	if (v && !cJSON_IsNull(v)) {
+		get_string(rd, obj, "trial", &e->trial, 0);
+		if (e->trial && !kopt_valid_name(e->trial))
+			bad(rd, "trial", "'%s' is not a valid trial name",
+			    e->trial);
+	}
+	cfg = get_object(rd, obj, "config", 1);
+	if (cfg) {
+		size_t len = push_path(rd, "config", 0);
+		get_long(rd, cfg, "b", &e->b, 1, 1);
+		get_long(rd, cfg, "s", &e->s, 1, 1);
+		get_long(rd, cfg, "t", &e->t, 1, 1);
+		get_long(rd, cfg, "b_requested", &e->b_requested, 0, 1);
+		get_string(rd, cfg, "dtype", &e->dtype, 0);
+		if (!e->b_requested)
+			e->b_requested = e->b;
+		else if (e->b > e->b_requested)
+			bad(rd, "b", "%ld is larger than b_requested %ld",
+			    e->b, e->b_requested);
+		pop_path(rd, len);
+	}
+	get_string(rd, obj, "date", &e->date, 0);
+	get_string(rd, obj, "tool_version", &e->tool_version, 0);
+	get_string(rd, obj, "tree", &e->tree, 0);
+	get_bool(rd, obj, "replayed", &e->replayed);
+	get_string(rd, obj, "replay_source", &e->replay_source, 0);
+
+	v = get_object(rd, obj, "device", 0);
+	if (v)
+		read_device(rd, v, &e->device);
+
+	v = get_array(rd, obj, "stages", 0);
+	if (v) {
+		size_t len = push_path(rd, "stages", 0);
+		i = 0;
+		cJSON_ArrayForEach(it, v) {
+			size_t l2 = push_path(rd, NULL, i++);
+			struct kopt_results_stage *st;
+			if (!cJSON_IsObject(it)) {
+				bad(rd, NULL, "expected an object, found %s",
+				    type_name(it));
+				pop_path(rd, l2);
+				continue;
+			}
+			KOPT_ALLOC_GROW(e->stages, e->stages_nr + 1,
+					e->stages_alloc);
+			st = &e->stages[e->stages_nr++];
+			kopt_results_stage_init(st);
+			read_stage(rd, it, st);
+			pop_path(rd, l2);
+		}
+		pop_path(rd, len);
+	}
+
+	v = get_object(rd, obj, "metrics", 0);
+	if (v) {
+		size_t len = push_path(rd, "metrics", 0);
+		for (i = 0; i < KOPT_METRIC__NR; i++)
+			get_number(rd, v, kopt_metric_infos[i].name,
+				   &e->metrics[i], 0);
+		cJSON_ArrayForEach(it, v)
+			if (it->string && kopt_metric_from_name(it->string) < 0)
+				bad(rd, it->string, "not a canonical metric "
+				    "(see Documentation/results-format.md)");
+		pop_path(rd, len);
+	}
+	get_number(rd, obj, "spread_pct", &e->spread_pct, 0);
+	get_string(rd, obj, "bottleneck", &e->bottleneck, 0);
+	get_string(rd, obj, "root_cause", &e->root_cause, 0);
+
+	v = get_array(rd, obj, "opportunities", 0);
+	if (v) {
+		size_t len = push_path(rd, "opportunities", 0);
+		i = 0;
+		cJSON_ArrayForEach(it, v) {
+			size_t l2 = push_path(rd, NULL, i++);
+			struct kopt_results_opportunity *o;
+			if (!cJSON_IsObject(it)) {
+				bad(rd, NULL, "expected an object, found %s",
+				    type_name(it));
+				pop_path(rd, l2);
+				continue;
+			}
+			KOPT_ALLOC_GROW(e->opportunities,
+					e->opportunities_nr + 1,
+					e->opportunities_alloc);
+			o = &e->opportunities[e->opportunities_nr++];
+			memset(o, 0, sizeof(*o));
+			read_opportunity(rd, it, o);
+			pop_path(rd, l2);
+		}
+		pop_path(rd, len);
+	}
+	e->extra = collect_extra(obj, entry_keys);
+}
+
+static int same_trial(const char *a, const char *b)
+{
+	if (!a || !b)
+		return !a && !b;
+	return !strcmp(a, b);
+}
+
+static int same_identity(const struct kopt_results_entry *a,
+			 const struct kopt_results_entry *b)
+{
+	return same_trial(a->trial, b->trial) &&
+	       a->b_requested == b->b_requested && a->s == b->s &&
+	       a->t == b->t;
+}
+
+static void line_col(const char *data, const char *at, int *line, int *col)
+{
+	const char *p;
+
+	*line = 1;
+	*col = 1;
+	for (p = data; p < at; p++) {
+		if (*p == '\n') {
+			(*line)++;
+			*col = 1;
+		} else if (((unsigned char)*p & 0xc0) != 0x80) {
+			(*col)++;
+		}
+	}
+}
+
+static const char *const top_keys[] = {
+	"schema", "kernel", "version", "parent", "entries", NULL
+};
+
+int kopt_results_parse(struct kopt_results *out, const char *data,
+		       size_t len, const char *label, const char *kernel,
+		       const char *version)
+{
+	struct reader rd = { label, KOPT_BUF_INIT, 0 };
+	const char *end = NULL;
+	cJSON *root;
+	const cJSON *v, *it;
+	size_t i, j;
+	int idx;
+
+	kopt_results_release(out);
+	for (i = 0; i < len && strchr(" \t\r\n", data[i]); i++)
+		;
+	if (i == len)
+		return kopt_error("%s: empty results file", label),
+		       KOPT_EINVALID;
+	root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
+	if (!root || (end && end < data + len &&
+		      strspn(end, " \t\r\n") < (size_t)(data + len - end))) {
+		int line, col;
+		while (root && end < data + len && strchr(" \t\r\n", *end))
+			end++;
+		line_col(data, end ? end : data, &line, &col);
+		kopt_error("%s:%d:%d: not valid JSON%s", label, line, col,
+			   root ? " (text after the value)" : "");
+		cJSON_Delete(root);
+		return KOPT_EINVALID;
+	}
+	if (!cJSON_IsObject(root)) {
+		kopt_error("%s: expected a JSON object, found %s", label,
+			   type_name(root));
+		cJSON_Delete(root);
+		return KOPT_EINVALID;
+	}
+
+	v = field(root, "schema");
+	if (!v) {
+		bad(&rd, "schema", "missing (expected %d)",
+		    KOPT_RESULTS_SCHEMA);
+		goto done;
+	}
+	if (!cJSON_IsNumber(v)) {
+		bad(&rd, "schema", "expected the number %d, found %s",
+		    KOPT_RESULTS_SCHEMA, type_name(v));
+		goto done;
+	}
+	if (v->valuedouble != KOPT_RESULTS_SCHEMA) {
+		bad(&rd, "schema", "version %g is not supported (this "
+		    "git-kopt reads schema %d)", v->valuedouble,
+		    KOPT_RESULTS_SCHEMA);
+		goto done;
+	}
+	out->schema = KOPT_RESULTS_SCHEMA;
+
+	get_string(&rd, root, "kernel", &out->kernel, 1);
+	if (out->kernel && !kopt_valid_name(out->kernel))
+		bad(&rd, "kernel", "'%s' is not a valid kernel name",
+		    out->kernel);
+	else if (out->kernel && kernel && strcmp(out->kernel, kernel))
+		bad(&rd, "kernel", "names kernel '%s', but the file belongs "
+		    "to kernel '%s'", out->kernel, kernel);
+	get_string(&rd, root, "version", &out->version, 1);
+	if (out->version && !kopt_valid_name(out->version))
+		bad(&rd, "version", "'%s' is not a valid version name",
+		    out->version);
+	else if (out->version && version && strcmp(out->version, version))
+		bad(&rd, "version", "names version '%s', but the file "
+		    "belongs to version '%s'", out->version, version);
+	get_string(&rd, root, "parent", &out->parent, 0);
+	if (out->parent && !kopt_valid_name(out->parent))
+		bad(&rd, "parent", "'%s' is not a valid version name",
+		    out->parent);
+
+	v = get_array(&rd, root, "entries", 1);
+	if (v) {
+		idx = 0;
+		cJSON_ArrayForEach(it, v) {
+			size_t l = push_path(&rd, "entries", 0);
+			struct kopt_results_entry *e;
+			push_path(&rd, NULL, idx++);
+			if (!cJSON_IsObject(it)) {
+				bad(&rd, NULL, "expected an object, found %s",
+				    type_name(it));
+				pop_path(&rd, l);
+				continue;
+			}
+			KOPT_ALLOC_GROW(out->entries, out->entries_nr + 1,
+					out->entries_alloc);
+			e = &out->entries[out->entries_nr++];
+			kopt_results_entry_init(e);
+			read_entry(&rd, it, e);
+			for (j = 0; j + 1 < out->entries_nr; j++)
+				if (same_identity(&out->entries[j], e)) {
+					bad(&rd, NULL, "same trial and "
+					    "configuration as entries[%zu]", j);
+					break;
+				}
+			pop_path(&rd, l);
+		}
+	}
+	out->extra = collect_extra(root, top_keys);
+
+done:
+	cJSON_Delete(root);
+	kopt_buf_release(&rd.path);
+	if (rd.errors) {
+		kopt_results_release(out);
+		return KOPT_EINVALID;
+	}
+	return 0;
+}
+
+int kopt_results_read_file(struct kopt_results *out, const char *path,
+			   const char *kernel, const char *version)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+	int ret;
+
+	if (kopt_buf_read_file(&sb, path)) {
+		kopt_buf_release(&sb);
+		if (errno == ENOENT)
+			return KOPT_ENOTFOUND;
+		return kopt_error("cannot read '%s': %s", path,
+				  strerror(errno));
+	}
+	ret = kopt_results_parse(out, sb.buf, sb.len, path, kernel, version);
+	kopt_buf_release(&sb);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing */
+
+static void add_num(cJSON *obj, const char *key, double v)
+{
+	if (kopt_results_has(v))
+		cJSON_AddNumberToObject(obj, key, v);
+}
+
+static void add_str(cJSON *obj, const char *key, const char *s, int null)
+{
+	if (s)
+		cJSON_AddStringToObject(obj, key, s);
+	else if (null)
+		cJSON_AddNullToObject(obj, key);
+}
+
+static void add_extra(cJSON *obj, const cJSON *extra)
+{
+	const cJSON *it;
+
+	if (!extra)
+		return;
+	cJSON_ArrayForEach(it, extra)
+		if (!cJSON_GetObjectItemCaseSensitive(obj, it->string))
+			cJSON_AddItemToObject(obj, it->string,
+					      cJSON_Duplicate(it, 1));
+}
+
+static cJSON *triple(const long v[3])
+{
+	int iv[3] = { (int)v[0], (int)v[1], (int)v[2] };
+
+	return cJSON_CreateIntArray(iv, 3);
+}
+
+static cJSON *entry_json(const struct kopt_results_entry *e)
+{
+	cJSON *o = cJSON_CreateObject(), *c, *d, *a;
+	size_t i;
+	int m;
+
+	add_str(o, "trial", e->trial, 1);
+	c = cJSON_AddObjectToObject(o, "config");
+	cJSON_AddNumberToObject(c, "b", (double)e->b);
+	cJSON_AddNumberToObject(c, "s", (double)e->s);
+	cJSON_AddNumberToObject(c, "t", (double)e->t);
+	cJSON_AddNumberToObject(c, "b_requested",
+				(double)(e->b_requested ? e->b_requested : e->b));
+	add_str(c, "dtype", e->dtype, 0);
+	add_str(o, "date", e->date, 0);
+	add_str(o, "tool_version", e->tool_version, 0);
+	add_str(o, "tree", e->tree, 0);
+	cJSON_AddBoolToObject(o, "replayed", e->replayed);
+	add_str(o, "replay_source", e->replay_source, 1);
+
+	if (e->device.name) {
+		d = cJSON_AddObjectToObject(o, "device");
+		add_str(d, "name", e->device.name, 0);
+		add_str(d, "cc", e->device.cc, 0);
+		if (e->device.sms)
+			cJSON_AddNumberToObject(d, "sms", (double)e->device.sms);
+		add_num(d, "sm_clock_mhz", e->device.sm_clock_mhz);
+		add_num(d, "mem_clock_mhz", e->device.mem_clock_mhz);
+		add_num(d, "peak_tflops", e->device.peak_tflops);
+		add_num(d, "peak_gbps", e->device.peak_gbps);
+		add_num(d, "measured_tflops", e->device.measured_tflops);
+		add_num(d, "measured_gbps", e->device.measured_gbps);
+		if (e->device.clocks_locked)
+			cJSON_AddTrueToObject(d, "clocks_locked");
+	}
+
+	a = cJSON_AddArrayToObject(o, "stages");
+	for (i = 0; i < e->stages_nr; i++) {
+		const struct kopt_results_stage *st = &e->stages[i];
+		cJSON *s = cJSON_CreateObject(), *du;
+		cJSON_AddItemToArray(a, s);
+		add_str(s, "name", st->name, 0);
+		cJSON_AddItemToObject(s, "grid", triple(st->grid));
+		cJSON_AddItemToObject(s, "block", triple(st->block));
+		cJSON_AddNumberToObject(s, "launches", (double)st->launches);
+		du = cJSON_AddObjectToObject(s, "duration_us");
+		add_num(du, "median", st->duration_us.median);
+		add_num(du, "min", st->duration_us.min);
+		add_num(du, "max", st->duration_us.max);
+		add_num(du, "p10", st->duration_us.p10);
+		add_num(du, "p90", st->duration_us.p90);
+		cJSON_AddNumberToObject(du, "n", (double)st->duration_us.n);
+		add_num(s, "tc_pct", st->tc_pct);
+		add_num(s, "dram_pct", st->dram_pct);
+		add_num(s, "dram_bytes", st->dram_bytes);
+		add_num(s, "occ_pct", st->occ_pct);
+		add_num(s, "l2_hit_pct", st->l2_hit_pct);
+		add_num(s, "spill_bytes", st->spill_bytes);
+		add_num(s, "regs", st->regs);
+		add_num(s, "smem_bytes", st->smem_bytes);
+		add_num(s, "waves", st->waves);
+	}
+
+	c = cJSON_AddObjectToObject(o, "metrics");
+	for (m = 0; m < KOPT_METRIC__NR; m++)
+		add_num(c, kopt_metric_infos[m].name, e->metrics[m]);
+	add_num(o, "spread_pct", e->spread_pct);
+	add_str(o, "bottleneck", e->bottleneck, 0);
+	add_str(o, "root_cause", e->root_cause, 0);
+
+	a = cJSON_AddArrayToObject(o, "opportunities");
+	for (i = 0; i < e->opportunities_nr; i++) {
+		const struct kopt_results_opportunity *op = &e->opportunities[i];
+		cJSON *p = cJSON_CreateObject();
+		cJSON_AddItemToArray(a, p);
+		add_str(p, "name", op->name, 0);
+		add_num(p, "est_gain_pct", op->est_gain_pct);
+		add_str(p, "trigger", op->trigger, 0);
+		add_str(p, "detail", op->detail, 0);
+	}
+	add_extra(o, e->extra);
+	return o;
+}
+
+void kopt_results_format(struct kopt_buf *out, const struct kopt_results *r)
+{
+	cJSON *root = cJSON_CreateObject(), *a;
+	char *text;
+	size_t i;
+
+	cJSON_AddNumberToObject(root, "schema", KOPT_RESULTS_SCHEMA);
+	add_str(root, "kernel", r->kernel, 1);
+	add_str(root, "version", r->version, 1);
+	add_str(root, "parent", r->parent, 1);
+	a = cJSON_AddArrayToObject(root, "entries");
+	for (i = 0; i < r->entries_nr; i++)
+		cJSON_AddItemToArray(a, entry_json(&r->entries[i]));
+	add_extra(root, r->extra);
+	text = cJSON_Print(root);
+	kopt_buf_addstr(out, text);
+	kopt_buf_addch(out, '\n');
+	cJSON_free(text);
+	cJSON_Delete(root);
+}
+
+int kopt_results_write(const struct kopt_results *r, const char *path)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+	int ret;
+
+	kopt_results_format(&sb, r);
+	ret = kopt_write_file_atomic(path, sb.buf, sb.len, 0644);
+	kopt_buf_release(&sb);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Lookups and edits */
+
+static int matches_b(const struct kopt_results_entry *e, long b)
+{
+	return e->b == b || e->b_requested == b;
+}
+
+struct kopt_results_entry *kopt_results_find(const struct kopt_results *r,
+					     const char *trial, long b,
+					     long s, long t)
+{
+	size_t i;
+
+	for (i = 0; i < r->entries_nr; i++) {
+		struct kopt_results_entry *e = &r->entries[i];
+		if (same_trial(e->trial, trial) && e->b_requested == b &&
+		    e->s == s && e->t == t)
+			return e;
+	}
+	for (i = 0; i < r->entries_nr; i++) {
+		struct kopt_results_entry *e = &r->entries[i];
+		if (same_trial(e->trial, trial) && matches_b(e, b) &&
+		    e->s == s && e->t == t)
+			return e;
+	}
+	return NULL;
+}
+
+struct kopt_results_entry *
+kopt_results_find_trial(const struct kopt_results *r, const char *trial)
+{
+	size_t i;
+
+	for (i = 0; i < r->entries_nr; i++)
+		if (r->entries[i].trial && !strcmp(r->entries[i].trial, trial))
+			return &r->entries[i];
+	return NULL;
+}
+
+struct kopt_results_entry *
+kopt_results_find_config(const struct kopt_results *r, long b, long s,
+			 long t)
+{
+	size_t i;
+
+	for (i = 0; i < r->entries_nr; i++) {
+		struct kopt_results_entry *e = &r->entries[i];
+		if (e->b_requested == b && e->s == s && e->t == t)
+			return e;
+	}
+	for (i = 0; i < r->entries_nr; i++) {
+		struct kopt_results_entry *e = &r->entries[i];
+		if (matches_b(e, b) && e->s == s && e->t == t)
+			return e;
+	}
+	return NULL;
+}
+
+struct kopt_results_entry *
+kopt_results_find_like(const struct kopt_results *r,
+		       const struct kopt_results_entry *like)
+{
+	return kopt_results_find(r, like->trial, like->b_requested, like->s,
+				 like->t);
+}
+
+void kopt_results_put(struct kopt_results *r, struct kopt_results_entry *e)
+{
+	size_t i;
+
+	if (!e->b_requested)
+		e->b_requested = e->b;
+	for (i = 0; i < r->entries_nr; i++)
+		if (same_identity(&r->entries[i], e))
+			break;
+	if (i < r->entries_nr) {
+		kopt_results_entry_release(&r->entries[i]);
+	} else {
+		KOPT_ALLOC_GROW(r->entries, r->entries_nr + 1,
+				r->entries_alloc);
+		r->entries_nr++;
+	}
+	r->entries[i] = *e;
+	kopt_results_entry_init(e);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? kopt_strdup(s) : NULL;
+}
+
+void kopt_results_entry_copy(struct kopt_results_entry *out,
+			     const struct kopt_results_entry *src)
+{
+	size_t i;
+
+	*out = *src;
+	out->trial = dup_or_null(src->trial);
+	out->dtype = dup_or_null(src->dtype);
+	out->date = dup_or_null(src->date);
+	out->tool_version = dup_or_null(src->tool_version);
+	out->tree = dup_or_null(src->tree);
+	out->replay_source = dup_or_null(src->replay_source);
+	out->device.name = dup_or_null(src->device.name);
+	out->device.cc = dup_or_null(src->device.cc);
+	out->bottleneck = dup_or_null(src->bottleneck);
+	out->root_cause = dup_or_null(src->root_cause);
+	out->stages = NULL;
+	out->stages_alloc = 0;
+	if (src->stages_nr) {
+		out->stages = kopt_calloc(src->stages_nr, sizeof(*out->stages));
+		out->stages_alloc = src->stages_nr;
+		for (i = 0; i < src->stages_nr; i++) {
+			out->stages[i] = src->stages[i];
+			out->stages[i].name = dup_or_null(src->stages[i].name);
+		}
+	}
+	out->opportunities = NULL;
+	out->opportunities_alloc = 0;
+	if (src->opportunities_nr) {
+		out->opportunities = kopt_calloc(src->opportunities_nr,
+						 sizeof(*out->opportunities));
+		out->opportunities_alloc = src->opportunities_nr;
+		for (i = 0; i < src->opportunities_nr; i++) {
+			const struct kopt_results_opportunity *o =
+				&src->opportunities[i];
+			out->opportunities[i].name = dup_or_null(o->name);
+			out->opportunities[i].est_gain_pct = o->est_gain_pct;
+			out->opportunities[i].trigger = dup_or_null(o->trigger);
+			out->opportunities[i].detail = dup_or_null(o->detail);
+		}
+	}
+	out->extra = src->extra ? cJSON_Duplicate(src->extra, 1) : NULL;
+}
+
+int kopt_results_metric(const struct kopt_results_entry *e, const char *name,
+			double *out)
+{
+	int m = kopt_metric_from_name(name);
+
+	if (m < 0)
+		return KOPT_EINVALID;
+	if (!kopt_results_has(e->metrics[m]))
+		return KOPT_ENOTFOUND;
+	*out = e->metrics[m];
+	return 0;
+}
+
+int kopt_results_expr_lookup(void *data, const char *name, double *out)
+{
+	return kopt_results_metric(data, name, out) ? KOPT_ENOTFOUND : 0;
+}
+
+const struct kopt_results_stage *
+kopt_results_dominant_stage(const struct kopt_results_entry *e)
+{
+	const struct kopt_results_stage *best = NULL;
+	size_t i;
+
+	for (i = 0; i < e->stages_nr; i++) {
+		const struct kopt_results_stage *st = &e->stages[i];
+		if (!kopt_results_has(st->duration_us.median))
+			continue;
+		if (!best || st->duration_us.median > best->duration_us.median)
+			best = st;
+	}
+	return best;
+}
+
+static void fill(double *dst, double v)
+{
+	if (!kopt_results_has(*dst))
+		*dst = v;
+}
+
+void kopt_results_derive_metrics(struct kopt_results_entry *e)
+{
+	const struct kopt_results_stage *dom = kopt_results_dominant_stage(e);
+	double sum = 0;
+	size_t i;
+
+	if (!dom)
+		return;
+	for (i = 0; i < e->stages_nr; i++)
+		if (kopt_results_has(e->stages[i].duration_us.median))
+			sum += e->stages[i].duration_us.median;
+	fill(&e->metrics[KOPT_METRIC_DURATION_US], sum);
+	fill(&e->metrics[KOPT_METRIC_TC_PCT], dom->tc_pct);
+	fill(&e->metrics[KOPT_METRIC_DRAM_PCT], dom->dram_pct);
+	fill(&e->metrics[KOPT_METRIC_OCC_PCT], dom->occ_pct);
+	fill(&e->metrics[KOPT_METRIC_L2_HIT_PCT], dom->l2_hit_pct);
+	fill(&e->metrics[KOPT_METRIC_SPILL_BYTES], dom->spill_bytes);
+	fill(&e->metrics[KOPT_METRIC_REGS], dom->regs);
+	fill(&e->metrics[KOPT_METRIC_WAVES], dom->waves);
+	if (kopt_results_has(dom->duration_us.p10) &&
+	    kopt_results_has(dom->duration_us.p90) &&
+	    dom->duration_us.median > 0)
+		fill(&e->spread_pct, (dom->duration_us.p90 -
+				      dom->duration_us.p10) /
+				     dom->duration_us.median * 100.0);
+}
+
+void kopt_results_describe_entry(struct kopt_buf *out,
+				 const struct kopt_results_entry *e)
+{
+	if (e->trial)
+		kopt_buf_addf(out, "%s (b=%ld, s=%ld, t=%ld)", e->trial, e->b,
+			      e->s, e->t);
+	else
+		kopt_buf_addf(out, "b=%ld, s=%ld, t=%ld", e->b, e->s, e->t);
+}

@@ -1,0 +1,275 @@
+#include "setup.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "strvec.h"
+#include "templates.h"
+#include "banned.h"
+
+/* A hook is ours when it hands over to git kopt. */
+#define KOPT_HOOK_MARK "git kopt hook "
+
+static void strip_slashes(char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 1 && s[n - 1] == '/')
+		s[--n] = '\0';
+}
+
+int kopt_setup_hooks_dir(char **out, git_repository *repo)
+{
+	git_config *cfg = NULL;
+	git_buf v = GIT_BUF_INIT;
+	int ret;
+
+	*out = NULL;
+	if (git_repository_config_snapshot(&cfg, repo) < 0)
+		return kopt_error("cannot read git config: %s",
+				  kopt_git_error("unknown error"));
+	ret = git_config_get_path(&v, cfg, "core.hooksPath");
+	if (!ret && v.ptr && *v.ptr) {
+		const char *wd = git_repository_workdir(repo);
+		if (v.ptr[0] == '/' || !wd)
+			*out = kopt_strdup(v.ptr);
+		else
+			*out = kopt_xstrfmt("%s%s", wd, v.ptr);
+	} else if (ret < 0 && ret != GIT_ENOTFOUND) {
+		ret = kopt_error("cannot read core.hooksPath: %s",
+				 kopt_git_error("unknown error"));
+		goto done;
+	}
+	git_error_clear();
+	git_buf_dispose(&v);
+	if (!*out) {
+		if (git_repository_item_path(&v, repo,
+					     GIT_REPOSITORY_ITEM_HOOKS) < 0) {
+			ret = kopt_error("cannot find the hooks directory: %s",
+					 kopt_git_error("unknown error"));
+			goto done;
+		}
+		*out = kopt_strdup(v.ptr);
+	}
+	strip_slashes(*out);
+	ret = 0;
+done:
+	git_buf_dispose(&v);
+	git_config_free(cfg);
+	return ret;
+}
+
+static struct kopt_setup_item *add_item(struct kopt_setup *s)
+{
+	struct kopt_setup_item *it;
+
+	KOPT_ALLOC_GROW(s->items, s->nr + 1, s->alloc);
+	it = &s->items[s->nr++];
+	memset(it, 0, sizeof(*it));
+	kopt_buf_init(&it->data, 0);
+	return it;
+}
+
+static char *label_of(const struct kopt_setup *s, const char *path)
+{
+	const char *rel;
+
+	if (kopt_skip_prefix(path, s->top, &rel) && *rel)
+		return kopt_strdup(rel);
+	return kopt_strdup(path);
+}
+
+/*
+ * Compare the file at it->path with the template in it->data and set
+ * the action.  Reading problems other than absence are errors: a file
+ * we cannot read is never overwritten.
+ */
+static int classify(struct kopt_setup_item *it, unsigned flags)
+{
+	struct kopt_buf cur = KOPT_BUF_INIT;
+	int ret = 0;
+
+	if (kopt_buf_read_file(&cur, it->path)) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			it->action = KOPT_SETUP_CREATE;
+		else
+			ret = kopt_error("cannot read '%s': %s", it->label,
+					 strerror(errno));
+		goto done;
+	}
+	if (cur.len == it->data.len && !memcmp(cur.buf, it->data.buf, cur.len))
+		it->action = KOPT_SETUP_UNCHANGED;
+	else if (it->is_hook && !strstr(cur.buf, KOPT_HOOK_MARK))
+		it->action = KOPT_SETUP_CHAIN;
+	else if (flags & KOPT_SETUP_FORCE)
+		it->action = KOPT_SETUP_RESTORE;
+	else
+		it->action = KOPT_SETUP_KEEP;
+done:
+	kopt_buf_release(&cur);
+	return ret;
+}
+
+/* The patterns of templates/init-seeds (optional). */
+static int read_seeds(struct kopt_strvec *out, const char *tmpl)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	char *path = kopt_xstrfmt("%s/init-seeds", tmpl);
+	const char *p;
+	int ret = 0;
+
+	if (kopt_buf_read_file(&text, path)) {
+		if (errno != ENOENT)
+			ret = kopt_error("cannot read '%s': %s", path,
+					 strerror(errno));
+		goto done;
+	}
+	for (p = text.buf; *p;) {
+		const char *eol = strchrnul(p, '\n');
+		struct kopt_buf line = KOPT_BUF_INIT;
+
+		kopt_buf_add(&line, p, (size_t)(eol - p));
+		kopt_buf_trim(&line);
+		if (line.len && line.buf[0] != '#')
+			kopt_strvec_push(out, line.buf);
+		kopt_buf_release(&line);
+		p = *eol ? eol + 1 : eol;
+	}
+done:
+	kopt_buf_release(&text);
+	free(path);
+	return ret;
+}
+
+static int is_seed(const struct kopt_strvec *seeds, const char *rel)
+{
+	size_t i;
+
+	for (i = 0; i < seeds->nr; i++)
+		if (!fnmatch(seeds->v[i], rel, FNM_PATHNAME))
+			return 1;
+	return 0;
+}
+
+static int plan_dir(struct kopt_setup *s, const char *src_dir,
+		    const char *dst_dir, int hooks, unsigned flags,
+		    const struct kopt_strvec *seeds)
+{
+	struct kopt_strvec files = KOPT_STRVEC_INIT;
+	size_t i;
+	int ret;
+
+	ret = kopt_templates_list(&files, src_dir);
+	for (i = 0; !ret && i < files.nr; i++) {
+		struct kopt_setup_item *it = add_item(s);
+		char *src = kopt_xstrfmt("%s/%s", src_dir, files.v[i]);
+
+		it->path = kopt_xstrfmt("%s/%s", dst_dir, files.v[i]);
+		it->label = label_of(s, it->path);
+		it->is_hook = hooks;
+		it->mode = hooks ? 0755 : 0644;
+		if (kopt_buf_read_file(&it->data, src))
+			ret = kopt_error("cannot read template '%s': %s", src,
+					 strerror(errno));
+		else
+			ret = classify(it, flags);
+		if (!ret && it->action != KOPT_SETUP_CREATE &&
+		    seeds && is_seed(seeds, files.v[i]))
+			it->action = KOPT_SETUP_OWNED;
+		if (!ret && it->action == KOPT_SETUP_CHAIN)
+			it->keep_as = kopt_xstrfmt("%s%s", it->path,
+						   KOPT_HOOK_CHAIN_SUFFIX);
+		free(src);
+	}
+	if (!ret && !files.nr)
+		ret = kopt_error("no templates in '%s'", src_dir);
+	kopt_strvec_clear(&files);
+	return ret;
+}
+
+int kopt_setup_plan(struct kopt_setup *out, git_repository *repo,
+		    unsigned flags)
+{
+	const char *wd = git_repository_workdir(repo);
+	char *tmpl = NULL, *hooks = NULL, *init = NULL, *top = NULL;
+	struct kopt_strvec seeds = KOPT_STRVEC_INIT;
+	int ret;
+
+	if (!wd)
+		return kopt_error("this operation must be run in a work tree");
+	out->top = kopt_strdup(wd);
+	ret = kopt_share_dir(&tmpl, "templates", KOPT_TEMPLATE_ENV);
+	if (!ret)
+		ret = kopt_share_dir(&hooks, "hooks", KOPT_HOOKS_ENV);
+	if (!ret)
+		ret = kopt_setup_hooks_dir(&out->hooks_dir, repo);
+	if (!ret)
+		ret = read_seeds(&seeds, tmpl);
+	if (!ret) {
+		init = kopt_xstrfmt("%s/init", tmpl);
+		top = kopt_strndup(out->top, strlen(out->top) - 1);
+		ret = plan_dir(out, init, top, 0, flags, &seeds);
+	}
+	if (!ret)
+		ret = plan_dir(out, hooks, out->hooks_dir, 1, flags, NULL);
+	kopt_strvec_clear(&seeds);
+	free(tmpl);
+	free(hooks);
+	free(init);
+	free(top);
+	if (ret)
+		kopt_setup_release(out);
+	return ret;
+}
+
+static int pending(const struct kopt_setup_item *it)
+{
+	return it->action == KOPT_SETUP_CREATE ||
+	       it->action == KOPT_SETUP_RESTORE ||
+	       it->action == KOPT_SETUP_CHAIN;
+}
+
+size_t kopt_setup_pending(const struct kopt_setup *s)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->nr; i++)
+		n += pending(&s->items[i]);
+	return n;
+}
+
+int kopt_setup_apply(struct kopt_setup *s, struct kopt_buf *err)
+{
+	struct kopt_filetx tx = KOPT_FILETX_INIT;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < s->nr; i++) {
+		const struct kopt_setup_item *it = &s->items[i];
+		if (pending(it))
+			kopt_filetx_add(&tx, it->path, it->label, it->data.buf,
+					it->data.len, it->mode, it->keep_as);
+	}
+	ret = kopt_filetx_commit(&tx, err);
+	kopt_filetx_release(&tx);
+	return ret;
+}
+
+void kopt_setup_release(struct kopt_setup *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr; i++) {
+		free(s->items[i].path);
+		free(s->items[i].label);
+		free(s->items[i].keep_as);
+		kopt_buf_release(&s->items[i].data);
+	}
+	free(s->items);
+	free(s->top);
+	free(s->hooks_dir);
+	memset(s, 0, sizeof(*s));
+}

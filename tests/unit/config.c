@@ -1,0 +1,456 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include "config.h"
+#include "error.h"
+
+static struct kopt_buf messages = KOPT_BUF_INIT;
+
+static void collect(const char *prefix, const char *msg)
+{
+	kopt_buf_addf(&messages, "%s: %s\n", prefix, msg);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	kopt_buf_reset(&messages);
+	kopt_error_set_routine(collect);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	kopt_error_set_routine(NULL);
+	kopt_buf_release(&messages);
+	return 0;
+}
+
+static const char good[] =
+	"# settings\n"
+	"[kopt]\n"
+	"\tnoise = 2.5%\n"
+	"\tcatalog = cat/SKILL.md\n"
+	"[trial \"decode\"]\n"
+	"\tb = 32\n"
+	"\ts = 1\n"
+	"\tt = 4096\n"
+	"[trial \"spec-decode\"]\n"
+	"\tb = 32\n"
+	"\ts = 16\n"
+	"\tt = 4096\n"
+	"[language \"cuda-c\"]\n"
+	"\tcontrol = thread\n"
+	"[language \"cute-dsl\"]\n"
+	"\tcontrol = warp\n"
+	"\tcatalog = mine.md\n"
+	"[kernel \"mla-decode\"]\n"
+	"\tlanguage = cuda-c\n"
+	"\tsource = kernels/mla/{version}\n"
+	"\tbuild = make -C kernels/mla VERSION={version}\n"
+	"\trun = \"bench --b {b} --s {s} --t {t} ; echo done # really\"\n"
+	"\tflops = 2*b*s*h*t*(dqk+dv)\n"
+	"\tbytes = 2*(b*t*dqk + b*s*h*dqk + b*s*h*dv)\n"
+	"\tparam = h=128\n"
+	"\tparam = dqk=576\n"
+	"\tparam = dv = 512\n"
+	"\ttarget = spec-decode duration_us <= 60\n"
+	"\ttarget = decode duration_us < 30 and dram_pct > 50\n";
+
+static void load_ok(struct kopt_config *cfg, const char *text)
+{
+	int ret = kopt_config_load_buf(cfg, text, strlen(text), ".kopt");
+
+	if (ret)
+		fail_msg("load failed: %s", messages.buf);
+}
+
+static void test_good_file(void **state)
+{
+	struct kopt_config cfg = KOPT_CONFIG_INIT;
+	const struct kopt_kernel *k;
+	const struct kopt_trial *t;
+	const struct kopt_language *l;
+	char *cat;
+
+	(void)state;
+	load_ok(&cfg, good);
+	assert_string_equal(messages.buf, "");
+	assert_string_equal(cfg.path, ".kopt");
+	assert_true(cfg.noise_pct == 2.5);
+	assert_string_equal(cfg.catalog, "cat/SKILL.md");
+	assert_int_equal(cfg.timeout_s, KOPT_DEFAULT_TIMEOUT_S);
+	assert_int_equal(cfg.trials_nr, 2);
+	t = kopt_config_trial(&cfg, "spec-decode");
+	assert_non_null(t);
+	assert_int_equal(t->b, 32);
+	assert_int_equal(t->s, 16);
+	assert_int_equal(t->t, 4096);
+	assert_int_equal(t->line, 9);
+	assert_null(kopt_config_trial(&cfg, "stress"));
+
+	l = kopt_config_language(&cfg, "cuda-c");
+	assert_non_null(l);
+	assert_int_equal(l->control, KOPT_CONTROL_THREAD);
+	cat = kopt_language_catalog_path(l);
+	assert_string_equal(cat, ".claude/skills/optimization-catalog-cuda-c/SKILL.md");
+	free(cat);
+	cat = kopt_language_catalog_path(kopt_config_language(&cfg, "cute-dsl"));
+	assert_string_equal(cat, "mine.md");
+	free(cat);
+
+	k = kopt_config_kernel(&cfg, "mla-decode");
+	assert_non_null(k);
+	assert_int_equal(k->line, 18);
+	assert_string_equal(k->language, "cuda-c");
+	assert_string_equal(k->source, "kernels/mla/{version}");
+	assert_string_equal(k->run, "bench --b {b} --s {s} --t {t} ; echo done # really");
+	assert_int_equal(k->params_nr, 3);
+	assert_string_equal(k->params[2].name, "dv");
+	assert_true(k->params[2].value == 512);
+	assert_int_equal(k->targets_nr, 2);
+	assert_string_equal(k->targets[0].trial, "spec-decode");
+	assert_string_equal(k->targets[0].expr, "duration_us <= 60");
+	assert_string_equal(k->targets[1].text,
+			    "decode duration_us < 30 and dram_pct > 50");
+	assert_null(kopt_config_kernel(&cfg, "other"));
+	kopt_config_release(&cfg);
+	assert_int_equal(cfg.kernels_nr, 0);
+}
+
+static void test_defaults(void **state)
+{
+	struct kopt_config cfg = KOPT_CONFIG_INIT;
+
+	(void)state;
+	load_ok(&cfg, "");
+	assert_true(cfg.noise_pct == KOPT_DEFAULT_NOISE_PCT);
+	assert_null(cfg.catalog);
+	assert_int_equal(cfg.kernels_nr, 0);
+	kopt_config_release(&cfg);
+}
+
+/* Load `text`, expect failure with exactly `message` reported. */
+static void bad(const char *text, const char *message)
+{
+	struct kopt_config cfg = KOPT_CONFIG_INIT;
+	int ret;
+
+	kopt_buf_reset(&messages);
+	ret = kopt_config_load_buf(&cfg, text, strlen(text), ".kopt");
+	assert_int_equal(ret, KOPT_EINVALID);
+	assert_string_equal(messages.buf, message);
+	assert_int_equal(cfg.kernels_nr, 0);
+	assert_null(cfg.path);
+}
+
+static void test_syntax_error(void **state)
+{
+	(void)state;
+	kopt_buf_reset(&messages);
+	{
+		struct kopt_config cfg = KOPT_CONFIG_INIT;
+		const char *text = "[kopt]\n\tnoise = 3%\n[trial \"x\"\n\tb = 1\n";
+		assert_int_equal(kopt_config_load_buf(&cfg, text, strlen(text),
+						      ".kopt"), KOPT_EINVALID);
+		/* libgit2 words it; the place is ours */
+		assert_true(kopt_starts_with(messages.buf, "error: .kopt:3: "));
+		assert_non_null(strchr(messages.buf, '\n'));
+		assert_ptr_equal(strchr(messages.buf, '\n'),
+				 messages.buf + messages.len - 1);
+	}
+}
+
+static void test_unknown_key(void **state)
+{
+	(void)state;
+	bad("[kopt]\n\tnoise = 3%\n\tnoize = 4%\n",
+	    "error: .kopt:3: unknown key 'kopt.noize'\n");
+	bad("[trial \"decode\"]\n\tb = 1\n\ts = 1\n\tt = 1\n\tq = 2\n",
+	    "error: .kopt:5: unknown key 'trial.decode.q'\n");
+	bad("[language \"c\"]\n\tcontrol = block\n\tlevel = 2\n",
+	    "error: .kopt:3: unknown key 'language.c.level'\n");
+	bad("[kernel \"k\"]\n\tlanguage = c\n\tsorce = x\n",
+	    "error: .kopt:3: unknown key 'kernel.k.sorce'\n");
+	bad("\n[tuning]\n\tx = 1\n",
+	    "error: .kopt:2: unknown section 'tuning'\n");
+}
+
+static void test_bad_value(void **state)
+{
+	(void)state;
+	bad("[kopt]\n\tnoise = lots\n",
+	    "error: .kopt:2: bad value 'lots' for 'kopt.noise' (expected a "
+	    "percentage such as 3%)\n");
+	bad("[trial \"decode\"]\n\tb = 32\n\ts = -1\n\tt = 4096\n",
+	    "error: .kopt:3: bad value '-1' for 'trial.decode.s' (expected a "
+	    "positive integer)\n");
+	bad("[language \"c\"]\n\tcontrol = grid\n",
+	    "error: .kopt:2: bad value 'grid' for 'language.c.control' "
+	    "(expected block, warp or thread)\n");
+	bad("[trial \"decode\"]\n\tb = 32\n\ts = 1\n",
+	    "error: .kopt:1: trial 'decode' needs b, s and t\n");
+	bad("[language \"c\"]\n\tcontrol = thread\n[kernel \"k\"]\n"
+	    "\tlanguage = c\n\tsource = x\n\tparam = h=wide\n",
+	    "error: .kopt:6: bad param value in 'h=wide' (expected a "
+	    "number)\n");
+	bad("[language \"c\"]\n\tcontrol = thread\n[kernel \"k\"]\n"
+	    "\tlanguage = c\n\tsource = x\n",
+	    "error: .kopt:3: kernel 'k' needs 'run'\n");
+	bad("[language \"c\"]\n\tcontrol = thread\n[kernel \"k\"]\n"
+	    "\tlanguage = rust\n\tsource = x\n\trun = y\n",
+	    "error: .kopt:4: kernel 'k': unknown language 'rust'\n");
+}
+
+static const char kernel_head[] =
+	"[trial \"decode\"]\n\tb = 32\n\ts = 1\n\tt = 4096\n"
+	"[language \"c\"]\n\tcontrol = thread\n"
+	"[kernel \"k\"]\n\tlanguage = c\n\tsource = x\n\trun = y\n"
+	"\tparam = h=2\n";
+
+static void bad_kernel_line(const char *line, const char *message)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+
+	kopt_buf_addstr(&text, kernel_head);
+	kopt_buf_addstr(&text, line);
+	bad(text.buf, message);
+	kopt_buf_release(&text);
+}
+
+static void test_bad_expression(void **state)
+{
+	(void)state;
+	bad_kernel_line("\tflops = 2*(b*h\n",
+			"error: .kopt:12: bad expression in 'flops': column 7: "
+			"expected ')' at end of expression\n");
+	bad_kernel_line("\tbytes = b**\n",
+			"error: .kopt:12: bad expression in 'bytes': column 4: "
+			"expected a value at end of expression\n");
+	bad_kernel_line("\ttarget = decode duration_us\n",
+			"error: .kopt:12: 'target' must be a comparison, e.g. "
+			"'spec-decode duration_us <= 60'\n");
+	bad_kernel_line("\ttarget = fast\n",
+			"error: .kopt:12: bad target 'fast' (expected '<trial> "
+			"<condition>', e.g. 'spec-decode duration_us <= 60')\n");
+}
+
+static void test_unknown_name(void **state)
+{
+	(void)state;
+	bad_kernel_line("\tflops = 2*b*s*heads\n",
+			"error: .kopt:12: unknown name 'heads' in 'flops'\n");
+	/* metrics belong in targets, not in flops */
+	bad_kernel_line("\tflops = duration_us\n",
+			"error: .kopt:12: unknown name 'duration_us' in 'flops'\n");
+	bad_kernel_line("\ttarget = decode time_us < 3\n",
+			"error: .kopt:12: unknown name 'time_us' in 'target'\n");
+	bad_kernel_line("\ttarget = stress duration_us < 3\n",
+			"error: .kopt:12: target names unknown trial 'stress'\n");
+}
+
+static void test_bad_names(void **state)
+{
+	(void)state;
+	bad("[kernel \"Mla\"]\n\tlanguage = c\n",
+	    "error: .kopt:1: bad kernel name 'Mla' (use lower-case letters, "
+	    "digits, '.', '_' and '-')\n");
+	bad("\n[kernel \"a/b\"]\n\tlanguage = c\n",
+	    "error: .kopt:2: bad kernel name 'a/b' (use lower-case letters, "
+	    "digits, '.', '_' and '-')\n");
+	bad("[trial \"x..y\"]\n\tb = 1\n",
+	    "error: .kopt:1: bad trial name 'x..y' (use lower-case letters, "
+	    "digits, '.', '_' and '-')\n");
+	bad("[kopt \"sub\"]\n\tnoise = 3%\n",
+	    "error: .kopt:1: section [kopt] takes no name\n");
+
+	assert_true(kopt_valid_name("mla-decode"));
+	assert_true(kopt_valid_name("v2.1_x"));
+	assert_false(kopt_valid_name(""));
+	assert_false(kopt_valid_name("-x"));
+	assert_false(kopt_valid_name("a/b"));
+	assert_false(kopt_valid_name("a..b"));
+	assert_false(kopt_valid_name("A"));
+	assert_false(kopt_valid_name("a b"));
+	assert_true(kopt_valid_version("v0"));
+	assert_true(kopt_valid_version("v12"));
+	assert_false(kopt_valid_version("v01"));
+	assert_false(kopt_valid_version("v"));
+	assert_false(kopt_valid_version("1"));
+}
+
+static void test_missing_file(void **state)
+{
+	struct kopt_config cfg = KOPT_CONFIG_INIT;
+
+	(void)state;
+	assert_int_equal(kopt_config_load_file(&cfg, "/nonexistent/.kopt",
+					       ".kopt", NULL), KOPT_ENOTFOUND);
+	assert_string_equal(messages.buf, "");
+}
+
+static void test_git_config_overlay_wins(void **state)
+{
+	char path[] = "/tmp/kopt-test-XXXXXX", gpath[] = "/tmp/kopt-test-XXXXXX";
+	int fd = mkstemp(path), gfd = mkstemp(gpath);
+	const char *user = "[kopt]\n\tnoise = 5%\n\tgpu = 1\n";
+	struct kopt_config cfg = KOPT_CONFIG_INIT;
+	git_config *overlay = NULL;
+
+	(void)state;
+	assert_true(fd >= 0 && gfd >= 0);
+	assert_int_equal(write(fd, good, strlen(good)), (ssize_t)strlen(good));
+	assert_int_equal(write(gfd, user, strlen(user)), (ssize_t)strlen(user));
+	close(fd);
+	close(gfd);
+	assert_int_equal(git_config_new(&overlay), 0);
+	assert_int_equal(git_config_add_file_ondisk(overlay, gpath,
+						    GIT_CONFIG_LEVEL_LOCAL,
+						    NULL, 0), 0);
+	assert_int_equal(kopt_config_load_file(&cfg, path, ".kopt", overlay), 0);
+	assert_true(cfg.noise_pct == 5.0);
+	assert_int_equal(cfg.gpu, 1);
+	assert_string_equal(cfg.catalog, "cat/SKILL.md");
+	kopt_config_release(&cfg);
+	git_config_free(overlay);
+	unlink(path);
+	unlink(gpath);
+}
+
+static void test_expand(void **state)
+{
+	struct kopt_config cfg = KOPT_CONFIG_INIT;
+	struct kopt_vars vars = { 0 };
+	struct kopt_buf out = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+
+	(void)state;
+	load_ok(&cfg, good);
+	vars.kernel = kopt_config_kernel(&cfg, "mla-decode");
+	vars.version = "v3";
+	vars.b = 32;
+	vars.s = 16;
+	vars.t = 4096;
+	vars.have_bst = 1;
+	assert_int_equal(kopt_config_expand(&out, "run {kernel}/{version} "
+					    "--b {b} --s {s} --t {t} --h {h}",
+					    &vars, &err), 0);
+	assert_string_equal(out.buf, "run mla-decode/v3 --b 32 --s 16 "
+			    "--t 4096 --h 128");
+
+	kopt_buf_reset(&out);
+	vars.version = "v3; rm -rf ~";
+	assert_int_equal(kopt_config_expand(&out, "x {version}", &vars, &err),
+			 KOPT_EINVALID);
+	assert_string_equal(err.buf, "refusing to substitute 'v3; rm -rf ~' "
+			    "for '{version}': not a plain name");
+
+	kopt_buf_reset(&out);
+	kopt_buf_reset(&err);
+	vars.version = "v3";
+	assert_int_equal(kopt_config_expand(&out, "x {tile}", &vars, &err),
+			 KOPT_EINVALID);
+	assert_string_equal(err.buf, "unknown placeholder '{tile}' in 'x {tile}'");
+
+	kopt_buf_reset(&err);
+	assert_int_equal(kopt_config_expand(&out, "x {tiling}", &vars, &err),
+			 KOPT_EINVALID);
+	assert_string_equal(err.buf, "no value for '{tiling}' in 'x {tiling}'");
+	kopt_buf_release(&out);
+	kopt_buf_release(&err);
+	kopt_config_release(&cfg);
+}
+
+static void test_eval(void **state)
+{
+	struct kopt_config cfg = KOPT_CONFIG_INIT;
+	struct kopt_vars vars = { 0 };
+	struct kopt_buf err = KOPT_BUF_INIT;
+	const struct kopt_kernel *k;
+	double v = 0;
+
+	(void)state;
+	load_ok(&cfg, good);
+	k = kopt_config_kernel(&cfg, "mla-decode");
+	vars.kernel = k;
+	vars.b = 32;
+	vars.s = 16;
+	vars.t = 4096;
+	vars.have_bst = 1;
+	assert_int_equal(kopt_config_eval(k->flops, &vars, &v, &err), 0);
+	assert_true(v == 2.0 * 32 * 16 * 128 * 4096 * (576 + 512));
+	assert_int_equal(kopt_config_eval(k->bytes, &vars, &v, &err), 0);
+	assert_true(v == 2.0 * (32.0 * 4096 * 576 + 32.0 * 16 * 128 * 576 +
+				32.0 * 16 * 128 * 512));
+	assert_int_not_equal(kopt_config_eval("b / (s - 16)", &vars, &v, &err), 0);
+	assert_non_null(strstr(err.buf, "division by zero"));
+	kopt_buf_reset(&err);
+	vars.have_bst = 0;
+	assert_int_equal(kopt_config_eval("b * h", &vars, &v, &err),
+			 KOPT_ENOTFOUND);
+	assert_non_null(strstr(err.buf, "'b'"));
+	kopt_buf_release(&err);
+	kopt_config_release(&cfg);
+}
+
+static void test_quote_round_trips(void **state)
+{
+	static const char *const values[] = {
+		"plain", "a ; b", "x # y", "say \"hi\"", "back\\slash",
+		" lead", "trail ", "", "two\nlines", "{version} && make",
+		NULL
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; values[i]; i++) {
+		struct kopt_buf text = KOPT_BUF_INIT;
+		struct kopt_config cfg = KOPT_CONFIG_INIT;
+
+		kopt_buf_addstr(&text, "[language \"c\"]\n\tcontrol = thread\n"
+				"[kernel \"k\"]\n\tlanguage = c\n\tsource = s\n"
+				"\trun = ");
+		kopt_config_quote(&text, values[i]);
+		kopt_buf_addch(&text, '\n');
+		load_ok(&cfg, text.buf);
+		assert_string_equal(kopt_config_kernel(&cfg, "k")->run, values[i]);
+		kopt_config_release(&cfg);
+		kopt_buf_release(&text);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_good_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_syntax_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_value, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_expression, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_git_config_overlay_wins,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_expand, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_eval, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_quote_round_trips, setup,
+						teardown),
+	};
+	int ret;
+
+	git_libgit2_init();
+	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	git_libgit2_shutdown();
+	return ret;
+}

@@ -1,0 +1,208 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "error.h"
+#include "lockfile.h"
+
+static struct kopt_buf messages = KOPT_BUF_INIT;
+static char dir[] = "/tmp/kopt-lock-XXXXXX";
+
+static void collect(const char *prefix, const char *msg)
+{
+	kopt_buf_addf(&messages, "%s: %s\n", prefix, msg);
+}
+
+static char *at(const char *rel)
+{
+	return kopt_xstrfmt("%s/%s", dir, rel);
+}
+
+static void write_plain(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void assert_content(const char *path, const char *text)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+
+	assert_int_equal(kopt_buf_read_file(&sb, path), 0);
+	assert_string_equal(sb.buf, text);
+	kopt_buf_release(&sb);
+}
+
+static int exists(const char *path)
+{
+	return !access(path, F_OK);
+}
+
+static void test_replace_is_atomic(void **state)
+{
+	struct kopt_lock lk = KOPT_LOCK_INIT;
+	char *path = at("settings"), *lock = at("settings.lock");
+	struct stat st;
+
+	(void)state;
+	write_plain(path, "old\n");
+	chmod(path, 0600);
+	assert_int_equal(kopt_lock_acquire(&lk, path), 0);
+	assert_true(exists(lock));
+	assert_int_equal(kopt_lock_write(&lk, "new ", 4), 0);
+	assert_int_equal(kopt_lock_write(&lk, "content\n", 8), 0);
+	/* a reader sees the old file until the commit */
+	assert_content(path, "old\n");
+	assert_int_equal(kopt_lock_commit(&lk), 0);
+	assert_content(path, "new content\n");
+	assert_false(exists(lock));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* rolling back a committed lock is harmless */
+	kopt_lock_rollback(&lk);
+	assert_content(path, "new content\n");
+	assert_string_equal(messages.buf, "");
+	free(path);
+	free(lock);
+}
+
+static void test_second_writer_is_locked_out(void **state)
+{
+	struct kopt_lock a = KOPT_LOCK_INIT, b = KOPT_LOCK_INIT;
+	char *path = at("shared"), *msg;
+
+	(void)state;
+	assert_int_equal(kopt_lock_acquire(&a, path), 0);
+	assert_int_equal(kopt_lock_acquire(&b, path), KOPT_ELOCKED);
+	msg = kopt_xstrfmt("error: cannot lock '%s': '%s.lock' exists; another "
+			   "git kopt may be running, otherwise remove it\n",
+			   path, path);
+	assert_string_equal(messages.buf, msg);
+	kopt_lock_rollback(&b);
+	kopt_lock_rollback(&a);
+	assert_int_equal(kopt_lock_acquire(&b, path), 0);
+	kopt_lock_rollback(&b);
+	free(msg);
+	free(path);
+}
+
+static void test_rollback_leaves_target(void **state)
+{
+	struct kopt_lock lk = KOPT_LOCK_INIT, never = KOPT_LOCK_INIT;
+	char *path = at("kept"), *lock = at("kept.lock");
+
+	(void)state;
+	write_plain(path, "original\n");
+	assert_int_equal(kopt_lock_acquire(&lk, path), 0);
+	assert_int_equal(kopt_lock_write(&lk, "half", 4), 0);
+	kopt_lock_rollback(&lk);
+	assert_content(path, "original\n");
+	assert_false(exists(lock));
+	kopt_lock_rollback(&never);
+	free(path);
+	free(lock);
+}
+
+static void test_write_file_atomic_makes_parents(void **state)
+{
+	char *path = at("a/b/c/file.md");
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(kopt_write_file_atomic(path, "# x\n", 4, 0755), 0);
+	assert_content(path, "# x\n");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(kopt_write_file_atomic(path, "# y\n", 4, 0), 0);
+	assert_content(path, "# y\n");
+	free(path);
+}
+
+static void test_file_in_the_way(void **state)
+{
+	char *file = at("plain"), *path = at("plain/sub/x"), *msg;
+	char *sub = at("plain/sub");
+
+	(void)state;
+	write_plain(file, "I am a file\n");
+	assert_int_equal(kopt_write_file_atomic(path, "x", 1, 0), -1);
+	msg = kopt_xstrfmt("error: cannot create directory '%s': Not a "
+			   "directory\n", sub);
+	assert_string_equal(messages.buf, msg);
+	assert_content(file, "I am a file\n");
+	free(msg);
+	free(file);
+	free(sub);
+	free(path);
+}
+
+static void test_missing_directory(void **state)
+{
+	struct kopt_lock lk = KOPT_LOCK_INIT;
+	char *path = at("nowhere/file"), *msg;
+
+	(void)state;
+	assert_int_equal(kopt_lock_acquire(&lk, path), -1);
+	msg = kopt_xstrfmt("error: cannot create '%s.lock': No such file or "
+			   "directory\n", path);
+	assert_string_equal(messages.buf, msg);
+	kopt_lock_rollback(&lk);
+	free(msg);
+	free(path);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	kopt_buf_reset(&messages);
+	kopt_error_set_routine(collect);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	kopt_error_set_routine(NULL);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_replace_is_atomic, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_second_writer_is_locked_out,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rollback_leaves_target,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_file_atomic_makes_parents,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_in_the_way, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_missing_directory, setup,
+						teardown),
+	};
+	struct kopt_buf cmd = KOPT_BUF_INIT;
+	int ret;
+
+	if (!mkdtemp(dir))
+		return 1;
+	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	kopt_buf_addf(&cmd, "rm -rf '%s'", dir);
+	if (system(cmd.buf))
+		ret = 1;
+	kopt_buf_release(&cmd);
+	kopt_buf_release(&messages);
+	return ret;
+}

@@ -1,0 +1,361 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "error.h"
+#include "results.h"
+
+#ifndef KOPT_SOURCE_DIR
+#define KOPT_SOURCE_DIR "."
+#endif
+#define FIX KOPT_SOURCE_DIR "/tests/fixtures/results/"
+
+static struct kopt_buf messages = KOPT_BUF_INIT;
+
+static void capture(const char *prefix, const char *msg)
+{
+	kopt_buf_addf(&messages, "%s: %s\n", prefix, msg);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	kopt_buf_reset(&messages);
+	kopt_error_set_routine(capture);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	kopt_error_set_routine(NULL);
+	kopt_buf_release(&messages);
+	return 0;
+}
+
+static void test_read_full(void **state)
+{
+	struct kopt_results r = KOPT_RESULTS_INIT;
+	const struct kopt_results_entry *e;
+	double v;
+
+	(void)state;
+	assert_int_equal(kopt_results_read_file(&r, FIX "v1.json",
+						"mla-decode", "v1"), 0);
+	assert_string_equal(messages.buf, "");
+	assert_string_equal(r.kernel, "mla-decode");
+	assert_string_equal(r.version, "v1");
+	assert_string_equal(r.parent, "v0");
+	assert_int_equal(r.entries_nr, 2);
+	e = &r.entries[0];
+	assert_string_equal(e->trial, "decode");
+	assert_int_equal(e->b, 32);
+	assert_int_equal(e->b_requested, 32);
+	assert_string_equal(e->device.name, "NVIDIA H200");
+	assert_int_equal(e->device.sms, 132);
+	assert_true(e->device.clocks_locked);
+	assert_string_equal(e->dtype, "bfloat16");
+	assert_int_equal(e->stages_nr, 1);
+	assert_int_equal(e->stages[0].grid[0], 128);
+	assert_int_equal(e->stages[0].duration_us.n, 190);
+	assert_true(e->stages[0].dram_bytes == 1.5e8);
+	assert_int_equal(e->opportunities_nr, 2);
+	assert_null(e->opportunities[1].detail);
+	assert_true(e->opportunities[1].est_gain_pct == 12.5);
+
+	assert_int_equal(kopt_results_metric(e, "dram_pct", &v), 0);
+	assert_true(v == 62.0);
+	assert_int_equal(kopt_results_metric(e, "spill_bytes", &v), 0);
+	assert_true(v == 0.0);
+	assert_int_equal(kopt_results_metric(e, "dram", &v), KOPT_EINVALID);
+
+	e = &r.entries[1];
+	assert_true(e->replayed);
+	assert_int_equal(e->b, 16);
+	assert_int_equal(e->b_requested, 32);
+	/* null and absent are both "not measured", never 0 */
+	assert_int_equal(kopt_results_metric(e, "tc_pct", &v), KOPT_ENOTFOUND);
+	assert_int_equal(kopt_results_metric(e, "dram_pct", &v),
+			 KOPT_ENOTFOUND);
+	assert_int_equal(kopt_results_expr_lookup((void *)e, "nope", &v),
+			 KOPT_ENOTFOUND);
+	kopt_results_release(&r);
+}
+
+static void test_find(void **state)
+{
+	struct kopt_results r = KOPT_RESULTS_INIT;
+
+	(void)state;
+	assert_int_equal(kopt_results_read_file(&r, FIX "v1.json", NULL, NULL),
+			 0);
+	assert_ptr_equal(kopt_results_find(&r, "decode", 32, 1, 4096),
+			 &r.entries[0]);
+	assert_null(kopt_results_find(&r, NULL, 32, 1, 4096));
+	assert_null(kopt_results_find(&r, "decode", 32, 16, 4096));
+	/* b as asked and b as run both find the halved entry */
+	assert_ptr_equal(kopt_results_find(&r, "spec-decode", 32, 16, 4096),
+			 &r.entries[1]);
+	assert_ptr_equal(kopt_results_find(&r, "spec-decode", 16, 16, 4096),
+			 &r.entries[1]);
+	assert_ptr_equal(kopt_results_find_config(&r, 16, 16, 4096),
+			 &r.entries[1]);
+	assert_ptr_equal(kopt_results_find_trial(&r, "spec-decode"),
+			 &r.entries[1]);
+	assert_null(kopt_results_find_trial(&r, "stress"));
+	kopt_results_release(&r);
+}
+
+static void test_round_trip(void **state)
+{
+	struct kopt_results r = KOPT_RESULTS_INIT, r2 = KOPT_RESULTS_INIT;
+	struct kopt_buf one = KOPT_BUF_INIT, two = KOPT_BUF_INIT;
+	char dir[] = "/tmp/kopt-results-XXXXXX";
+	char *path;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	path = kopt_xstrfmt("%s/sub/v1.json", dir);
+	assert_int_equal(kopt_results_read_file(&r, FIX "v1.json", NULL, NULL),
+			 0);
+	assert_int_equal(kopt_results_write(&r, path), 0);
+	assert_int_equal(kopt_results_read_file(&r2, path, "mla-decode", "v1"),
+			 0);
+	kopt_results_format(&one, &r);
+	kopt_results_format(&two, &r2);
+	assert_string_equal(one.buf, two.buf);
+	/* unrounded numbers and unknown fields survive */
+	assert_non_null(strstr(one.buf, "140.25"));
+	assert_non_null(strstr(one.buf, "0.97"));
+	assert_non_null(strstr(one.buf, "\"profiler_note\""));
+	assert_non_null(strstr(one.buf, "\"future_field\":\t\"kept\""));
+	/* an unmeasured metric stays absent */
+	assert_int_equal(isnan(r2.entries[1].metrics[KOPT_METRIC_TC_PCT]), 1);
+	assert_string_equal(messages.buf, "");
+
+	kopt_buf_reset(&one);
+	assert_int_equal(kopt_buf_read_file(&one, path), 0);
+	assert_string_equal(one.buf, two.buf);
+	unlink(path);
+	free(path);
+	path = kopt_xstrfmt("%s/sub", dir);
+	rmdir(path);
+	free(path);
+	rmdir(dir);
+	kopt_buf_release(&one);
+	kopt_buf_release(&two);
+	kopt_results_release(&r);
+	kopt_results_release(&r2);
+}
+
+static void test_put_replaces_same_identity(void **state)
+{
+	struct kopt_results r = KOPT_RESULTS_INIT;
+	struct kopt_results_entry e;
+
+	(void)state;
+	assert_int_equal(kopt_results_read_file(&r, FIX "v1.json", NULL, NULL),
+			 0);
+	kopt_results_entry_init(&e);
+	e.trial = kopt_strdup("decode");
+	e.b = 32;
+	e.s = 1;
+	e.t = 4096;
+	e.metrics[KOPT_METRIC_DURATION_US] = 70.0;
+	kopt_results_put(&r, &e);
+	assert_null(e.trial);
+	assert_int_equal(r.entries_nr, 2);
+	assert_true(r.entries[0].metrics[KOPT_METRIC_DURATION_US] == 70.0);
+	assert_int_equal(r.entries[0].stages_nr, 0);
+
+	kopt_results_entry_init(&e);
+	e.b = 8;
+	e.s = 1;
+	e.t = 1024;
+	kopt_results_put(&r, &e);
+	assert_int_equal(r.entries_nr, 3);
+	assert_null(r.entries[2].trial);
+	assert_int_equal(r.entries[2].b_requested, 8);
+	assert_ptr_equal(kopt_results_find(&r, NULL, 8, 1, 1024),
+			 &r.entries[2]);
+	kopt_results_release(&r);
+}
+
+static void test_copy(void **state)
+{
+	struct kopt_results r = KOPT_RESULTS_INIT;
+	struct kopt_results_entry e;
+
+	(void)state;
+	assert_int_equal(kopt_results_read_file(&r, FIX "v1.json", NULL, NULL),
+			 0);
+	kopt_results_entry_copy(&e, &r.entries[0]);
+	kopt_results_release(&r);
+	assert_string_equal(e.trial, "decode");
+	assert_string_equal(e.stages[0].name, "mla_decode_v1_kernel");
+	assert_string_equal(e.opportunities[0].detail,
+			    "docs/knowledge/optimizations/split-kv.md");
+	kopt_results_entry_release(&e);
+}
+
+static void test_derive(void **state)
+{
+	struct kopt_results_entry e;
+	struct kopt_results_stage *st;
+
+	(void)state;
+	kopt_results_entry_init(&e);
+	e.stages = kopt_calloc(2, sizeof(*e.stages));
+	e.stages_nr = e.stages_alloc = 2;
+	kopt_results_stage_init(&e.stages[0]);
+	kopt_results_stage_init(&e.stages[1]);
+	st = &e.stages[0];
+	st->name = kopt_strdup("split");
+	st->duration_us.median = 10;
+	st->dram_pct = 90;
+	st = &e.stages[1];
+	st->name = kopt_strdup("combine");
+	st->duration_us.median = 30;
+	st->duration_us.p10 = 29;
+	st->duration_us.p90 = 32;
+	st->dram_pct = 40;
+	st->waves = 2.5;
+	kopt_results_derive_metrics(&e);
+	assert_true(e.metrics[KOPT_METRIC_DURATION_US] == 40);
+	assert_true(e.metrics[KOPT_METRIC_DRAM_PCT] == 40);
+	assert_true(e.metrics[KOPT_METRIC_WAVES] == 2.5);
+	assert_true(isnan(e.metrics[KOPT_METRIC_TC_PCT]));
+	assert_true(e.spread_pct == 10.0);
+	kopt_results_entry_release(&e);
+}
+
+static void expect_failure(const char *file, const char *kernel,
+			   const char *expected)
+{
+	struct kopt_results r = KOPT_RESULTS_INIT;
+
+	kopt_buf_reset(&messages);
+	assert_int_equal(kopt_results_read_file(&r, file, kernel, "v1"),
+			 KOPT_EINVALID);
+	assert_string_equal(messages.buf, expected);
+	assert_null(r.kernel);
+	assert_int_equal(r.entries_nr, 0);
+	kopt_results_release(&r);
+}
+
+static void test_not_json(void **state)
+{
+	(void)state;
+	expect_failure(FIX "not-json.json", "mla-decode",
+		       "error: " FIX "not-json.json:6:54: not valid JSON\n");
+}
+
+static void test_schema(void **state)
+{
+	(void)state;
+	expect_failure(FIX "schema2.json", "mla-decode",
+		       "error: " FIX "schema2.json: schema: version 2 is not "
+		       "supported (this git-kopt reads schema 1)\n");
+}
+
+static void test_other_kernel(void **state)
+{
+	(void)state;
+	expect_failure(FIX "other-kernel.json", "mla-decode",
+		       "error: " FIX "other-kernel.json: kernel: names kernel "
+		       "'gemm', but the file belongs to kernel "
+		       "'mla-decode'\n");
+}
+
+static void test_bad_fields(void **state)
+{
+	(void)state;
+	expect_failure(FIX "bad-fields.json", "mla-decode",
+		"error: " FIX "bad-fields.json: parent: expected a string, "
+		"found a number\n"
+		"error: " FIX "bad-fields.json: entries[0].config.b: expected "
+		"an integer, found a string\n"
+		"error: " FIX "bad-fields.json: entries[0].config.s: expected "
+		"an integer >= 1, found 1.5\n"
+		"error: " FIX "bad-fields.json: entries[0].replayed: expected "
+		"true or false, found a string\n"
+		"error: " FIX "bad-fields.json: entries[0].device.name: "
+		"expected a string, found a number\n"
+		"error: " FIX "bad-fields.json: entries[0].stages[0].grid: "
+		"expected an array of 3 integers\n"
+		"error: " FIX "bad-fields.json: "
+		"entries[0].stages[0].duration_us.median: expected a number, "
+		"found a string\n"
+		"error: " FIX "bad-fields.json: entries[0].metrics.duration_us:"
+		" expected a number, found a string\n"
+		"error: " FIX "bad-fields.json: entries[0].metrics.dram: not a "
+		"canonical metric (see Documentation/results-format.md)\n"
+		"error: " FIX "bad-fields.json: entries[0].opportunities[0]: "
+		"expected an object, found a string\n"
+		"error: " FIX "bad-fields.json: entries[2]: same trial and "
+		"configuration as entries[1]\n");
+}
+
+static void test_parse_buffers(void **state)
+{
+	struct kopt_results r = KOPT_RESULTS_INIT;
+	static const char text[] = "{\"schema\":1,\"kernel\":\"k\","
+		"\"version\":\"v0\",\"parent\":null,\"entries\":[]}";
+
+	(void)state;
+	assert_int_equal(kopt_results_parse(&r, text, strlen(text), "blob",
+					    "k", "v0"), 0);
+	assert_null(r.parent);
+	kopt_results_release(&r);
+
+	kopt_buf_reset(&messages);
+	assert_int_equal(kopt_results_parse(&r, " \n", 2, "blob", NULL, NULL),
+			 KOPT_EINVALID);
+	assert_string_equal(messages.buf, "error: blob: empty results file\n");
+	kopt_buf_reset(&messages);
+	assert_int_equal(kopt_results_parse(&r, "[1]", 3, "blob", NULL, NULL),
+			 KOPT_EINVALID);
+	assert_string_equal(messages.buf,
+			    "error: blob: expected a JSON object, found an "
+			    "array\n");
+	kopt_buf_reset(&messages);
+	assert_int_equal(kopt_results_parse(&r, "{} x", 4, "blob", NULL, NULL),
+			 KOPT_EINVALID);
+	assert_string_equal(messages.buf, "error: blob:1:4: not valid JSON "
+			    "(text after the value)\n");
+	kopt_buf_reset(&messages);
+	assert_int_equal(kopt_results_parse(&r, "{\"kernel\":\"k\"}", 14,
+					    "blob", NULL, NULL),
+			 KOPT_EINVALID);
+	assert_string_equal(messages.buf,
+			    "error: blob: schema: missing (expected 1)\n");
+	assert_int_equal(kopt_results_read_file(&r, FIX "missing.json", NULL,
+						NULL), KOPT_ENOTFOUND);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_read_full, setup),
+		cmocka_unit_test_setup(test_find, setup),
+		cmocka_unit_test_setup(test_round_trip, setup),
+		cmocka_unit_test_setup(test_put_replaces_same_identity, setup),
+		cmocka_unit_test_setup(test_copy, setup),
+		cmocka_unit_test_setup(test_derive, setup),
+		cmocka_unit_test_setup(test_not_json, setup),
+		cmocka_unit_test_setup(test_schema, setup),
+		cmocka_unit_test_setup(test_other_kernel, setup),
+		cmocka_unit_test_setup(test_bad_fields, setup),
+		cmocka_unit_test_setup(test_parse_buffers, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, teardown);
+}
