@@ -17,6 +17,7 @@
 #include "builtin.h"
 #include "kb.h"
 #include "learn.h"
+#include "templates.h"
 #include "results.h"
 #include "banned.h"
 
@@ -43,15 +44,6 @@ static const char *const list_usage[] = {
 	"git kopt learn list [--json]",
 	NULL
 };
-
-static char *template_path(const char *name)
-{
-	const char *dir = getenv("KOPT_TEMPLATE_DIR");
-
-	if (dir && *dir)
-		return kopt_xstrfmt("%s/%s", dir, name);
-	return kopt_xstrfmt("%s/templates/%s", KOPT_SOURCE_DIR, name);
-}
 
 static void load_kb_or_die(struct kopt_kb *kb, struct kopt_ctx *ctx,
 			   const char *language)
@@ -80,7 +72,7 @@ static int learn_new(int argc, const char **argv, struct kopt_ctx *ctx)
 	struct kopt_buf tmpl = KOPT_BUF_INIT, report = KOPT_BUF_INIT;
 	struct kopt_kb kb = KOPT_KB_INIT;
 	const struct kopt_config *cfg;
-	char *catalog = NULL, *tpath, *kernel = NULL, *slug;
+	char *catalog = NULL, *kernel = NULL, *slug;
 	int ret;
 
 	argc = kopt_parse_options(argc, argv, options, new_usage, 0);
@@ -145,12 +137,9 @@ static int learn_new(int argc, const char **argv, struct kopt_ctx *ctx)
 		req.before = &before;
 		req.after = &after;
 	}
-	tpath = template_path(req.kind == KOPT_KIND_ANTI_PATTERN ?
-			      "anti-pattern.md" : "optimization.md");
-	if (kopt_buf_read_file(&tmpl, tpath))
-		kopt_die("cannot read the template '%s': %s", tpath,
-			 strerror(errno));
-	free(tpath);
+	if (kopt_templates_read(&tmpl, req.kind == KOPT_KIND_ANTI_PATTERN ?
+				"anti-pattern.md" : "optimization.md"))
+		exit(128);
 	req.template_text = tmpl.buf;
 	req.template_len = tmpl.len;
 

@@ -508,16 +508,14 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 	kopt_buf_addch(out, '\n');
 	if (s->language) {
 		int enough = s->language->control >= s->control;
-		kopt_buf_addf(out, "- Language: %s gives %s-level control, %s",
+		kopt_buf_addf(out, "- Language: %s gives %s-level control, ",
 			      s->language->name,
-			      kopt_control_name(s->language->control),
-			      enough ? "enough for this task" :
-			      "less than this task needs; run 'git kopt "
-			      "select' to choose another");
-		if (!enough)
-			kopt_buf_addf(out, " ('git kopt select %s')",
-				      s->kernel);
-		kopt_buf_addch(out, '\n');
+			      kopt_control_name(s->language->control));
+		if (enough)
+			kopt_buf_addstr(out, "enough for this task\n");
+		else
+			kopt_buf_addf(out, "less than this task needs; run "
+				      "'git kopt select %s'\n", s->kernel);
 	}
 	for (i = 0; i < s->avoid_nr; i++) {
 		const struct kopt_strategy_item *it = &s->avoid[i];
