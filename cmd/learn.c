@@ -17,6 +17,7 @@
 #include "builtin.h"
 #include "kb.h"
 #include "learn.h"
+#include "strategize.h"
 #include "templates.h"
 #include "results.h"
 #include "banned.h"

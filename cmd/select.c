@@ -12,6 +12,7 @@
 #include "builtin.h"
 #include "kb.h"
 #include "md.h"
+#include "strategize.h"
 #include "strategy.h"
 #include "banned.h"
 

@@ -11,6 +11,7 @@
 #include "kb.h"
 #include "lockfile.h"
 #include "results.h"
+#include "strategize.h"
 #include "strategy.h"
 #include "banned.h"
 

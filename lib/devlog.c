@@ -1,0 +1,2067 @@
+#include "devlog.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmark-gfm.h>
+#include <cmark-gfm-core-extensions.h>
+
+#include "error.h"
+#include "lockfile.h"
+#include "banned.h"
+
+enum label {
+	L_NONE,
+	L_PERF,
+	L_LOCATION,
+	L_WHAT_CHANGED,
+	L_DESCRIPTION,
+	L_BOTTLENECK,
+	L_ROOT_CAUSE,
+	L_ISSUES,
+	L_INSIGHTS,
+};
+
+static const struct {
+	const char *name;
+	enum label label;
+} label_names[] = {
+	{ "location", L_LOCATION },
+	{ "path", L_LOCATION },
+	{ "source", L_LOCATION },
+	{ "sources", L_LOCATION },
+	{ "what changed", L_WHAT_CHANGED },
+	{ "what's changed", L_WHAT_CHANGED },
+	{ "what has changed", L_WHAT_CHANGED },
+	{ "changes", L_WHAT_CHANGED },
+	{ "changed", L_WHAT_CHANGED },
+	{ "description", L_DESCRIPTION },
+	{ "design", L_DESCRIPTION },
+	{ "bottleneck", L_BOTTLENECK },
+	{ "root cause", L_ROOT_CAUSE },
+	{ "issues", L_ISSUES },
+	{ "remaining issues", L_ISSUES },
+	{ "open issues", L_ISSUES },
+	{ "problems", L_ISSUES },
+	{ "insights", L_INSIGHTS },
+	{ "key insights", L_INSIGHTS },
+	{ "lessons", L_INSIGHTS },
+	{ "lessons learned", L_INSIGHTS },
+	{ "learnings", L_INSIGHTS },
+};
+
+static int list_label(enum label l)
+{
+	return l == L_WHAT_CHANGED || l == L_DESCRIPTION || l == L_ISSUES ||
+	       l == L_INSIGHTS;
+}
+
+static int perf_part(enum label l)
+{
+	return l == L_BOTTLENECK || l == L_ROOT_CAUSE || l == L_ISSUES ||
+	       l == L_INSIGHTS;
+}
+
+void kopt_devlog_path(struct kopt_buf *out, const char *kernel)
+{
+	kopt_buf_addf(out, "docs/kernels/%s.md", kernel);
+}
+
+/* ------------------------------------------------------------------ */
+/* Lines */
+
+size_t kopt_devlog_offset(const struct kopt_devlog *dl, int line)
+{
+	if (line < 1)
+		return 0;
+	if (line > dl->lines_nr)
+		return dl->text.len;
+	return dl->line_start[line];
+}
+
+/* The content of `line` without its line ending. */
+static const char *line_at(const struct kopt_devlog *dl, int line,
+			   size_t *len)
+{
+	size_t s = dl->line_start[line], e = dl->line_start[line + 1];
+
+	if (e > s && dl->text.buf[e - 1] == '\n')
+		e--;
+	if (e > s && dl->text.buf[e - 1] == '\r')
+		e--;
+	*len = e - s;
+	return dl->text.buf + s;
+}
+
+static int blank(const char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != ' ' && p[i] != '\t')
+			return 0;
+	return 1;
+}
+
+static int line_blank(const struct kopt_devlog *dl, int line)
+{
+	size_t len;
+	const char *p;
+
+	if (line < 1 || line > dl->lines_nr)
+		return 1;
+	p = line_at(dl, line, &len);
+	return blank(p, len);
+}
+
+static void split_lines(struct kopt_devlog *dl)
+{
+	const char *p = dl->text.buf;
+	size_t i, n = dl->text.len, alloc = 0;
+	int crlf = 0, lf = 0;
+
+	dl->lines_nr = 0;
+	KOPT_ALLOC_GROW(dl->line_start, 2, alloc);
+	dl->line_start[0] = 0;
+	dl->line_start[1] = 0;
+	for (i = 0; i < n; i++) {
+		int end = 0;
+		if (p[i] == '\n') {
+			end = 1;
+			if (i > 0 && p[i - 1] == '\r')
+				crlf++;
+			else
+				lf++;
+		} else if (p[i] == '\r' && (i + 1 == n || p[i + 1] != '\n')) {
+			end = 1;
+		}
+		if (end) {
+			dl->lines_nr++;
+			KOPT_ALLOC_GROW(dl->line_start, (size_t)dl->lines_nr + 2,
+					alloc);
+			dl->line_start[dl->lines_nr + 1] = i + 1;
+		}
+	}
+	if (dl->line_start[dl->lines_nr + 1] < n) {
+		/* a last line without a line ending */
+		dl->lines_nr++;
+		KOPT_ALLOC_GROW(dl->line_start, (size_t)dl->lines_nr + 2,
+				alloc);
+		dl->line_start[dl->lines_nr + 1] = n;
+	}
+	dl->crlf = crlf > lf;
+}
+
+/* ------------------------------------------------------------------ */
+/* Inline text */
+
+static int ci_prefix(const char *s, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return len >= n && !strncasecmp(s, prefix, n);
+}
+
+/*
+ * Plain text of a line of Markdown: emphasis markers, backticks and
+ * HTML comments dropped, spaces squeezed, trimmed.
+ */
+static void clean_inline(struct kopt_buf *out, const char *p, size_t len)
+{
+	size_t i = 0, start = out->len;
+
+	while (i < len) {
+		if (len - i >= 4 && !memcmp(p + i, "<!--", 4)) {
+			const char *end = NULL;
+			size_t j;
+			for (j = i + 4; j + 3 <= len; j++)
+				if (!memcmp(p + j, "-->", 3)) {
+					end = p + j + 3;
+					break;
+				}
+			i = end ? (size_t)(end - p) : len;
+			continue;
+		}
+		if (p[i] == '*' || p[i] == '`' ||
+		    (p[i] == '_' && (i == 0 || i + 1 == len ||
+				     !isalnum((unsigned char)p[i - 1]) ||
+				     !isalnum((unsigned char)p[i + 1])))) {
+			i++;
+			continue;
+		}
+		if (p[i] == ' ' || p[i] == '\t') {
+			if (out->len > start && out->buf[out->len - 1] != ' ')
+				kopt_buf_addch(out, ' ');
+			i++;
+			continue;
+		}
+		kopt_buf_addch(out, p[i++]);
+	}
+	while (out->len > start && out->buf[out->len - 1] == ' ')
+		kopt_buf_setlen(out, out->len - 1);
+}
+
+/* Text of a node: literals of text and code, breaks as spaces. */
+static void node_text(struct kopt_buf *out, cmark_node *n)
+{
+	cmark_node *c;
+
+	switch (cmark_node_get_type(n)) {
+	case CMARK_NODE_TEXT:
+	case CMARK_NODE_CODE:
+		kopt_buf_addstr(out, cmark_node_get_literal(n));
+		return;
+	case CMARK_NODE_SOFTBREAK:
+	case CMARK_NODE_LINEBREAK:
+		kopt_buf_addch(out, ' ');
+		return;
+	case CMARK_NODE_HTML_INLINE:
+	case CMARK_NODE_HTML_BLOCK:
+		return;
+	default:
+		break;
+	}
+	for (c = cmark_node_first_child(n); c; c = cmark_node_next(c)) {
+		if (out->len && cmark_node_get_type(c) == CMARK_NODE_LIST &&
+		    out->buf[out->len - 1] != ' ')
+			kopt_buf_addch(out, ' ');
+		node_text(out, c);
+	}
+}
+
+static char *node_text_dup(cmark_node *n)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+
+	node_text(&sb, n);
+	kopt_buf_trim(&sb);
+	return kopt_buf_detach(&sb, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* Labels */
+
+/*
+ * Is this line a label ("**Issues**:", "**Issues:**", "Issues:",
+ * "**Performance** (...)")?  On a match, *value is the text after it.
+ */
+static enum label match_label(const char *p, size_t len, const char **value,
+			      size_t *vlen)
+{
+	size_t i = 0, name_start, name_end, j;
+	int bold = 0;
+	size_t k;
+
+	while (i < len && i < 3 && p[i] == ' ')
+		i++;
+	if (i < len && p[i] == '#')
+		return L_NONE;
+	while (i < len && (p[i] == '*' || p[i] == '_') && bold < 3) {
+		i++;
+		bold++;
+	}
+	name_start = i;
+	if (ci_prefix(p + i, len - i, "performance") ||
+	    ci_prefix(p + i, len - i, "perf")) {
+		j = i + (ci_prefix(p + i, len - i, "performance") ? 11 : 4);
+		if (j < len && isalpha((unsigned char)p[j]))
+			return L_NONE;
+		while (j < len && p[j] == ' ')
+			j++;
+		if (j == len || strchr("(:*_@[-", p[j]) ||
+		    (len - j >= 3 && (!memcmp(p + j, "\xe2\x80\x94", 3) ||
+				      !memcmp(p + j, "\xe2\x80\x93", 3)))) {
+			*value = p + name_start;
+			*vlen = len - name_start;
+			return L_PERF;
+		}
+		return L_NONE;
+	}
+	while (i < len && (isalpha((unsigned char)p[i]) || p[i] == ' ' ||
+			   p[i] == '-' || p[i] == '\'' || p[i] == '/'))
+		i++;
+	name_end = i;
+	/* "**X**:" or "**X:**" or "X:" */
+	j = i;
+	while (j < len && (p[j] == '*' || p[j] == '_'))
+		j++;
+	if (j < len && p[j] == ':') {
+		j++;
+		while (j < len && (p[j] == '*' || p[j] == '_'))
+			j++;
+	} else if (bold && j == len && j > name_end) {
+		/* "**What changed**" alone on its line */
+	} else {
+		return L_NONE;
+	}
+	while (name_end > name_start && p[name_end - 1] == ' ')
+		name_end--;
+	if (name_end == name_start)
+		return L_NONE;
+	*value = p + j;
+	*vlen = len - j;
+	for (k = 0; k < KOPT_ARRAY_SIZE(label_names); k++) {
+		const char *n = label_names[k].name;
+		if (strlen(n) == name_end - name_start &&
+		    !strncasecmp(n, p + name_start, name_end - name_start))
+			return label_names[k].label;
+	}
+	if (ci_prefix(p + name_start, name_end - name_start, "high-level") ||
+	    ci_prefix(p + name_start, name_end - name_start, "high level"))
+		return L_DESCRIPTION;
+	return L_NONE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Performance paragraph */
+
+static int match_key(const char *ctx, size_t len, size_t i, char key,
+		     long *out, long *asked)
+{
+	size_t j;
+	char *end;
+	long v;
+
+	if (tolower((unsigned char)ctx[i]) != key)
+		return 0;
+	if (i > 0 && (isalnum((unsigned char)ctx[i - 1]) || ctx[i - 1] == '_'))
+		return 0;
+	j = i + 1;
+	while (j < len && ctx[j] == ' ')
+		j++;
+	if (j >= len || (ctx[j] != '=' && ctx[j] != ':'))
+		return 0;
+	j++;
+	while (j < len && ctx[j] == ' ')
+		j++;
+	if (j >= len || !isdigit((unsigned char)ctx[j]))
+		return 0;
+	errno = 0;
+	v = strtol(ctx + j, &end, 10);
+	if (errno || v <= 0)
+		return 0;
+	*out = v;
+	j = end - ctx;
+	while (j < len && ctx[j] == ' ')
+		j++;
+	if (asked && j < len && ctx[j] == '(' &&
+	    ci_prefix(ctx + j + 1, len - j - 1, "asked")) {
+		j += 6;
+		while (j < len && ctx[j] == ' ')
+			j++;
+		if (j < len && isdigit((unsigned char)ctx[j]))
+			*asked = strtol(ctx + j, NULL, 10);
+	}
+	return 1;
+}
+
+static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
+			       size_t len)
+{
+	struct kopt_buf ctx = KOPT_BUF_INIT, item = KOPT_BUF_INIT;
+	const char *open = memchr(p, '(', len);
+	int have_b = 0, have_s = 0, have_t = 0, depth = 0;
+	size_t i, start;
+
+	if (open) {
+		size_t o = open - p + 1, e;
+		for (e = o; e < len; e++) {
+			if (p[e] == '(')
+				depth++;
+			else if (p[e] == ')' && depth-- == 0)
+				break;
+		}
+		kopt_buf_add(&ctx, p + o, e - o);
+	} else {
+		/* "**Performance @ b=32, s=1, t=4096**:" */
+		size_t o = 0;
+		while (o < len && isalpha((unsigned char)p[o]))
+			o++;
+		kopt_buf_add(&ctx, p + o, len - o);
+	}
+	kopt_buf_reset(&item);
+	clean_inline(&item, ctx.buf, ctx.len);
+	kopt_buf_reset(&ctx);
+	kopt_buf_addbuf(&ctx, &item);
+	while (ctx.len && strchr(":@ ", ctx.buf[ctx.len - 1]))
+		kopt_buf_setlen(&ctx, ctx.len - 1);
+	while (ctx.len && strchr(":@ -", ctx.buf[0]))
+		kopt_buf_splice(&ctx, 0, 1, NULL, 0);
+	pf->context = kopt_strdup(ctx.buf);
+
+	for (i = 0; i < ctx.len; i++) {
+		long asked = 0;
+		if (!have_b && match_key(ctx.buf, ctx.len, i, 'b', &pf->b,
+					 &asked)) {
+			have_b = 1;
+			pf->b_requested = asked ? asked : pf->b;
+		} else if (!have_s && match_key(ctx.buf, ctx.len, i, 's',
+						&pf->s, NULL)) {
+			have_s = 1;
+		} else if (!have_t && match_key(ctx.buf, ctx.len, i, 't',
+						&pf->t, NULL)) {
+			have_t = 1;
+		}
+	}
+	pf->has_config = have_b && have_s && have_t;
+	if (!pf->has_config && open) {
+		/* "**Performance @ b=4096 s=1 t=14336** (H200):" */
+		kopt_buf_reset(&item);
+		clean_inline(&item, p, len);
+		have_b = have_s = have_t = 0;
+		for (i = 0; i < item.len; i++) {
+			long asked = 0;
+			if (!have_b && match_key(item.buf, item.len, i, 'b',
+						 &pf->b, &asked)) {
+				have_b = 1;
+				pf->b_requested = asked ? asked : pf->b;
+			} else if (!have_s && match_key(item.buf, item.len, i,
+							's', &pf->s, NULL)) {
+				have_s = 1;
+			} else if (!have_t && match_key(item.buf, item.len, i,
+							't', &pf->t, NULL)) {
+				have_t = 1;
+			}
+		}
+		pf->has_config = have_b && have_s && have_t;
+	}
+
+	/* items at depth 0: the first is the device unless it is b=... */
+	depth = 0;
+	start = 0;
+	for (i = 0; i <= ctx.len; i++) {
+		if (i < ctx.len && ctx.buf[i] == '(')
+			depth++;
+		else if (i < ctx.len && ctx.buf[i] == ')')
+			depth--;
+		if (i < ctx.len && (ctx.buf[i] != ',' || depth > 0))
+			continue;
+		kopt_buf_reset(&item);
+		kopt_buf_add(&item, ctx.buf + start, i - start);
+		kopt_buf_trim(&item);
+		if (start == 0 && item.len && !strchr(item.buf, '='))
+			pf->device = kopt_strdup(item.buf);
+		if (strcasestr(item.buf, "replay"))
+			pf->replayed = 1;
+		start = i + 1;
+	}
+	kopt_buf_release(&ctx);
+	kopt_buf_release(&item);
+}
+
+/* ------------------------------------------------------------------ */
+/* Performance table */
+
+static int metric_of(const char *name)
+{
+	struct kopt_buf lc = KOPT_BUF_INIT;
+	const char *s;
+	size_t i;
+	int m = -1;
+
+	kopt_buf_addstr(&lc, name);
+	for (i = 0; i < lc.len; i++)
+		lc.buf[i] = tolower((unsigned char)lc.buf[i]);
+	s = lc.buf;
+	if (strstr(s, "duration") || strstr(s, "time") || strstr(s, "latency"))
+		m = KOPT_METRIC_DURATION_US;
+	else if (strstr(s, "tflop"))
+		m = KOPT_METRIC_TFLOPS;
+	else if (strstr(s, "gb/s") || strstr(s, "gbps") || strstr(s, "tb/s") ||
+		 strstr(s, "bandwidth"))
+		m = KOPT_METRIC_GBPS;
+	else if (strstr(s, "occupancy") || !strcmp(s, "occ") ||
+		 strstr(s, "occ%") || strstr(s, "occ.") )
+		m = KOPT_METRIC_OCC_PCT;
+	else if (!strncmp(s, "tc", 2) || strstr(s, "tensor"))
+		m = KOPT_METRIC_TC_PCT;
+	else if (strstr(s, "dram"))
+		m = KOPT_METRIC_DRAM_PCT;
+	else if (strstr(s, "l2"))
+		m = KOPT_METRIC_L2_HIT_PCT;
+	else if (strstr(s, "spill") || strstr(s, "local"))
+		m = KOPT_METRIC_SPILL_BYTES;
+	else if (strstr(s, "reg"))
+		m = KOPT_METRIC_REGS;
+	else if (strstr(s, "wave"))
+		m = KOPT_METRIC_WAVES;
+	else if (strstr(s, "roofline"))
+		m = KOPT_METRIC_ROOFLINE_PCT;
+	kopt_buf_release(&lc);
+	return m;
+}
+
+static double parse_value(int metric, const char *v)
+{
+	struct kopt_buf num = KOPT_BUF_INIT;
+	const char *p = v;
+	char *end;
+	double d;
+
+	while (*p && !isdigit((unsigned char)*p) && *p != '.' && *p != '-')
+		p++;
+	for (; *p && (isdigit((unsigned char)*p) || *p == '.' || *p == ',' ||
+		      *p == '-' || *p == 'e' || *p == 'E'); p++)
+		if (*p != ',')
+			kopt_buf_addch(&num, *p);
+	errno = 0;
+	d = strtod(num.buf, &end);
+	if (!num.len || *end || errno || !isfinite(d)) {
+		kopt_buf_release(&num);
+		return NAN;
+	}
+	kopt_buf_release(&num);
+	while (*p == ' ')
+		p++;
+	if (metric == KOPT_METRIC_DURATION_US) {
+		if (!strncmp(p, "ms", 2))
+			d *= 1000.0;
+		else if (!strncmp(p, "ns", 2))
+			d /= 1000.0;
+		else if (*p == 's' && !isalpha((unsigned char)p[1]))
+			d *= 1e6;
+	} else if (metric == KOPT_METRIC_GBPS) {
+		if (!strncasecmp(p, "tb/s", 4))
+			d *= 1000.0;
+	}
+	return d;
+}
+
+static char *cell_text(cmark_node *row, int col)
+{
+	cmark_node *c = cmark_node_first_child(row);
+	int i;
+
+	for (i = 0; c && i < col; i++)
+		c = cmark_node_next(c);
+	return c ? node_text_dup(c) : NULL;
+}
+
+static void parse_table(struct kopt_devlog_perf *pf, cmark_node *table)
+{
+	cmark_node *row = cmark_node_first_child(table), *c;
+	int value_col = 1, vs_col = -1, i;
+
+	if (!row)
+		return;
+	for (c = cmark_node_first_child(row), i = 0; c;
+	     c = cmark_node_next(c), i++) {
+		char *h = node_text_dup(c);
+		if (i > 0 && strcasestr(h, "value"))
+			value_col = i;
+		else if (i > 0 && (strcasestr(h, "vs") ||
+				   strcasestr(h, "previous") ||
+				   strcasestr(h, "change") ||
+				   strcasestr(h, "delta")))
+			vs_col = i;
+		free(h);
+	}
+	for (row = cmark_node_next(row); row; row = cmark_node_next(row)) {
+		struct kopt_devlog_row *r;
+		int m;
+		KOPT_ALLOC_GROW(pf->rows, pf->rows_nr + 1, pf->rows_alloc);
+		r = &pf->rows[pf->rows_nr++];
+		r->metric = cell_text(row, 0);
+		r->value = cell_text(row, value_col);
+		r->vs = vs_col >= 0 ? cell_text(row, vs_col) : NULL;
+		if (!r->metric)
+			r->metric = kopt_strdup("");
+		if (!r->value)
+			r->value = kopt_strdup("");
+		m = metric_of(r->metric);
+		if (m >= 0 && !kopt_results_has(pf->metrics[m]))
+			pf->metrics[m] = parse_value(m, r->value);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Version headings */
+
+static const char *const status_words[] = {
+	"abandoned", "failed", "regression", "reverted", "dropped", "wip",
+	"superseded", "discarded", NULL
+};
+
+static int parse_version_heading(const char *text, char **name, long *num,
+				 char **title, char **note)
+{
+	const char *p = text, *digits;
+	struct kopt_buf t = KOPT_BUF_INIT;
+	char *end;
+
+	while (*p == ' ')
+		p++;
+	if (!strncasecmp(p, "version", 7)) {
+		p += 7;
+		while (*p == ' ')
+			p++;
+	} else if (*p == 'v' || *p == 'V') {
+		p++;
+	} else {
+		return 0;
+	}
+	digits = p;
+	if (!isdigit((unsigned char)*p))
+		return 0;
+	*num = strtol(p, &end, 10);
+	p = end;
+	if (isalnum((unsigned char)*p) || *p == '_')
+		return 0;
+	*name = kopt_xstrfmt("v%.*s", (int)(p - digits), digits);
+	*note = NULL;
+	while (*p == ' ')
+		p++;
+	if (*p == '(') {
+		const char *close = strchr(p, ')');
+		if (close) {
+			*note = kopt_strndup(p + 1, close - p - 1);
+			p = close + 1;
+			while (*p == ' ')
+				p++;
+		}
+	}
+	if (*p == ':' || *p == '-' || *p == '.' || *p == '|' || *p == '=')
+		p++;
+	else if (!strncmp(p, "\xe2\x80\x94", 3) || !strncmp(p, "\xe2\x80\x93", 3))
+		p += 3;
+	kopt_buf_addstr(&t, p);
+	kopt_buf_trim(&t);
+	if (!*note && t.len && t.buf[t.len - 1] == ')') {
+		char *open = strrchr(t.buf, '(');
+		const char *const *w;
+		for (w = status_words; open && *w; w++)
+			if (!strncasecmp(open + 1, *w, strlen(*w))) {
+				*note = kopt_strndup(open + 1,
+						     t.buf + t.len - 1 - open - 1);
+				kopt_buf_setlen(&t, open - t.buf);
+				kopt_buf_trim(&t);
+				break;
+			}
+	}
+	*title = kopt_buf_detach(&t, NULL);
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Preparing the text for cmark */
+
+/*
+ * cmark reads a copy of the text in which front matter is blanked and a
+ * blank line is inserted where the writer meant a new block but
+ * CommonMark would continue the previous one (a label line right under
+ * a paragraph, list or table; a table right under a paragraph).
+ * orig[n] is the line of the file that line n of the copy came from.
+ */
+struct prepared {
+	struct kopt_buf text;
+	int *orig;
+	size_t nr, alloc;
+};
+
+static void prep_line(struct prepared *pp, const char *p, size_t len,
+		      int orig)
+{
+	KOPT_ALLOC_GROW(pp->orig, pp->nr + 2, pp->alloc);
+	if (!pp->nr)
+		pp->orig[pp->nr++] = 0;   /* line numbers are 1-based */
+	pp->orig[pp->nr++] = orig;
+	kopt_buf_add(&pp->text, p, len);
+	kopt_buf_addch(&pp->text, '\n');
+}
+
+static int fence_of(const char *p, size_t len, char *ch, size_t *n)
+{
+	size_t i = 0, k;
+
+	while (i < len && i < 3 && p[i] == ' ')
+		i++;
+	if (i >= len || (p[i] != '`' && p[i] != '~'))
+		return 0;
+	for (k = i; k < len && p[k] == p[i]; k++)
+		;
+	if (k - i < 3)
+		return 0;
+	*ch = p[i];
+	*n = k - i;
+	return 1;
+}
+
+static int delimiter_row(const char *p, size_t len)
+{
+	size_t i;
+	int dash = 0, pipe = 0;
+
+	for (i = 0; i < len; i++) {
+		if (p[i] == '-')
+			dash = 1;
+		else if (p[i] == '|')
+			pipe = 1;
+		else if (p[i] != ':' && p[i] != ' ' && p[i] != '\t')
+			return 0;
+	}
+	return dash && pipe;
+}
+
+static void prepare(struct prepared *pp, const struct kopt_devlog *dl)
+{
+	char fence = 0;
+	size_t fence_n = 0;
+	int i, in_comment = 0, in_table = 0;
+
+	for (i = 1; i <= dl->lines_nr; i++) {
+		size_t len, nlen = 0, vlen;
+		const char *p = line_at(dl, i, &len), *v, *next = NULL;
+		int prev_blank = i == 1 || i - 1 <= dl->front_matter_last ||
+				 line_blank(dl, i - 1);
+		char ch;
+		size_t n;
+
+		if (i <= dl->front_matter_last) {
+			prep_line(pp, "", 0, i);
+			continue;
+		}
+		if (i == 1 && len >= 3 && !memcmp(p, "\xef\xbb\xbf", 3)) {
+			p += 3;
+			len -= 3;
+		}
+		if (i < dl->lines_nr)
+			next = line_at(dl, i + 1, &nlen);
+		if (fence) {
+			if (fence_of(p, len, &ch, &n) && ch == fence &&
+			    n >= fence_n)
+				fence = 0;
+			prep_line(pp, p, len, i);
+			continue;
+		}
+		if (in_comment) {
+			if (memmem(p, len, "-->", 3))
+				in_comment = 0;
+			prep_line(pp, p, len, i);
+			continue;
+		}
+		if (in_table && (blank(p, len) || !memchr(p, '|', len))) {
+			in_table = 0;
+			if (!blank(p, len)) {
+				prep_line(pp, "", 0, i);
+				prev_blank = 1;
+			}
+		}
+		if (!prev_blank && len && p[0] != ' ' && p[0] != '\t' &&
+		    match_label(p, len, &v, &vlen) != L_NONE)
+			prep_line(pp, "", 0, i);
+		else if (!prev_blank && !in_table && memchr(p, '|', len) &&
+			 next && delimiter_row(next, nlen))
+			prep_line(pp, "", 0, i);
+		if (!in_table && next && memchr(p, '|', len) &&
+		    delimiter_row(next, nlen))
+			in_table = 1;
+		if (fence_of(p, len, &ch, &n)) {
+			fence = ch;
+			fence_n = n;
+		} else {
+			const char *open = NULL, *q;
+			for (q = p; (q = memmem(q, len - (q - p), "<!--", 4));
+			     q += 4)
+				open = q;
+			if (open && !memmem(open, len - (open - p), "-->", 3))
+				in_comment = 1;
+		}
+		prep_line(pp, p, len, i);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* The walk over the top-level blocks */
+
+struct block {
+	cmark_node *node;
+	cmark_node_type type;
+	int first, last;        /* lines of the file */
+	int level;              /* headings */
+};
+
+struct walk {
+	struct kopt_devlog *dl;
+	struct kopt_devlog_version *ver;   /* the open version */
+	struct kopt_devlog_perf *perf;     /* the open performance block */
+	enum label pending;                /* label waiting for its list */
+	int pending_in_perf;
+	enum label value_for;              /* label alone, waiting for text */
+	int value_in_perf;
+	int section_kind;                  /* of the open level-2 section */
+	int errors;
+};
+
+enum { SEC_OTHER, SEC_OVERVIEW, SEC_TARGET, SEC_LOG };
+
+static const char *const log_names[] = {
+	"development log", "devlog", "dev log", "development history",
+	"versions", "version history", "log", "changelog", "history",
+	"iterations", NULL
+};
+
+static void version_init(struct kopt_devlog_version *v)
+{
+	memset(v, 0, sizeof(*v));
+	kopt_strvec_init(&v->what_changed);
+	kopt_strvec_init(&v->description);
+	kopt_strvec_init(&v->issues);
+}
+
+static void perf_init(struct kopt_devlog_perf *pf)
+{
+	int i;
+
+	memset(pf, 0, sizeof(*pf));
+	kopt_strvec_init(&pf->issues);
+	kopt_strvec_init(&pf->insights);
+	for (i = 0; i < KOPT_METRIC__NR; i++)
+		pf->metrics[i] = NAN;
+}
+
+static void close_perf(struct walk *w)
+{
+	w->perf = NULL;
+	w->pending = L_NONE;
+}
+
+static void touch_content(struct walk *w, int last)
+{
+	if (w->ver && last > w->ver->content_last)
+		w->ver->content_last = last;
+}
+
+static void set_string(char **dst, const char *p, size_t len)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+
+	clean_inline(&sb, p, len);
+	free(*dst);
+	*dst = kopt_buf_detach(&sb, NULL);
+}
+
+static void append_string(char **dst, const char *p, size_t len)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+
+	kopt_buf_addstr(&sb, *dst ? *dst : "");
+	if (sb.len)
+		kopt_buf_addch(&sb, ' ');
+	clean_inline(&sb, p, len);
+	kopt_buf_trim(&sb);
+	free(*dst);
+	*dst = kopt_buf_detach(&sb, NULL);
+}
+
+static struct kopt_strvec *label_list(struct walk *w, enum label l,
+				      int in_perf)
+{
+	if (in_perf && w->perf)
+		return l == L_ISSUES ? &w->perf->issues :
+		       l == L_INSIGHTS ? &w->perf->insights : NULL;
+	if (!w->ver)
+		return NULL;
+	switch (l) {
+	case L_WHAT_CHANGED:
+		return &w->ver->what_changed;
+	case L_DESCRIPTION:
+		return &w->ver->description;
+	case L_ISSUES:
+		return &w->ver->issues;
+	default:
+		return NULL;
+	}
+}
+
+/* Extend the range of a label's part to `last`. */
+static void extend_label(struct walk *w, enum label l, int in_perf, int last)
+{
+	if (in_perf && w->perf) {
+		if (last > w->perf->last_line)
+			w->perf->last_line = last;
+		if (l == L_ISSUES)
+			w->perf->issues_last = last;
+		else if (l == L_INSIGHTS)
+			w->perf->insights_last = last;
+		else if (l == L_BOTTLENECK || l == L_ROOT_CAUSE)
+			w->perf->after_line = last;
+	} else if (w->ver && l == L_ISSUES) {
+		w->ver->issues_last = last;
+	}
+}
+
+/* A label at `line` with inline text `value`; its part ends at `last`. */
+static void on_label(struct walk *w, enum label l, const char *value,
+		     size_t vlen, int line, int last)
+{
+	struct kopt_devlog_version *v = w->ver;
+	struct kopt_strvec *list;
+	int in_perf;
+
+	w->pending = L_NONE;
+	if (!v)
+		return;
+	touch_content(w, last);
+	if (l == L_PERF) {
+		struct kopt_devlog_perf *pf;
+		KOPT_ALLOC_GROW(v->perfs, v->perfs_nr + 1, v->perfs_alloc);
+		pf = &v->perfs[v->perfs_nr++];
+		perf_init(pf);
+		parse_perf_context(pf, value, vlen);
+		pf->line = line;
+		pf->last_line = last;
+		pf->after_line = last;
+		w->perf = pf;
+		return;
+	}
+	in_perf = w->perf && perf_part(l);
+	/* a part the block already has starts something else */
+	if (in_perf && ((l == L_ISSUES && w->perf->issues_line) ||
+			(l == L_INSIGHTS && w->perf->insights_line) ||
+			(l == L_BOTTLENECK && w->perf->bottleneck)))
+		in_perf = 0;
+	if (!in_perf)
+		w->perf = NULL;
+	switch (l) {
+	case L_LOCATION:
+		set_string(&v->location, value, vlen);
+		break;
+	case L_BOTTLENECK:
+		if (in_perf)
+			set_string(&w->perf->bottleneck, value, vlen);
+		break;
+	case L_ROOT_CAUSE:
+		if (in_perf)
+			set_string(&w->perf->root_cause, value, vlen);
+		break;
+	case L_ISSUES:
+		if (in_perf) {
+			w->perf->issues_line = line;
+		} else {
+			v->issues_line = line;
+			kopt_strvec_clear(&v->issues);
+		}
+		break;
+	case L_INSIGHTS:
+		if (in_perf)
+			w->perf->insights_line = line;
+		break;
+	default:
+		break;
+	}
+	extend_label(w, l, in_perf, last);
+	list = label_list(w, l, in_perf);
+	if (list && !blank(value, vlen)) {
+		struct kopt_buf sb = KOPT_BUF_INIT;
+		clean_inline(&sb, value, vlen);
+		if (sb.len)
+			kopt_strvec_push(list, sb.buf);
+		kopt_buf_release(&sb);
+	}
+	if (list_label(l)) {
+		w->pending = l;
+		w->pending_in_perf = in_perf;
+	} else if (blank(value, vlen)) {
+		/* "#### Bottleneck" with the text in the next paragraph */
+		w->value_for = l;
+		w->value_in_perf = in_perf;
+	}
+}
+
+static char **value_slot(struct walk *w, enum label l, int in_perf)
+{
+	if (!w->ver)
+		return NULL;
+	if (l == L_LOCATION)
+		return &w->ver->location;
+	if (!in_perf || !w->perf)
+		return NULL;
+	if (l == L_BOTTLENECK)
+		return &w->perf->bottleneck;
+	if (l == L_ROOT_CAUSE)
+		return &w->perf->root_cause;
+	return NULL;
+}
+
+static void on_paragraph(struct walk *w, const struct block *b)
+{
+	struct kopt_devlog *dl = w->dl;
+	enum label cur = L_NONE, value_for = w->value_for;
+	int cur_in_perf = 0, line;
+
+	w->value_for = L_NONE;
+
+	for (line = b->first; line <= b->last; line++) {
+		size_t len, vlen;
+		const char *p = line_at(dl, line, &len), *v;
+		enum label l = match_label(p, len, &v, &vlen);
+
+		if (l != L_NONE) {
+			on_label(w, l, v, vlen, line, line);
+			cur = l;
+			cur_in_perf = w->perf != NULL && l != L_PERF;
+			continue;
+		}
+		if (line == b->first && value_for != L_NONE) {
+			/* the text of a label that stood alone */
+			char **slot = value_slot(w, value_for,
+						 w->value_in_perf);
+			int i;
+			for (i = b->first; slot && i <= b->last; i++) {
+				p = line_at(dl, i, &len);
+				if (i == b->first)
+					set_string(slot, p, len);
+				else
+					append_string(slot, p, len);
+			}
+			extend_label(w, value_for, w->value_in_perf,
+				     b->last);
+			touch_content(w, b->last);
+			return;
+		}
+		if (line == b->first) {
+			/* free text: it ends a performance block */
+			close_perf(w);
+			touch_content(w, b->last);
+			return;
+		}
+		if (blank(p, len))
+			continue;
+		/* a continuation line of the label above */
+		touch_content(w, line);
+		if (cur == L_PERF && w->perf) {
+			w->perf->last_line = line;
+			w->perf->after_line = line;
+			continue;
+		}
+		extend_label(w, cur, cur_in_perf, line);
+		if (!w->ver)
+			continue;
+		if (cur == L_LOCATION)
+			append_string(&w->ver->location, p, len);
+		else if (cur == L_BOTTLENECK && cur_in_perf && w->perf)
+			append_string(&w->perf->bottleneck, p, len);
+		else if (cur == L_ROOT_CAUSE && cur_in_perf && w->perf)
+			append_string(&w->perf->root_cause, p, len);
+	}
+}
+
+static void on_list(struct walk *w, const struct block *b)
+{
+	struct kopt_strvec *list;
+	cmark_node *item;
+
+	touch_content(w, b->last);
+	if (w->pending == L_NONE) {
+		close_perf(w);
+		return;
+	}
+	list = label_list(w, w->pending, w->pending_in_perf);
+	for (item = cmark_node_first_child(b->node); list && item;
+	     item = cmark_node_next(item)) {
+		cmark_node *first = cmark_node_first_child(item);
+		char *text = first ? node_text_dup(first) : kopt_strdup("");
+		if (*text)
+			kopt_strvec_push(list, text);
+		free(text);
+	}
+	extend_label(w, w->pending, w->pending_in_perf, b->last);
+	w->pending = L_NONE;
+}
+
+static void on_table(struct walk *w, const struct block *b)
+{
+	struct kopt_devlog_perf *pf = w->perf;
+
+	touch_content(w, b->last);
+	if (!pf || pf->table_line || pf->last_line != pf->after_line ||
+	    pf->bottleneck || pf->issues_line || pf->insights_line) {
+		close_perf(w);
+		return;
+	}
+	parse_table(pf, b->node);
+	pf->table_line = b->first;
+	pf->last_line = b->last;
+	pf->after_line = b->last;
+	w->pending = L_NONE;
+}
+
+static int is_log_name(const char *name)
+{
+	const char *const *n;
+
+	for (n = log_names; *n; n++)
+		if (!strcasecmp(name, *n))
+			return 1;
+	return 0;
+}
+
+static void close_version(struct walk *w, int next_line)
+{
+	if (w->ver) {
+		w->ver->last_line = next_line - 1;
+		if (!w->ver->content_last)
+			w->ver->content_last = w->ver->line;
+	}
+	w->ver = NULL;
+	close_perf(w);
+}
+
+static void on_heading(struct walk *w, const struct block *b)
+{
+	struct kopt_devlog *dl = w->dl;
+	char *text = node_text_dup(b->node), *name = NULL, *title, *note;
+	long num;
+	size_t k;
+
+	if (b->level >= 2 && b->level <= 4 && parse_version_heading(text, &name, &num, &title,
+						   &note)) {
+		struct kopt_devlog_version *v;
+		for (k = 0; k < dl->versions_nr; k++)
+			if (!strcmp(dl->versions[k].name, name))
+				break;
+		if (k < dl->versions_nr) {
+			kopt_error("%s:%d: version '%s' has a second heading "
+				   "(the first is at line %d)", dl->label,
+				   b->first, name, dl->versions[k].line);
+			w->errors++;
+			free(name);
+			free(title);
+			free(note);
+			free(text);
+			return;
+		}
+		close_version(w, b->first);
+		KOPT_ALLOC_GROW(dl->versions, dl->versions_nr + 1,
+				dl->versions_alloc);
+		v = &dl->versions[dl->versions_nr++];
+		version_init(v);
+		v->name = name;
+		v->number = num;
+		v->title = title;
+		v->note = note;
+		v->level = b->level;
+		v->line = b->first;
+		w->ver = v;
+		free(text);
+		return;
+	}
+	if (w->ver && b->level > w->ver->level) {
+		/* "#### Issues", "#### Performance (...)" inside a version */
+		const char *raw, *v;
+		size_t len, vlen;
+		enum label l;
+		raw = line_at(dl, b->first, &len);
+		while (len && *raw == '#')
+			raw++, len--;
+		while (len && *raw == ' ')
+			raw++, len--;
+		l = match_label(raw, len, &v, &vlen);
+		if (l == L_NONE) {
+			/* a heading alone: the label is its whole text */
+			for (k = 0; k < KOPT_ARRAY_SIZE(label_names); k++)
+				if (!strcasecmp(text, label_names[k].name)) {
+					l = label_names[k].label;
+					break;
+				}
+			v = "";
+			vlen = 0;
+		}
+		if (l != L_NONE) {
+			on_label(w, l, v, vlen, b->first, b->last);
+			free(text);
+			return;
+		}
+		close_perf(w);
+		touch_content(w, b->last);
+		free(text);
+		return;
+	}
+	close_version(w, b->first);
+	if (b->level == 1 && !dl->title) {
+		dl->title = text;
+		dl->title_line = b->first;
+		return;
+	}
+	if (b->level == 2) {
+		kopt_strvec_push(&dl->sections, text);
+		if (!strcasecmp(text, "overview") ||
+		    !strcasecmp(text, "summary"))
+			w->section_kind = SEC_OVERVIEW;
+		else if (!strcasecmp(text, "target") ||
+			 !strcasecmp(text, "targets") ||
+			 !strcasecmp(text, "goal"))
+			w->section_kind = SEC_TARGET;
+		else if (is_log_name(text) && !dl->log_line)
+			w->section_kind = SEC_LOG;
+		else
+			w->section_kind = SEC_OTHER;
+	}
+	free(text);
+}
+
+/* Raw text of lines [first, last], trimmed, or NULL when blank. */
+static char *lines_text(const struct kopt_devlog *dl, int first, int last)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+	int i;
+
+	for (i = first; i <= last && i <= dl->lines_nr; i++) {
+		size_t len;
+		const char *p = line_at(dl, i, &len);
+		kopt_buf_add(&sb, p, len);
+		kopt_buf_addch(&sb, '\n');
+	}
+	/* comments are notes to writers, not part of the text */
+	for (;;) {
+		char *open = strstr(sb.buf, "<!--"), *close;
+		if (!open)
+			break;
+		close = strstr(open + 4, "-->");
+		kopt_buf_splice(&sb, open - sb.buf,
+				close ? (size_t)(close + 3 - open) :
+				sb.len - (open - sb.buf), NULL, 0);
+		while (open > sb.buf && open[-1] == ' ' &&
+		       (*open == '\n' || !*open)) {
+			kopt_buf_splice(&sb, open - 1 - sb.buf, 1, NULL, 0);
+			open--;
+		}
+	}
+	kopt_buf_trim(&sb);
+	if (!sb.len) {
+		kopt_buf_release(&sb);
+		return NULL;
+	}
+	return kopt_buf_detach(&sb, NULL);
+}
+
+static int last_nonblank(const struct kopt_devlog *dl, int first, int last)
+{
+	while (last >= first && line_blank(dl, last))
+		last--;
+	return last;
+}
+
+/* Sections of level 2: Overview, Target, the development log. */
+static void find_sections(struct kopt_devlog *dl, const struct block *bl,
+			  size_t nr)
+{
+	size_t i, j;
+
+	for (i = 0; i < nr; i++) {
+		char *text;
+		int end;
+		if (bl[i].type != CMARK_NODE_HEADING || bl[i].level != 2)
+			continue;
+		end = dl->lines_nr;
+		for (j = i + 1; j < nr; j++)
+			if (bl[j].type == CMARK_NODE_HEADING &&
+			    bl[j].level <= 2) {
+				end = bl[j].first - 1;
+				break;
+			}
+		text = node_text_dup(bl[i].node);
+		if ((!strcasecmp(text, "overview") ||
+		     !strcasecmp(text, "summary")) && !dl->overview)
+			dl->overview = lines_text(dl, bl[i].last + 1, end);
+		else if ((!strcasecmp(text, "target") ||
+			  !strcasecmp(text, "targets") ||
+			  !strcasecmp(text, "goal")) && !dl->target)
+			dl->target = lines_text(dl, bl[i].last + 1, end);
+		else if (is_log_name(text) && !dl->log_line) {
+			dl->log_line = bl[i].first;
+			dl->log_level = 2;
+			dl->log_last = end;
+		}
+		free(text);
+	}
+	if (!dl->log_line && dl->versions_nr) {
+		/* the section that holds the first version */
+		const struct kopt_devlog_version *v = &dl->versions[0];
+		for (i = 0; i < nr; i++) {
+			if (bl[i].first >= v->line)
+				break;
+			if (bl[i].type == CMARK_NODE_HEADING &&
+			    bl[i].level < v->level) {
+				dl->log_line = bl[i].first;
+				dl->log_level = bl[i].level;
+			}
+		}
+		if (dl->log_line) {
+			dl->log_last = dl->lines_nr;
+			for (j = 0; j < nr; j++)
+				if (bl[j].first > v->line &&
+				    bl[j].type == CMARK_NODE_HEADING &&
+				    bl[j].level <= dl->log_level) {
+					dl->log_last = bl[j].first - 1;
+					break;
+				}
+		}
+	}
+}
+
+static int front_matter(const struct kopt_devlog *dl)
+{
+	size_t len;
+	const char *p;
+	int i;
+
+	if (dl->lines_nr < 2)
+		return 0;
+	p = line_at(dl, 1, &len);
+	while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+		len--;
+	if (len != 3 || memcmp(p, "---", 3))
+		return 0;
+	for (i = 2; i <= dl->lines_nr; i++) {
+		p = line_at(dl, i, &len);
+		while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+			len--;
+		if (len == 3 && (!memcmp(p, "---", 3) || !memcmp(p, "...", 3)))
+			return i;
+	}
+	return 0;
+}
+
+/* The first line with a byte that is not UTF-8, or 0. */
+static int bad_utf8_line(const struct kopt_devlog *dl, int *nul)
+{
+	const unsigned char *p = (const unsigned char *)dl->text.buf;
+	size_t i = 0, n = dl->text.len;
+	int line = 1;
+
+	*nul = 0;
+	while (i < n) {
+		unsigned c = p[i];
+		size_t k, need;
+		if (c == '\n') {
+			line++;
+			i++;
+			continue;
+		}
+		if (!c) {
+			*nul = 1;
+			return line;
+		}
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			need = 1;
+		else if (c >= 0xe0 && c <= 0xef)
+			need = 2;
+		else if (c >= 0xf0 && c <= 0xf4)
+			need = 3;
+		else
+			return line;
+		for (k = 1; k <= need; k++)
+			if (i + k >= n || (p[i + k] & 0xc0) != 0x80)
+				return line;
+		i += need + 1;
+	}
+	return 0;
+}
+
+void kopt_devlog_release(struct kopt_devlog *dl)
+{
+	size_t i, j, k;
+
+	free(dl->label);
+	kopt_buf_release(&dl->text);
+	free(dl->line_start);
+	free(dl->title);
+	free(dl->overview);
+	free(dl->target);
+	kopt_strvec_clear(&dl->sections);
+	for (i = 0; i < dl->versions_nr; i++) {
+		struct kopt_devlog_version *v = &dl->versions[i];
+		free(v->name);
+		free(v->title);
+		free(v->note);
+		free(v->location);
+		kopt_strvec_clear(&v->what_changed);
+		kopt_strvec_clear(&v->description);
+		kopt_strvec_clear(&v->issues);
+		for (j = 0; j < v->perfs_nr; j++) {
+			struct kopt_devlog_perf *pf = &v->perfs[j];
+			free(pf->context);
+			free(pf->device);
+			free(pf->bottleneck);
+			free(pf->root_cause);
+			kopt_strvec_clear(&pf->issues);
+			kopt_strvec_clear(&pf->insights);
+			for (k = 0; k < pf->rows_nr; k++) {
+				free(pf->rows[k].metric);
+				free(pf->rows[k].value);
+				free(pf->rows[k].vs);
+			}
+			free(pf->rows);
+		}
+		free(v->perfs);
+	}
+	free(dl->versions);
+	memset(dl, 0, sizeof(*dl));
+	kopt_buf_init(&dl->text, 0);
+	kopt_strvec_init(&dl->sections);
+}
+
+static cmark_node *parse_cmark(const struct kopt_buf *text)
+{
+	cmark_parser *parser;
+	cmark_syntax_extension *table;
+	cmark_node *doc;
+
+	cmark_gfm_core_extensions_ensure_registered();
+	parser = cmark_parser_new(CMARK_OPT_SOURCEPOS);
+	table = cmark_find_syntax_extension("table");
+	if (table)
+		cmark_parser_attach_syntax_extension(parser, table);
+	cmark_parser_feed(parser, text->buf, text->len);
+	doc = cmark_parser_finish(parser);
+	cmark_parser_free(parser);
+	return doc;
+}
+
+int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
+		      const char *label)
+{
+	struct prepared pp = { KOPT_BUF_INIT, NULL, 0, 0 };
+	struct walk w = { 0 };
+	struct block *bl = NULL;
+	size_t nr = 0, alloc = 0, i;
+	cmark_node *doc, *n;
+	int bad, nul, ret = 0;
+
+	kopt_devlog_release(out);
+	out->label = kopt_strdup(label);
+	kopt_buf_add(&out->text, data, len);
+	for (i = 0; i < len && data[i] && strchr(" \t\r\n", data[i]); i++)
+		;
+	if (i == len) {
+		kopt_error("%s:1: the devlog is empty", label);
+		kopt_devlog_release(out);
+		return KOPT_EINVALID;
+	}
+	bad = bad_utf8_line(out, &nul);
+	if (bad) {
+		kopt_error(nul ? "%s:%d: binary content (a NUL byte), not a "
+			   "Markdown devlog" : "%s:%d: not UTF-8 text", label,
+			   bad);
+		kopt_devlog_release(out);
+		return KOPT_EINVALID;
+	}
+	split_lines(out);
+	out->front_matter_last = front_matter(out);
+	prepare(&pp, out);
+	doc = parse_cmark(&pp.text);
+
+	for (n = cmark_node_first_child(doc); n; n = cmark_node_next(n)) {
+		int start = cmark_node_get_start_line(n);
+		KOPT_ALLOC_GROW(bl, nr + 1, alloc);
+		bl[nr].node = n;
+		bl[nr].type = cmark_node_get_type(n);
+		bl[nr].level = bl[nr].type == CMARK_NODE_HEADING ?
+			       cmark_node_get_heading_level(n) : 0;
+		if (start < 1 || (size_t)start >= pp.nr)
+			start = nr ? bl[nr - 1].first + 1 : 1;
+		else
+			start = pp.orig[start];
+		bl[nr].first = start;
+		nr++;
+	}
+	/* a block runs up to the next one, less trailing blank lines */
+	for (i = 0; i < nr; i++) {
+		int end = i + 1 < nr ? bl[i + 1].first - 1 : out->lines_nr;
+		if (end < bl[i].first)
+			end = bl[i].first;
+		bl[i].last = last_nonblank(out, bl[i].first, end);
+		if (bl[i].last < bl[i].first)
+			bl[i].last = bl[i].first;
+		if (bl[i].type == CMARK_NODE_HEADING)
+			bl[i].last = bl[i].first;
+	}
+
+	w.dl = out;
+	for (i = 0; i < nr; i++) {
+		const struct block *b = &bl[i];
+		enum label value_for = w.value_for;
+
+		/* only the very next paragraph is a lone label's text */
+		if (b->type != CMARK_NODE_PARAGRAPH)
+			w.value_for = L_NONE;
+		switch (b->type) {
+		case CMARK_NODE_HEADING:
+			on_heading(&w, b);
+			break;
+		case CMARK_NODE_PARAGRAPH:
+			on_paragraph(&w, b);
+			break;
+		case CMARK_NODE_LIST:
+			on_list(&w, b);
+			break;
+		case CMARK_NODE_HTML_BLOCK: {
+			const char *lit = cmark_node_get_literal(b->node);
+			while (lit && (*lit == ' ' || *lit == '\t'))
+				lit++;
+			if (lit && !strncmp(lit, "<!--", 4)) {
+				/* comments change nothing */
+				w.value_for = value_for;
+				break;
+			}
+			close_perf(&w);
+			touch_content(&w, b->last);
+			break;
+		}
+		case CMARK_NODE_THEMATIC_BREAK:
+			close_perf(&w);
+			break;
+		default:
+			if (!strcmp(cmark_node_get_type_string(b->node),
+				    "table")) {
+				on_table(&w, b);
+				break;
+			}
+			close_perf(&w);
+			touch_content(&w, b->last);
+			break;
+		}
+	}
+	close_version(&w, out->lines_nr + 1);
+	find_sections(out, bl, nr);
+
+	cmark_node_free(doc);
+	free(bl);
+	free(pp.orig);
+	kopt_buf_release(&pp.text);
+	if (w.errors) {
+		kopt_devlog_release(out);
+		ret = KOPT_EINVALID;
+	}
+	return ret;
+}
+
+int kopt_devlog_read_file(struct kopt_devlog *out, const char *path)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+	int ret;
+
+	if (kopt_buf_read_file(&sb, path)) {
+		int e = errno;
+		kopt_buf_release(&sb);
+		if (e == ENOENT)
+			return KOPT_ENOTFOUND;
+		return kopt_error("cannot read '%s': %s", path, strerror(e));
+	}
+	ret = kopt_devlog_parse(out, sb.buf, sb.len, path);
+	kopt_buf_release(&sb);
+	return ret;
+}
+
+int kopt_devlog_write(const struct kopt_devlog *dl, const char *path)
+{
+	return kopt_write_file_atomic(path, dl->text.buf, dl->text.len, 0644);
+}
+
+/* ------------------------------------------------------------------ */
+/* Lookups */
+
+const struct kopt_devlog_version *
+kopt_devlog_find_version(const struct kopt_devlog *dl, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < dl->versions_nr; i++)
+		if (!strcasecmp(dl->versions[i].name, name))
+			return &dl->versions[i];
+	return NULL;
+}
+
+static int perf_matches(const struct kopt_devlog_perf *pf, long b, long s,
+			long t, long b_requested)
+{
+	if (!pf->has_config || pf->s != s || pf->t != t)
+		return 0;
+	if (pf->b == b || pf->b_requested == b)
+		return 1;
+	return b_requested && (pf->b == b_requested ||
+			       pf->b_requested == b_requested);
+}
+
+const struct kopt_devlog_perf *
+kopt_devlog_find_perf(const struct kopt_devlog_version *v, long b, long s,
+		      long t)
+{
+	size_t i;
+
+	for (i = 0; i < v->perfs_nr; i++)
+		if (perf_matches(&v->perfs[i], b, s, t, 0))
+			return &v->perfs[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Dump */
+
+static void dump_list(struct kopt_buf *out, const char *indent,
+		      const char *name, const struct kopt_strvec *sv)
+{
+	size_t i;
+
+	if (!sv->nr)
+		return;
+	kopt_buf_addf(out, "%s%s:\n", indent, name);
+	for (i = 0; i < sv->nr; i++)
+		kopt_buf_addf(out, "%s  - %s\n", indent, sv->v[i]);
+}
+
+static void dump_text(struct kopt_buf *out, const char *name, const char *s)
+{
+	if (!s)
+		return;
+	kopt_buf_addf(out, "%s: |\n  ", name);
+	for (; *s; s++) {
+		if (*s == '\r')
+			continue;
+		kopt_buf_addch(out, *s);
+		if (*s == '\n')
+			kopt_buf_addstr(out, "  ");
+	}
+	kopt_buf_addch(out, '\n');
+}
+
+void kopt_devlog_dump(struct kopt_buf *out, const struct kopt_devlog *dl)
+{
+	size_t i, j, k;
+	int m;
+
+	kopt_buf_addf(out, "lines: %d%s\n", dl->lines_nr,
+		      dl->crlf ? " (crlf)" : "");
+	if (dl->front_matter_last)
+		kopt_buf_addf(out, "front matter: lines 1-%d\n",
+			      dl->front_matter_last);
+	if (dl->title)
+		kopt_buf_addf(out, "title: %s (line %d)\n", dl->title,
+			      dl->title_line);
+	for (i = 0; i < dl->sections.nr; i++)
+		kopt_buf_addf(out, "section: %s\n", dl->sections.v[i]);
+	dump_text(out, "overview", dl->overview);
+	dump_text(out, "target", dl->target);
+	if (dl->log_line)
+		kopt_buf_addf(out, "log: lines %d-%d\n", dl->log_line,
+			      dl->log_last);
+	for (i = 0; i < dl->versions_nr; i++) {
+		const struct kopt_devlog_version *v = &dl->versions[i];
+		kopt_buf_addf(out, "version %s: \"%s\"", v->name, v->title);
+		if (v->note)
+			kopt_buf_addf(out, " (%s)", v->note);
+		kopt_buf_addf(out, " lines %d-%d content %d\n", v->line,
+			      v->last_line, v->content_last);
+		if (v->location)
+			kopt_buf_addf(out, "  location: %s\n", v->location);
+		dump_list(out, "  ", "what changed", &v->what_changed);
+		dump_list(out, "  ", "description", &v->description);
+		if (v->issues_line)
+			kopt_buf_addf(out, "  issues lines %d-%d\n",
+				      v->issues_line, v->issues_last);
+		dump_list(out, "  ", "issues", &v->issues);
+		for (j = 0; j < v->perfs_nr; j++) {
+			const struct kopt_devlog_perf *pf = &v->perfs[j];
+			kopt_buf_addstr(out, "  perf");
+			if (pf->has_config) {
+				kopt_buf_addf(out, " b=%ld", pf->b);
+				if (pf->b_requested != pf->b)
+					kopt_buf_addf(out, " (asked %ld)",
+						      pf->b_requested);
+				kopt_buf_addf(out, " s=%ld t=%ld", pf->s,
+					      pf->t);
+			} else {
+				kopt_buf_addstr(out, " (no configuration)");
+			}
+			kopt_buf_addf(out, " lines %d-%d", pf->line,
+				      pf->last_line);
+			if (pf->replayed)
+				kopt_buf_addstr(out, " replayed");
+			kopt_buf_addch(out, '\n');
+			if (pf->device)
+				kopt_buf_addf(out, "    device: %s\n",
+					      pf->device);
+			kopt_buf_addf(out, "    context: %s\n", pf->context);
+			if (pf->table_line)
+				kopt_buf_addf(out, "    table: line %d, %zu "
+					      "rows\n", pf->table_line,
+					      pf->rows_nr);
+			for (k = 0; k < pf->rows_nr; k++)
+				kopt_buf_addf(out, "      | %s | %s | %s |\n",
+					      pf->rows[k].metric,
+					      pf->rows[k].value,
+					      pf->rows[k].vs ? pf->rows[k].vs :
+					      "");
+			for (m = 0; m < KOPT_METRIC__NR; m++)
+				if (kopt_results_has(pf->metrics[m]))
+					kopt_buf_addf(out, "    %s = %g\n",
+						      kopt_metric_infos[m].name,
+						      pf->metrics[m]);
+			if (pf->bottleneck)
+				kopt_buf_addf(out, "    bottleneck: %s\n",
+					      pf->bottleneck);
+			if (pf->root_cause)
+				kopt_buf_addf(out, "    root cause: %s\n",
+					      pf->root_cause);
+			if (pf->issues_line)
+				kopt_buf_addf(out, "    issues lines %d-%d\n",
+					      pf->issues_line,
+					      pf->issues_last);
+			dump_list(out, "    ", "issues", &pf->issues);
+			if (pf->insights_line)
+				kopt_buf_addf(out, "    insights lines "
+					      "%d-%d\n", pf->insights_line,
+					      pf->insights_last);
+			dump_list(out, "    ", "insights", &pf->insights);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Edits */
+
+/* Append `text` ('\n' lines) with the devlog's line ending. */
+static void add_eol_text(struct kopt_buf *out, const char *text, int crlf)
+{
+	for (; *text; text++) {
+		if (*text == '\n' && crlf)
+			kopt_buf_addch(out, '\r');
+		kopt_buf_addch(out, *text);
+	}
+}
+
+static const char *eol(const struct kopt_devlog *dl)
+{
+	return dl->crlf ? "\r\n" : "\n";
+}
+
+/*
+ * Replace bytes [start, start + old_len) by `repl` into `tmp` and
+ * re-parse it.  Nothing happens to `dl`; the caller checks `tmp` and
+ * adopts it with adopt().
+ */
+static int try_splice(const struct kopt_devlog *dl, size_t start,
+		      size_t old_len, const struct kopt_buf *repl,
+		      struct kopt_devlog *tmp, struct kopt_devlog_edit *edit)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	int ret;
+
+	edit->start = start;
+	edit->old_len = old_len;
+	edit->new_len = repl->len;
+	edit->changed = !(old_len == repl->len &&
+			  !memcmp(dl->text.buf + start, repl->buf, old_len));
+	kopt_buf_add(&text, dl->text.buf, dl->text.len);
+	kopt_buf_splice(&text, start, old_len, repl->buf, repl->len);
+	ret = kopt_devlog_parse(tmp, text.buf, text.len, dl->label);
+	kopt_buf_release(&text);
+	if (ret)
+		return kopt_error("%s: the edited devlog would not parse; "
+				  "left as it was", dl->label);
+	return 0;
+}
+
+static void adopt(struct kopt_devlog *dl, struct kopt_devlog *tmp)
+{
+	kopt_devlog_release(dl);
+	*dl = *tmp;
+	memset(tmp, 0, sizeof(*tmp));
+	kopt_devlog_release(tmp);
+}
+
+/*
+ * The bytes to insert `body` ('\n' lines) before `line`, with blank
+ * lines around it as needed; *pos is where they go.
+ */
+static void insertion(const struct kopt_devlog *dl, int line,
+		      const char *body, struct kopt_buf *out, size_t *pos)
+{
+	*pos = kopt_devlog_offset(dl, line);
+	if (line > dl->lines_nr && dl->text.len &&
+	    dl->text.buf[dl->text.len - 1] != '\n' &&
+	    dl->text.buf[dl->text.len - 1] != '\r')
+		kopt_buf_addstr(out, eol(dl));
+	if (line > 1 && !line_blank(dl, line - 1))
+		kopt_buf_addstr(out, eol(dl));
+	add_eol_text(out, body, dl->crlf);
+	if (line <= dl->lines_nr && !line_blank(dl, line))
+		kopt_buf_addstr(out, eol(dl));
+}
+
+static void add_items(struct kopt_buf *out, const char *const *items)
+{
+	int any = 0;
+
+	for (; items && *items; items++) {
+		const char *p;
+		kopt_buf_addstr(out, "- ");
+		for (p = *items; *p; p++)
+			kopt_buf_addch(out, *p == '\n' || *p == '\r' ? ' ' : *p);
+		kopt_buf_addch(out, '\n');
+		any = 1;
+	}
+	if (!any)
+		kopt_buf_addstr(out, KOPT_DEVLOG_INSIGHTS_PLACEHOLDER "\n");
+}
+
+static int version_number_part(const char *name, const char **digits)
+{
+	if ((name[0] != 'v' && name[0] != 'V') || !isdigit((unsigned char)name[1]))
+		return 0;
+	*digits = name + 1;
+	return 1;
+}
+
+int kopt_devlog_add_version(struct kopt_devlog *dl,
+			    const struct kopt_devlog_new_version *nv,
+			    struct kopt_devlog_edit *edit)
+{
+	struct kopt_devlog tmp = KOPT_DEVLOG_INIT;
+	struct kopt_buf body = KOPT_BUF_INIT, repl = KOPT_BUF_INIT;
+	const char *digits, *p;
+	int line, level, ret;
+	size_t pos;
+
+	memset(edit, 0, sizeof(*edit));
+	if (!version_number_part(nv->name, &digits))
+		return kopt_error("'%s' is not a version name (v0, v1, ...)",
+				  nv->name);
+	if (kopt_devlog_find_version(dl, nv->name))
+		return 0;
+	if (dl->versions_nr) {
+		const struct kopt_devlog_version *v =
+			&dl->versions[dl->versions_nr - 1];
+		line = last_nonblank(dl, v->line, v->last_line) + 1;
+		level = v->level;
+	} else if (dl->log_line) {
+		line = last_nonblank(dl, dl->log_line, dl->log_last) + 1;
+		level = dl->log_level + 1;
+	} else {
+		return kopt_error("%s:%d: no '## Development log' section to "
+				  "add %s under; add the heading and run "
+				  "again", dl->label,
+				  dl->lines_nr ? dl->lines_nr : 1, nv->name);
+	}
+	kopt_buf_addchars(&body, '#', level);
+	kopt_buf_addf(&body, " V%s", digits);
+	if (nv->title && *nv->title) {
+		kopt_buf_addstr(&body, ": ");
+		for (p = nv->title; *p; p++)
+			kopt_buf_addch(&body, *p == '\n' || *p == '\r' ?
+				       ' ' : *p);
+	}
+	kopt_buf_addstr(&body, "\n\n");
+	if (nv->location)
+		kopt_buf_addf(&body, "**Location**: `%s`\n\n", nv->location);
+	kopt_buf_addstr(&body, "**What changed**:\n");
+	add_items(&body, nv->what_changed);
+	kopt_buf_addstr(&body, "\n**High-level description of main code "
+			"changes**:\n");
+	add_items(&body, nv->description);
+	insertion(dl, line, body.buf, &repl, &pos);
+	ret = try_splice(dl, pos, 0, &repl, &tmp, edit);
+	edit->line = line;
+	if (!ret && !kopt_devlog_find_version(&tmp, nv->name))
+		ret = kopt_error("%s:%d: the new entry for %s does not read "
+				 "back; devlog left as it was", dl->label,
+				 line, nv->name);
+	if (!ret)
+		adopt(dl, &tmp);
+	kopt_devlog_release(&tmp);
+	kopt_buf_release(&body);
+	kopt_buf_release(&repl);
+	return ret;
+}
+
+static int no_version(const struct kopt_devlog *dl, const char *version)
+{
+	return kopt_error("%s:%d: no version '%s' in the devlog; add its "
+			  "entry first ('git kopt design')", dl->label,
+			  dl->log_line ? dl->log_line : 1, version);
+}
+
+/* The one block of `v` at that configuration; -1 when ambiguous. */
+static int find_block(const struct kopt_devlog *dl,
+		      const struct kopt_devlog_version *v, long b, long s,
+		      long t, long b_requested)
+{
+	size_t i;
+	int found = -1;
+
+	for (i = 0; i < v->perfs_nr; i++) {
+		if (!perf_matches(&v->perfs[i], b, s, t, b_requested))
+			continue;
+		if (found >= 0) {
+			kopt_error("%s:%d: a second performance block of %s at "
+				   "b=%ld, s=%ld, t=%ld (the first is at line "
+				   "%d); keep one", dl->label,
+				   v->perfs[i].line, v->name, b, s, t,
+				   v->perfs[found].line);
+			return -2;
+		}
+		found = (int)i;
+	}
+	return found;
+}
+
+int kopt_devlog_put_perf(struct kopt_devlog *dl, const char *version,
+			 long b, long s, long t, long b_requested,
+			 const char *block, struct kopt_devlog_edit *edit)
+{
+	struct kopt_devlog tmp = KOPT_DEVLOG_INIT;
+	struct kopt_buf repl = KOPT_BUF_INIT;
+	const struct kopt_devlog_version *v;
+	const struct kopt_devlog_version *nv;
+	size_t start, old_len = 0;
+	int idx, ret;
+
+	memset(edit, 0, sizeof(*edit));
+	v = kopt_devlog_find_version(dl, version);
+	if (!v)
+		return no_version(dl, version);
+	idx = find_block(dl, v, b, s, t, b_requested);
+	if (idx == -2)
+		return -1;
+	if (idx >= 0) {
+		const struct kopt_devlog_perf *pf = &v->perfs[idx];
+		start = kopt_devlog_offset(dl, pf->line);
+		old_len = kopt_devlog_offset(dl, pf->last_line + 1) - start;
+		add_eol_text(&repl, block, dl->crlf);
+		kopt_buf_addstr(&repl, eol(dl));
+		if (pf->insights_line) {
+			size_t is = kopt_devlog_offset(dl, pf->insights_line);
+			size_t ie = kopt_devlog_offset(dl,
+						       pf->insights_last + 1);
+			kopt_buf_add(&repl, dl->text.buf + is, ie - is);
+			if (pf->insights_last == dl->lines_nr &&
+			    pf->last_line != dl->lines_nr)
+				kopt_buf_addstr(&repl, eol(dl));
+		} else {
+			add_eol_text(&repl, "**Insights**:\n"
+				     KOPT_DEVLOG_INSIGHTS_PLACEHOLDER "\n",
+				     dl->crlf);
+		}
+		edit->line = pf->line;
+	} else {
+		struct kopt_buf body = KOPT_BUF_INIT;
+		/* at the end of the section, where nothing can absorb it */
+		int line = v->content_last;
+		kopt_buf_addstr(&body, block);
+		kopt_buf_addstr(&body, "\n**Insights**:\n"
+				KOPT_DEVLOG_INSIGHTS_PLACEHOLDER "\n");
+		insertion(dl, line + 1, body.buf, &repl, &start);
+		kopt_buf_release(&body);
+		edit->line = line + 1;
+	}
+	ret = try_splice(dl, start, old_len, &repl, &tmp, edit);
+	if (!ret) {
+		nv = kopt_devlog_find_version(&tmp, version);
+		if (!nv || find_block(&tmp, nv, b, s, t, b_requested) < 0)
+			ret = kopt_error("%s:%d: the performance block of %s "
+					 "at b=%ld, s=%ld, t=%ld does not "
+					 "read back; devlog left as it was",
+					 dl->label, edit->line, version, b, s,
+					 t);
+	}
+	if (!ret)
+		adopt(dl, &tmp);
+	kopt_devlog_release(&tmp);
+	kopt_buf_release(&repl);
+	return ret;
+}
+
+/* The list read back has as many items as were written. */
+static int same_count(const struct kopt_strvec *sv, const char *const *items)
+{
+	size_t i = 0;
+
+	if (!items || !*items)
+		return sv->nr == 1;
+	while (items[i])
+		i++;
+	return i == sv->nr;
+}
+
+int kopt_devlog_set_issues(struct kopt_devlog *dl, const char *version,
+			   int has_config, long b, long s, long t,
+			   const char *const *items,
+			   struct kopt_devlog_edit *edit)
+{
+	struct kopt_devlog tmp = KOPT_DEVLOG_INIT;
+	struct kopt_buf body = KOPT_BUF_INIT, repl = KOPT_BUF_INIT;
+	const struct kopt_devlog_version *v;
+	int first = 0, last = 0, after = 0, ret;
+	size_t start, old_len = 0;
+
+	memset(edit, 0, sizeof(*edit));
+	v = kopt_devlog_find_version(dl, version);
+	if (!v)
+		return no_version(dl, version);
+	if (has_config) {
+		int idx = find_block(dl, v, b, s, t, 0);
+		if (idx == -2)
+			return -1;
+		if (idx < 0)
+			return kopt_error("%s:%d: %s has no performance block "
+					  "at b=%ld, s=%ld, t=%ld", dl->label,
+					  v->line, version, b, s, t);
+		first = v->perfs[idx].issues_line;
+		last = v->perfs[idx].issues_last;
+		after = v->perfs[idx].after_line;
+	} else {
+		first = v->issues_line;
+		last = v->issues_last;
+		/* before the first block, where no block can claim it */
+		after = v->perfs_nr ? v->perfs[0].line - 1 : v->content_last;
+	}
+	kopt_buf_addstr(&body, "**Issues**:\n");
+	if (items && *items)
+		add_items(&body, items);
+	else
+		kopt_buf_addstr(&body, "- (none)\n");
+	if (first) {
+		start = kopt_devlog_offset(dl, first);
+		old_len = kopt_devlog_offset(dl, last + 1) - start;
+		add_eol_text(&repl, body.buf, dl->crlf);
+		if (last == dl->lines_nr && dl->text.len &&
+		    dl->text.buf[dl->text.len - 1] != '\n' &&
+		    dl->text.buf[dl->text.len - 1] != '\r')
+			kopt_buf_setlen(&repl, repl.len - strlen(eol(dl)));
+		edit->line = first;
+	} else {
+		insertion(dl, after + 1, body.buf, &repl, &start);
+		edit->line = after + 1;
+	}
+	ret = try_splice(dl, start, old_len, &repl, &tmp, edit);
+	if (!ret) {
+		const struct kopt_devlog_version *nv =
+			kopt_devlog_find_version(&tmp, version);
+		const struct kopt_strvec *got = NULL;
+		if (nv && has_config) {
+			int idx = find_block(&tmp, nv, b, s, t, 0);
+			if (idx >= 0)
+				got = &nv->perfs[idx].issues;
+		} else if (nv) {
+			got = &nv->issues;
+		}
+		if (!got || !same_count(got, items))
+			ret = kopt_error("%s:%d: the Issues of %s do not read "
+					 "back; devlog left as it was",
+					 dl->label, edit->line, version);
+	}
+	if (!ret)
+		adopt(dl, &tmp);
+	kopt_devlog_release(&tmp);
+	kopt_buf_release(&body);
+	kopt_buf_release(&repl);
+	return ret;
+}

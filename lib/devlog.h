@@ -1,0 +1,197 @@
+#ifndef KOPT_DEVLOG_H
+#define KOPT_DEVLOG_H
+
+/*
+ * Devlogs: docs/kernels/<kernel>.md, the Markdown file that people,
+ * agents and git-kopt all write in.
+ *
+ * kopt_devlog_parse() reads one with cmark-gfm (tables, source
+ * positions) into a model: title, Overview, Target, the versions under
+ * the development log (`### V<N>: <title>`), and per version its
+ * Location, What changed, High-level description, Issues and performance
+ * blocks (`**Performance** (<device>, ..., b=X, s=X, t=X):`, its table,
+ * Bottleneck, Issues, Insights), keyed by (version, b, s, t).  It
+ * accepts what people actually write: `### V3 - tiling`, `### v3: ...`,
+ * `### V3 (abandoned)`, extra and reordered sections, CRLF, tabs, HTML
+ * comments, YAML front matter, `us`/`μs`/`µs`, alignment colons, labels
+ * as `**X**:`, `**X:**`, `X:` or `#### X`, missing parts.  Label lines
+ * and tables written without the blank lines CommonMark wants are read
+ * as the writer meant them.
+ *
+ * Edits (kopt_devlog_add_version(), kopt_devlog_put_perf(),
+ * kopt_devlog_set_issues()) never re-render the document: they locate
+ * whole blocks by line, splice new text between untouched bytes, re-parse
+ * the result and check that it holds what was asked.  The same edit twice
+ * changes nothing; bytes outside the edited block are identical; new
+ * lines take the file's line ending (CRLF stays CRLF).  An edit that
+ * cannot be placed is refused with "<file>:<line>: <why>" and leaves the
+ * devlog as it was.  kopt_devlog_write() writes atomically through
+ * lib/lockfile.
+ *
+ * Ownership: the devlog owns its text and every string of the model;
+ * pointers returned by the lookups are borrowed and become invalid after
+ * an edit (which re-parses) or kopt_devlog_release().
+ *
+ * Line numbers are 1-based lines of the file as stored, front matter
+ * included; kopt_devlog_offset() turns one into a byte offset.
+ */
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "results.h"
+#include "strvec.h"
+
+/* One row of a performance table, as written. */
+struct kopt_devlog_row {
+	char *metric;
+	char *value;
+	char *vs;               /* "vs Previous" cell, may be NULL */
+};
+
+struct kopt_devlog_perf {
+	char *context;          /* text between the parentheses, as written */
+	char *device;           /* its first item: "NVIDIA H200" */
+	int has_config;         /* b, s and t were all found */
+	long b, s, t;
+	long b_requested;       /* "b=16 (asked 32)"; otherwise b */
+	int replayed;           /* the paragraph says "replayed" */
+	struct kopt_devlog_row *rows;
+	size_t rows_nr, rows_alloc;
+	/* values of the table in canonical units (duration in us), NAN absent */
+	double metrics[KOPT_METRIC__NR];
+	char *bottleneck;       /* may be NULL */
+	char *root_cause;       /* may be NULL */
+	struct kopt_strvec issues;
+	struct kopt_strvec insights;
+	int line;               /* the Performance paragraph */
+	int last_line;          /* the last line of the block */
+	int table_line;         /* 0 when there is no table */
+	int issues_line, issues_last;      /* 0 when there is no Issues */
+	int insights_line, insights_last;  /* 0 when there is no Insights */
+	int after_line;         /* last line before where Issues would go */
+};
+
+struct kopt_devlog_version {
+	char *name;             /* "v3" */
+	long number;
+	char *title;            /* "tiling", "" when there is none */
+	char *note;             /* "abandoned" from "(abandoned)", may be NULL */
+	int level;              /* of the heading */
+	char *location;         /* without backticks, may be NULL */
+	struct kopt_strvec what_changed;
+	struct kopt_strvec description;
+	struct kopt_strvec issues;  /* outside any performance block */
+	int issues_line, issues_last;
+	struct kopt_devlog_perf *perfs;
+	size_t perfs_nr, perfs_alloc;
+	int line;               /* the heading */
+	int last_line;          /* the last line of the section */
+	int content_last;       /* the same, without trailing rules and blanks */
+};
+
+struct kopt_devlog {
+	char *label;            /* the file as named in messages */
+	struct kopt_buf text;   /* the bytes, exactly as read */
+	size_t *line_start;     /* byte offset of line i (1-based); */
+	int lines_nr;           /* line_start[lines_nr + 1] == text.len */
+	int crlf;               /* most lines end with CRLF */
+	int front_matter_last;  /* last line of YAML front matter, 0 if none */
+	char *title;
+	int title_line;
+	char *overview;         /* the Overview section's text, may be NULL */
+	char *target;           /* the Target section's text, may be NULL */
+	int log_line;           /* heading of the development log, 0 if none */
+	int log_level;
+	int log_last;           /* last line of its section */
+	struct kopt_strvec sections;  /* level-2 headings, in order */
+	struct kopt_devlog_version *versions;
+	size_t versions_nr, versions_alloc;
+};
+
+#define KOPT_DEVLOG_INIT { NULL, KOPT_BUF_INIT, NULL, 0, 0, 0, NULL, 0, \
+	NULL, NULL, 0, 0, 0, KOPT_STRVEC_INIT, NULL, 0, 0 }
+
+/* "docs/kernels/<kernel>.md" (relative to the top). */
+void kopt_devlog_path(struct kopt_buf *out, const char *kernel);
+
+/*
+ * Parse devlog text (copied).  Returns 0, or KOPT_EINVALID with the
+ * problem printed as "<label>:<line>: <why>" (empty text, binary or
+ * non-UTF-8 content, a version heading twice).  *out is empty on failure.
+ */
+int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
+		      const char *label);
+/* Read and parse a file; KOPT_ENOTFOUND (nothing printed) if missing. */
+int kopt_devlog_read_file(struct kopt_devlog *out, const char *path);
+void kopt_devlog_release(struct kopt_devlog *dl);
+/* Write the current text atomically. */
+int kopt_devlog_write(const struct kopt_devlog *dl, const char *path);
+
+/* Byte offset of the start of `line` (lines_nr + 1: the end). */
+size_t kopt_devlog_offset(const struct kopt_devlog *dl, int line);
+
+const struct kopt_devlog_version *
+kopt_devlog_find_version(const struct kopt_devlog *dl, const char *name);
+/*
+ * The block measured at that configuration: `b` matches the batch that
+ * ran or the one asked for.  NULL when there is none.
+ */
+const struct kopt_devlog_perf *
+kopt_devlog_find_perf(const struct kopt_devlog_version *v, long b, long s,
+		      long t);
+
+/* A readable dump of the model, for golden tests and debugging. */
+void kopt_devlog_dump(struct kopt_buf *out, const struct kopt_devlog *dl);
+
+/* What an edit did: bytes [start, start + old_len) became new_len bytes. */
+struct kopt_devlog_edit {
+	int changed;
+	size_t start, old_len, new_len;
+	int line;               /* first line of the edited block */
+};
+
+struct kopt_devlog_new_version {
+	const char *name;       /* "v3" */
+	const char *title;      /* brief description */
+	const char *location;   /* path of the version's sources, or NULL */
+	const char *const *what_changed;      /* NULL-terminated, or NULL */
+	const char *const *description;       /* NULL-terminated, or NULL */
+};
+
+/*
+ * Add a version entry (SEED.md's template) under the development log,
+ * after the last version.  Nothing changes when the version is there.
+ */
+int kopt_devlog_add_version(struct kopt_devlog *dl,
+			    const struct kopt_devlog_new_version *nv,
+			    struct kopt_devlog_edit *edit);
+
+/*
+ * Insert or replace the performance block of `version` at b/s/t
+ * (`b_requested` also matches an existing block; 0 for none).  `block`
+ * is the paragraph, table, Bottleneck and Issues, '\n'-terminated lines
+ * (see kopt_render_perf_block()); the Insights of a block being replaced
+ * are kept as written, and a new block gets a placeholder for people to
+ * fill.  A new block goes at the end of the version's section, where no
+ * list or block around it can absorb it.
+ */
+int kopt_devlog_put_perf(struct kopt_devlog *dl, const char *version,
+			 long b, long s, long t, long b_requested,
+			 const char *block, struct kopt_devlog_edit *edit);
+
+/*
+ * Set the Issues list of a version: of its performance block at b/s/t
+ * when `has_config`, else the version's own Issues outside the blocks
+ * (added at the end of its section when missing).  `items` is
+ * NULL-terminated; an empty list writes "- (none)".
+ */
+int kopt_devlog_set_issues(struct kopt_devlog *dl, const char *version,
+			   int has_config, long b, long s, long t,
+			   const char *const *items,
+			   struct kopt_devlog_edit *edit);
+
+/* The placeholder under Insights of a new block. */
+#define KOPT_DEVLOG_INSIGHTS_PLACEHOLDER "- (to be written)"
+
+#endif

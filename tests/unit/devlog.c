@@ -1,0 +1,587 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "devlog.h"
+#include "error.h"
+#include "lockfile.h"
+#include "render.h"
+#include "results.h"
+#include "strvec.h"
+
+#ifndef KOPT_SOURCE_DIR
+#define KOPT_SOURCE_DIR "."
+#endif
+#define FIX KOPT_SOURCE_DIR "/tests/fixtures/devlog/"
+
+/*
+ * Golden files: KOPT_UPDATE_GOLDEN=1 writes the expected files instead
+ * of comparing (then review the diff).
+ */
+
+static struct kopt_buf messages = KOPT_BUF_INIT;
+
+static void capture(const char *prefix, const char *msg)
+{
+	kopt_buf_addf(&messages, "%s: %s\n", prefix, msg);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	kopt_buf_reset(&messages);
+	kopt_error_set_routine(capture);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	kopt_error_set_routine(NULL);
+	kopt_buf_release(&messages);
+	return 0;
+}
+
+static void check_golden(const char *path, const struct kopt_buf *got)
+{
+	struct kopt_buf want = KOPT_BUF_INIT;
+
+	if (getenv("KOPT_UPDATE_GOLDEN")) {
+		assert_int_equal(kopt_write_file_atomic(path, got->buf,
+							got->len, 0644), 0);
+		return;
+	}
+	if (kopt_buf_read_file(&want, path))
+		fail_msg("missing golden file %s", path);
+	if (want.len != got->len || memcmp(want.buf, got->buf, got->len)) {
+		print_message("# %s differs; got:\n%s\n", path, got->buf);
+		fail_msg("golden mismatch: %s", path);
+	}
+	kopt_buf_release(&want);
+}
+
+static void list_md(struct kopt_strvec *out, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (kopt_ends_with(de->d_name, ".md"))
+			kopt_strvec_push(out, de->d_name);
+	closedir(d);
+	kopt_strvec_sort(out);
+}
+
+/* A results entry as `git kopt verify` would write it. */
+static void make_entry(struct kopt_results_entry *e, long b, long s, long t,
+		       double dur, double tflops)
+{
+	kopt_results_entry_init(e);
+	e->trial = kopt_strdup("decode");
+	e->b = e->b_requested = b;
+	e->s = s;
+	e->t = t;
+	e->dtype = kopt_strdup("bfloat16");
+	e->device.name = kopt_strdup("NVIDIA H200");
+	e->metrics[KOPT_METRIC_DURATION_US] = dur;
+	e->metrics[KOPT_METRIC_TFLOPS] = tflops;
+	e->metrics[KOPT_METRIC_GBPS] = tflops * 31.0;
+	e->metrics[KOPT_METRIC_OCC_PCT] = 47.4;
+	e->metrics[KOPT_METRIC_TC_PCT] = 31.2;
+	e->bottleneck = kopt_strdup("Memory-bound");
+	e->opportunities = kopt_calloc(1, sizeof(*e->opportunities));
+	e->opportunities_nr = e->opportunities_alloc = 1;
+	e->opportunities[0].name = kopt_strdup("Split-KV decode");
+	e->opportunities[0].est_gain_pct = 30;
+	e->opportunities[0].trigger = kopt_strdup("waves=0.24");
+}
+
+/* Bytes outside what the edit says it touched are unchanged. */
+static void assert_outside_identical(const struct kopt_buf *before,
+				     const struct kopt_devlog *after,
+				     const struct kopt_devlog_edit *ed)
+{
+	size_t tail_before = before->len - ed->start - ed->old_len;
+	size_t tail_after = after->text.len - ed->start - ed->new_len;
+
+	assert_true(ed->start <= before->len);
+	assert_int_equal(tail_before, tail_after);
+	assert_memory_equal(before->buf, after->text.buf, ed->start);
+	assert_memory_equal(before->buf + ed->start + ed->old_len,
+			    after->text.buf + ed->start + ed->new_len,
+			    tail_before);
+}
+
+static void assert_line_endings(const struct kopt_devlog *dl)
+{
+	size_t i;
+
+	if (!dl->crlf)
+		return;
+	for (i = 0; i < dl->text.len; i++)
+		if (dl->text.buf[i] == '\n')
+			assert_true(i > 0 && dl->text.buf[i - 1] == '\r');
+}
+
+/* Run an edit, check it, run it again and check that nothing changes. */
+typedef int (*edit_fn)(struct kopt_devlog *dl, void *data,
+		       struct kopt_devlog_edit *ed);
+
+static void check_edit(struct kopt_devlog *dl, edit_fn fn, void *data,
+		       int expect_change)
+{
+	struct kopt_buf before = KOPT_BUF_INIT, once = KOPT_BUF_INIT;
+	struct kopt_devlog_edit ed;
+
+	kopt_buf_addbuf(&before, &dl->text);
+	if (fn(dl, data, &ed))
+		fail_msg("edit failed: %s", messages.buf);
+	assert_int_equal(ed.changed, expect_change);
+	assert_outside_identical(&before, dl, &ed);
+	assert_line_endings(dl);
+	kopt_buf_addbuf(&once, &dl->text);
+	assert_int_equal(fn(dl, data, &ed), 0);
+	assert_int_equal(ed.changed, 0);
+	assert_int_equal(once.len, dl->text.len);
+	assert_memory_equal(once.buf, dl->text.buf, once.len);
+	kopt_buf_release(&before);
+	kopt_buf_release(&once);
+}
+
+struct perf_edit {
+	const char *version;
+	struct kopt_results_entry *e, *parent;
+};
+
+static int do_put_perf(struct kopt_devlog *dl, void *data,
+		       struct kopt_devlog_edit *ed)
+{
+	struct perf_edit *pe = data;
+
+	return kopt_render_put_results(dl, pe->version, pe->e, pe->parent,
+				       ed);
+}
+
+static int do_add_version(struct kopt_devlog *dl, void *data,
+			  struct kopt_devlog_edit *ed)
+{
+	return kopt_devlog_add_version(dl, data, ed);
+}
+
+struct issues_edit {
+	const char *version;
+	int has_config;
+	long b, s, t;
+	const char *const *items;
+};
+
+static int do_set_issues(struct kopt_devlog *dl, void *data,
+			 struct kopt_devlog_edit *ed)
+{
+	struct issues_edit *ie = data;
+
+	return kopt_devlog_set_issues(dl, ie->version, ie->has_config, ie->b,
+				      ie->s, ie->t, ie->items, ed);
+}
+
+static const char *const new_what[] = { "split the KV sequence", NULL };
+static const char *const new_desc[] = { "addresses waves < 1", NULL };
+static const char *const issues3[] = { "first issue", "second `code`",
+				       "third", NULL };
+
+/* Parse every devlog of the corpus and compare with its dump. */
+static void test_corpus_parse(void **state)
+{
+	struct kopt_strvec files = KOPT_STRVEC_INIT;
+	size_t i;
+
+	(void)state;
+	list_md(&files, FIX "corpus");
+	assert_true(files.nr >= 15);
+	for (i = 0; i < files.nr; i++) {
+		struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+		struct kopt_buf dump = KOPT_BUF_INIT, golden = KOPT_BUF_INIT;
+		char *path = kopt_xstrfmt(FIX "corpus/%s", files.v[i]);
+
+		assert_int_equal(kopt_devlog_read_file(&dl, path), 0);
+		kopt_devlog_dump(&dump, &dl);
+		kopt_buf_addf(&golden, "%.*s.dump", (int)(strlen(path) - 3),
+			      path);
+		check_golden(golden.buf, &dump);
+		kopt_devlog_release(&dl);
+		kopt_buf_release(&dump);
+		kopt_buf_release(&golden);
+		free(path);
+	}
+	assert_string_equal(messages.buf, "");
+	kopt_strvec_clear(&files);
+}
+
+/*
+ * Every edit on every devlog of the corpus: bytes outside the block are
+ * identical, the second run changes nothing, the result reads back.
+ */
+static void test_corpus_edits(void **state)
+{
+	struct kopt_strvec files = KOPT_STRVEC_INIT;
+	size_t i;
+
+	(void)state;
+	list_md(&files, FIX "corpus");
+	for (i = 0; i < files.nr; i++) {
+		struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+		struct kopt_results_entry e, e2, parent;
+		const struct kopt_devlog_version *v;
+		const struct kopt_devlog_perf *pf;
+		struct kopt_devlog_new_version nv = {
+			"v99", "a new idea", "kernels/x/v99", new_what,
+			new_desc
+		};
+		struct perf_edit pe;
+		struct issues_edit ie = { NULL, 0, 0, 0, 0, issues3 };
+		char *path = kopt_xstrfmt(FIX "corpus/%s", files.v[i]);
+		char *last, *first;
+		size_t n_before;
+
+		print_message("# %s\n", files.v[i]);
+		assert_int_equal(kopt_devlog_read_file(&dl, path), 0);
+		assert_true(dl.versions_nr > 0);
+		first = kopt_strdup(dl.versions[0].name);
+		last = kopt_strdup(dl.versions[dl.versions_nr - 1].name);
+		n_before = dl.versions_nr;
+
+		/* a new performance block in the last version */
+		make_entry(&e, 7, 3, 99, 50.0, 100.0);
+		make_entry(&parent, 7, 3, 99, 60.0, 90.0);
+		pe.version = last;
+		pe.e = &e;
+		pe.parent = &parent;
+		check_edit(&dl, do_put_perf, &pe, 1);
+		v = kopt_devlog_find_version(&dl, last);
+		pf = kopt_devlog_find_perf(v, 7, 3, 99);
+		assert_non_null(pf);
+		assert_true(pf->metrics[KOPT_METRIC_DURATION_US] == 50.0);
+		assert_string_equal(pf->bottleneck, "Memory-bound");
+		assert_int_equal(pf->insights.nr, 1);
+
+		/* replaced with new numbers: only the block moves */
+		make_entry(&e2, 7, 3, 99, 45.0, 111.0);
+		pe.e = &e2;
+		check_edit(&dl, do_put_perf, &pe, 1);
+		v = kopt_devlog_find_version(&dl, last);
+		pf = kopt_devlog_find_perf(v, 7, 3, 99);
+		assert_true(pf->metrics[KOPT_METRIC_DURATION_US] == 45.0);
+
+		/* the version-level Issues of the first version */
+		ie.version = first;
+		check_edit(&dl, do_set_issues, &ie, 1);
+		v = kopt_devlog_find_version(&dl, first);
+		assert_int_equal(v->issues.nr, 3);
+		assert_string_equal(v->issues.v[1], "second code");
+
+		/* a new version after the last one */
+		check_edit(&dl, do_add_version, &nv, 1);
+		assert_int_equal(dl.versions_nr, n_before + 1);
+		assert_string_equal(dl.versions[dl.versions_nr - 1].name,
+				    "v99");
+		assert_string_equal(dl.versions[dl.versions_nr - 1].title,
+				    "a new idea");
+
+		kopt_results_entry_release(&e);
+		kopt_results_entry_release(&e2);
+		kopt_results_entry_release(&parent);
+		kopt_devlog_release(&dl);
+		free(path);
+		free(first);
+		free(last);
+	}
+	assert_string_equal(messages.buf, "");
+	kopt_strvec_clear(&files);
+}
+
+/* Replacing an existing block keeps the Insights people wrote. */
+static void test_corpus_replace_keeps_insights(void **state)
+{
+	struct kopt_strvec files = KOPT_STRVEC_INIT;
+	size_t i, j, k, replaced = 0;
+
+	(void)state;
+	list_md(&files, FIX "corpus");
+	for (i = 0; i < files.nr; i++) {
+		struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+		char *path = kopt_xstrfmt(FIX "corpus/%s", files.v[i]);
+
+		assert_int_equal(kopt_devlog_read_file(&dl, path), 0);
+		for (j = 0; j < dl.versions_nr; j++) {
+			const struct kopt_devlog_version *v = &dl.versions[j];
+			struct kopt_strvec insights = KOPT_STRVEC_INIT;
+			struct kopt_results_entry e;
+			struct perf_edit pe;
+			char *name;
+			long b, s, t;
+
+			if (!v->perfs_nr || !v->perfs[0].has_config)
+				continue;
+			name = kopt_strdup(v->name);
+			b = v->perfs[0].b;
+			s = v->perfs[0].s;
+			t = v->perfs[0].t;
+			for (k = 0; k < v->perfs[0].insights.nr; k++)
+				kopt_strvec_push(&insights,
+						 v->perfs[0].insights.v[k]);
+			make_entry(&e, b, s, t, 12.5, 3.0);
+			pe.version = name;
+			pe.e = &e;
+			pe.parent = NULL;
+			check_edit(&dl, do_put_perf, &pe, 1);
+			v = kopt_devlog_find_version(&dl, name);
+			assert_true(v->perfs[0].metrics[KOPT_METRIC_DURATION_US]
+				    == 12.5);
+			if (insights.nr) {
+				assert_int_equal(v->perfs[0].insights.nr,
+						 insights.nr);
+				for (k = 0; k < insights.nr; k++)
+					assert_string_equal(
+						v->perfs[0].insights.v[k],
+						insights.v[k]);
+			}
+			replaced++;
+			kopt_results_entry_release(&e);
+			kopt_strvec_clear(&insights);
+			free(name);
+			break;
+		}
+		kopt_devlog_release(&dl);
+		free(path);
+	}
+	assert_true(replaced >= 15);
+	assert_string_equal(messages.buf, "");
+	kopt_strvec_clear(&files);
+}
+
+/* ------------------------------------------------------------------ */
+/* Golden edits */
+
+static void load(struct kopt_devlog *dl, const char *name)
+{
+	char *path = kopt_xstrfmt(FIX "edits/%s", name);
+
+	assert_int_equal(kopt_devlog_read_file(dl, path), 0);
+	free(path);
+}
+
+static void golden_edit(const char *input, const char *expected, edit_fn fn,
+			void *data)
+{
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	char *path = kopt_xstrfmt(FIX "edits/%s", expected);
+
+	load(&dl, input);
+	check_edit(&dl, fn, data, 1);
+	check_golden(path, &dl.text);
+	free(path);
+	kopt_devlog_release(&dl);
+}
+
+static void test_golden_add_version(void **state)
+{
+	struct kopt_devlog_new_version nv = {
+		"v2", "Paged split-KV", "kernels/mla_decode/v2", new_what,
+		new_desc
+	};
+	struct kopt_devlog_new_version bare = { "v3", "", NULL, NULL, NULL };
+
+	(void)state;
+	golden_edit("seed.md", "seed.add-version.md", do_add_version, &nv);
+	golden_edit("crlf.md", "crlf.add-version.md", do_add_version, &nv);
+	golden_edit("empty-log.md", "empty-log.add-version.md",
+		    do_add_version, &bare);
+	golden_edit("no-newline.md", "no-newline.add-version.md",
+		    do_add_version, &nv);
+}
+
+static void test_golden_put_perf(void **state)
+{
+	struct kopt_results_entry e, parent;
+	struct perf_edit pe = { "v1", &e, &parent };
+
+	(void)state;
+	/* a configuration v1 has not been measured at */
+	make_entry(&e, 32, 16, 4096, 120.0, 640.0);
+	make_entry(&parent, 32, 16, 4096, 140.0, 548.0);
+	golden_edit("seed.md", "seed.put-perf-new.md", do_put_perf, &pe);
+	kopt_results_entry_release(&e);
+	kopt_results_entry_release(&parent);
+
+	/* a replayed re-measurement of v1 at s=1, halved by OOM */
+	make_entry(&e, 16, 1, 4096, 40.0, 120.0);
+	e.b_requested = 32;
+	e.replayed = 1;
+	make_entry(&parent, 32, 1, 4096, 95.1, 50.6);
+	golden_edit("seed.md", "seed.put-perf-replace.md", do_put_perf, &pe);
+	golden_edit("terse.md", "terse.put-perf-replace.md", do_put_perf, &pe);
+	golden_edit("crlf.md", "crlf.put-perf-replace.md", do_put_perf, &pe);
+
+	/* a version with no performance yet */
+	pe.version = "v1";
+	golden_edit("comments.md", "comments.put-perf.md", do_put_perf, &pe);
+	kopt_results_entry_release(&e);
+	kopt_results_entry_release(&parent);
+}
+
+static void test_golden_set_issues(void **state)
+{
+	static const char *const items[] = {
+		"Combine kernel is 9% of the time",
+		"Tail wave on the last 4 SMs", NULL
+	};
+	struct issues_edit block = { "v1", 1, 32, 1, 4096, items };
+	struct issues_edit version = { "v0", 0, 0, 0, 0, items };
+	struct issues_edit none = { "v1", 1, 32, 1, 4096, NULL };
+
+	(void)state;
+	golden_edit("seed.md", "seed.set-issues-block.md", do_set_issues,
+		    &block);
+	golden_edit("seed.md", "seed.set-issues-version.md", do_set_issues,
+		    &version);
+	golden_edit("terse.md", "terse.set-issues-none.md", do_set_issues,
+		    &none);
+}
+
+/* Edits that cannot be placed are refused and change nothing. */
+static void test_refusals(void **state)
+{
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	struct kopt_devlog_edit ed;
+	struct kopt_buf before = KOPT_BUF_INIT;
+	struct kopt_devlog_new_version nv = { "v1", "x", NULL, NULL, NULL };
+	struct kopt_devlog_new_version bad = { "x1", "x", NULL, NULL, NULL };
+
+	(void)state;
+	load(&dl, "seed.md");
+	kopt_buf_addbuf(&before, &dl.text);
+	assert_int_equal(kopt_devlog_put_perf(&dl, "v7", 1, 1, 1, 0,
+					      "**Performance** (x, b=1, s=1, "
+					      "t=1):\n", &ed), -1);
+	assert_int_equal(kopt_devlog_set_issues(&dl, "v1", 1, 8, 8, 8, NULL,
+						&ed), -1);
+	assert_int_equal(kopt_devlog_add_version(&dl, &bad, &ed), -1);
+	/* a block that would not read back as the block asked for */
+	assert_int_equal(kopt_devlog_put_perf(&dl, "v1", 1, 1, 1, 0,
+					      "some text\n", &ed), -1);
+	assert_string_equal(messages.buf,
+		"error: " FIX "edits/seed.md:13: no version 'v7' in the "
+		"devlog; add its entry first ('git kopt design')\n"
+		"error: " FIX "edits/seed.md:63: v1 has no performance block "
+		"at b=8, s=8, t=8\n"
+		"error: 'x1' is not a version name (v0, v1, ...)\n"
+		"error: " FIX "edits/seed.md:91: the performance block of v1 "
+		"at b=1, s=1, t=1 does not read back; devlog left as it "
+		"was\n");
+	assert_int_equal(before.len, dl.text.len);
+	assert_memory_equal(before.buf, dl.text.buf, before.len);
+	/* adding a version that exists changes nothing */
+	assert_int_equal(kopt_devlog_add_version(&dl, &nv, &ed), 0);
+	assert_int_equal(ed.changed, 0);
+	kopt_devlog_release(&dl);
+
+	kopt_buf_reset(&messages);
+	load(&dl, "no-log.md");
+	assert_int_equal(kopt_devlog_add_version(&dl, &nv, &ed), -1);
+	assert_string_equal(messages.buf,
+		"error: " FIX "edits/no-log.md:5: no '## Development log' "
+		"section to add v1 under; add the heading and run again\n");
+	kopt_devlog_release(&dl);
+
+	kopt_buf_reset(&messages);
+	load(&dl, "two-blocks.md");
+	assert_int_equal(kopt_devlog_set_issues(&dl, "v0", 1, 32, 1, 4096,
+						NULL, &ed), -1);
+	assert_string_equal(messages.buf,
+		"error: " FIX "edits/two-blocks.md:20: a second performance "
+		"block of v0 at b=32, s=1, t=4096 (the first is at line 7); "
+		"keep one\n");
+	kopt_devlog_release(&dl);
+	kopt_buf_release(&before);
+}
+
+static void expect_bad(const char *data, size_t len, const char *expected)
+{
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+
+	kopt_buf_reset(&messages);
+	assert_int_equal(kopt_devlog_parse(&dl, data, len, "k.md"),
+			 KOPT_EINVALID);
+	assert_string_equal(messages.buf, expected);
+	assert_int_equal(dl.versions_nr, 0);
+	assert_int_equal(dl.text.len, 0);
+	kopt_devlog_release(&dl);
+}
+
+static void test_bad_input(void **state)
+{
+	static const char dup[] = "# K\n\n## Development log\n\n### V1: a\n\n"
+		"text\n\n### v1 - again\n";
+
+	(void)state;
+	expect_bad("", 0, "error: k.md:1: the devlog is empty\n");
+	expect_bad(" \n\r\n\t\n", 6, "error: k.md:1: the devlog is empty\n");
+	expect_bad("# K\n\nab\0cd\n", 11, "error: k.md:3: binary content "
+		   "(a NUL byte), not a Markdown devlog\n");
+	expect_bad("# K\n\n\xe9t\xe9\n", 8, "error: k.md:3: not UTF-8 "
+		   "text\n");
+	expect_bad(dup, strlen(dup), "error: k.md:9: version 'v1' has a "
+		   "second heading (the first is at line 5)\n");
+}
+
+static void test_lookups(void **state)
+{
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	const struct kopt_devlog_version *v;
+
+	(void)state;
+	assert_int_equal(kopt_devlog_read_file(&dl, FIX "corpus/"
+					       "16-replayed-oom.md"), 0);
+	v = kopt_devlog_find_version(&dl, "V2");
+	assert_non_null(v);
+	/* the block of b=16 asked as 32 is found by either */
+	assert_non_null(kopt_devlog_find_perf(v, 32, 16, 4096));
+	assert_ptr_equal(kopt_devlog_find_perf(v, 16, 16, 4096),
+			 kopt_devlog_find_perf(v, 32, 16, 4096));
+	assert_true(kopt_devlog_find_perf(v, 32, 16, 4096)->replayed);
+	assert_null(kopt_devlog_find_perf(v, 32, 2, 4096));
+	assert_null(kopt_devlog_find_version(&dl, "v9"));
+	assert_int_equal(kopt_devlog_offset(&dl, 1), 0);
+	assert_int_equal(kopt_devlog_offset(&dl, dl.lines_nr + 1),
+			 dl.text.len);
+	kopt_devlog_release(&dl);
+	assert_int_equal(kopt_devlog_read_file(&dl, FIX "nope.md"),
+			 KOPT_ENOTFOUND);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_corpus_parse, setup),
+		cmocka_unit_test_setup(test_corpus_edits, setup),
+		cmocka_unit_test_setup(test_corpus_replace_keeps_insights,
+				       setup),
+		cmocka_unit_test_setup(test_golden_add_version, setup),
+		cmocka_unit_test_setup(test_golden_put_perf, setup),
+		cmocka_unit_test_setup(test_golden_set_issues, setup),
+		cmocka_unit_test_setup(test_refusals, setup),
+		cmocka_unit_test_setup(test_bad_input, setup),
+		cmocka_unit_test_setup(test_lookups, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, teardown);
+}
