@@ -17,8 +17,11 @@
 #include "builtin.h"
 #include "capture.h"
 #include "device.h"
-#include "measure.h"
+#include "devlog.h"
+#include "filetx.h"
+#include "bench.h"
 #include "profile.h"
+#include "render.h"
 #include "results.h"
 #include "strvec.h"
 #include "version.h"
@@ -132,6 +135,50 @@ static char *find_parent(struct kopt_ctx *ctx, const char *kernel,
 	return n > 0 ? kopt_xstrfmt("v%ld", n - 1) : NULL;
 }
 
+/*
+ * The kernel's devlog, with an entry for the version (the base version's
+ * is added when missing; later ones come from 'git kopt design').
+ * Returns 1 when there is a devlog to write into, 0 when there is none.
+ */
+static int load_devlog(struct kopt_ctx *ctx, const char *kernel,
+		       const char *version, const char *location,
+		       struct kopt_devlog *dl, char **path)
+{
+	struct kopt_buf rel = KOPT_BUF_INIT;
+	int ret;
+
+	kopt_devlog_path(&rel, kernel);
+	*path = kopt_ctx_path(ctx, rel.buf);
+	ret = kopt_devlog_read_file(dl, *path);
+	if (ret == KOPT_ENOTFOUND) {
+		kopt_warning("no devlog '%s': results only (create it with "
+			     "'git kopt kernel add')", rel.buf);
+		kopt_buf_release(&rel);
+		return 0;
+	}
+	if (ret)
+		exit(128);
+	if (!kopt_devlog_find_version(dl, version)) {
+		struct kopt_devlog_new_version nv = { 0 };
+		struct kopt_devlog_edit edit;
+		int base = !strcmp(version, "v0");
+		char *loc = kopt_xstrfmt("%s/", location);
+		nv.name = version;
+		nv.title = base ? "Base version" : "(to be described)";
+		nv.location = loc;
+		if (!base)
+			kopt_warning("%s has no entry for %s: adding one; "
+				     "'git kopt design' writes it for new "
+				     "versions", rel.buf, version);
+		ret = kopt_devlog_add_version(dl, &nv, &edit);
+		free(loc);
+		if (ret)
+			exit(128);
+	}
+	kopt_buf_release(&rel);
+	return 1;
+}
+
 int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	struct kopt_strvec trials = KOPT_STRVEC_INIT, configs = KOPT_STRVEC_INIT;
@@ -157,7 +204,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 	const char *version;
 	struct trial_req *reqs = NULL;
 	size_t nreq = 0, i;
-	struct kopt_measure m = KOPT_MEASURE_INIT;
+	struct kopt_bench m = KOPT_BENCH_INIT;
 	struct kopt_results res = KOPT_RESULTS_INIT, pres = KOPT_RESULTS_INIT;
 	struct kopt_buf out = KOPT_BUF_INIT, src = KOPT_BUF_INIT;
 	struct kopt_buf err = KOPT_BUF_INIT;
@@ -165,7 +212,11 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 	char *rpath = NULL, *parent = NULL, *ppath = NULL, *inject = NULL;
 	char *tree = NULL, date[32];
 	struct kopt_device dev;
-	int have_dev = 0, ret = 0, have_parent = 0;
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	struct kopt_filetx tx = KOPT_FILETX_INIT;
+	struct kopt_buf js = KOPT_BUF_INIT;
+	char *dpath = NULL;
+	int have_dev = 0, ret = 0, have_parent = 0, have_devlog = 0;
 	cJSON *jarr = NULL;
 
 	argc = kopt_parse_options(argc, argv, options, profile_usage, 0);
@@ -225,7 +276,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 		if (missing)
 			kopt_die("no sources for %s %s: '%s' does not exist",
 				 k->name, version, src.buf);
-		inject = kopt_measure_find_inject();
+		inject = kopt_bench_find_inject();
 		if (!inject)
 			kopt_die("libkopt-inject.so is not built: build git-kopt "
 				 "where the CUDA toolkit is installed, or set "
@@ -261,6 +312,9 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 	}
 	tree = version_tree(ctx, src.buf);
 	now_iso(date, sizeof(date));
+	if (!no_devlog)
+		have_devlog = load_devlog(ctx, k->name, version, src.buf, &dl,
+					  &dpath);
 
 	if (!replays.nr) {
 		m.kernel = k;
@@ -270,14 +324,14 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 		m.timeout_s = cfg->timeout_s;
 		m.verbose = verbose;
 		m.gpu = cfg->gpu;
-		if (kopt_measure_lock_gpu(&m) || kopt_measure_build(&m))
+		if (kopt_bench_lock_gpu(&m) || kopt_bench_build(&m))
 			exit(128);
 	}
 	if (json)
 		jarr = cJSON_CreateArray();
 	for (i = 0; i < nreq; i++) {
 		struct kopt_results_entry e;
-		struct kopt_measure_run run = KOPT_MEASURE_RUN_INIT;
+		struct kopt_bench_run run = KOPT_BENCH_RUN_INIT;
 		const struct kopt_results_entry *pe = NULL;
 		const char *capture;
 
@@ -288,7 +342,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 			e.replayed = 1;
 			e.replay_source = kopt_strdup(capture);
 		} else {
-			if (kopt_measure_run(&m, reqs[i].b, reqs[i].s,
+			if (kopt_bench_run(&m, reqs[i].b, reqs[i].s,
 					     reqs[i].t, &run))
 				exit(128);
 			capture = run.capture;
@@ -313,7 +367,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 				e.device.measured_tflops = dev.measured_tflops;
 			}
 		}
-		kopt_measure_run_release(&run);
+		kopt_bench_run_release(&run);
 		kopt_buf_reset(&err);
 		if (kopt_profile_roofline(&e, k, &err))
 			kopt_die(".kopt: kernel '%s': flops/bytes: %s", k->name,
@@ -326,21 +380,36 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_profile_contract(&out, k->name, version, &e, parent, pe);
 		if (!json)
 			fputs(out.buf, stdout);
+		if (have_devlog) {
+			struct kopt_devlog_edit edit;
+			if (kopt_render_put_results(&dl, version, &e, pe, &edit))
+				exit(128);
+		}
 		kopt_results_put(&res, &e);
 		kopt_results_entry_release(&e);
 	}
-	if (kopt_results_write(&res, rpath))
-		exit(128);
-	if (json) {
-		struct kopt_buf js = KOPT_BUF_INIT;
-		kopt_results_format(&js, &res);
+	/* the results and the devlog land together or not at all */
+	kopt_results_format(&js, &res);
+	kopt_filetx_add(&tx, rpath, rpath + strlen(ctx->top), js.buf, js.len,
+			0, NULL);
+	if (have_devlog)
+		kopt_filetx_add(&tx, dpath, dpath + strlen(ctx->top),
+				dl.text.buf, dl.text.len,
+				0, NULL);
+	if (kopt_filetx_commit(&tx, &err))
+		kopt_die("%s", err.buf);
+	if (json)
 		fputs(js.buf, stdout);
-		kopt_buf_release(&js);
-	}
 	fprintf(stderr, "wrote %s\n", rpath + strlen(ctx->top));
+	if (have_devlog)
+		fprintf(stderr, "wrote %s\n", dpath + strlen(ctx->top));
 	(void)no_devlog;
 
-	kopt_measure_unlock_gpu(&m);
+	kopt_bench_unlock_gpu(&m);
+	kopt_devlog_release(&dl);
+	kopt_filetx_release(&tx);
+	kopt_buf_release(&js);
+	free(dpath);
 	cJSON_Delete(jarr);
 	kopt_results_release(&res);
 	kopt_results_release(&pres);

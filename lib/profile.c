@@ -226,6 +226,15 @@ void kopt_profile_metric_opportunities(struct kopt_results_entry *e)
 	}
 	qsort(e->opportunities, e->opportunities_nr,
 	      sizeof(*e->opportunities), by_gain);
+	/* what cannot gain a percent is not an opportunity */
+	while (e->opportunities_nr &&
+	       e->opportunities[e->opportunities_nr - 1].est_gain_pct < 1) {
+		struct kopt_results_opportunity *o =
+			&e->opportunities[--e->opportunities_nr];
+		free(o->name);
+		free(o->trigger);
+		free(o->detail);
+	}
 	while (e->opportunities_nr > 3) {
 		struct kopt_results_opportunity *o =
 			&e->opportunities[--e->opportunities_nr];

@@ -40,7 +40,8 @@ setup() {
 	assert_line --regexp '^Root cause: .+'
 	assert_line "### Top 3 Opportunities (ranked by estimated impact)"
 	refute_output --partial "WaitNs"
-	[ "$stderr" = "wrote docs/kernels/mm/results/v0.json" ]
+	[ "$stderr" = "warning: no devlog 'docs/kernels/mm.md': results only (create it with 'git kopt kernel add')
+wrote docs/kernels/mm/results/v0.json" ]
 	python3 - <<-'PY'
 	import json
 	r = json.load(open("docs/kernels/mm/results/v0.json"))
@@ -92,7 +93,8 @@ setup() {
 
 @test "a capture that is not JSON is refused" {
 	echo 'not json' >bad.json
-	run --separate-stderr git kopt profile mm v0 --trial decode --replay bad.json
+	run --separate-stderr git kopt profile mm v0 --trial decode --no-devlog \
+		--replay bad.json
 	assert_failure 128
 	[ "$stderr" = "error: bad.json: not a capture: the file is not JSON" ]
 }
@@ -141,4 +143,37 @@ setup() {
 		--replay "$GPU/pytorch-matmul.json"
 	assert_success
 	echo "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["entries"][0]["replayed"]'
+}
+
+@test "the devlog gets the version's performance block, once" {
+	mkdir -p docs/kernels
+	printf '# mm\n\n## Overview\n\nA matmul.\n\n## Development log\n' >docs/kernels/mm.md
+	run --separate-stderr git kopt profile mm v0 --trial decode \
+		--replay "$GPU/pytorch-matmul.json"
+	assert_success
+	[ "$stderr" = "wrote docs/kernels/mm/results/v0.json
+wrote docs/kernels/mm.md" ]
+	run cat docs/kernels/mm.md
+	assert_line "### V0: Base version"
+	assert_line "**Performance** (NVIDIA H200, replayed capture, bfloat16, b=32, s=1, t=4096):"
+	assert_line "| Duration          | 1771.92 μs | --          |"
+	assert_line "**Bottleneck**: Compute-bound"
+	cp docs/kernels/mm.md before.md
+	git kopt profile mm v0 --trial decode --replay "$GPU/pytorch-matmul.json"
+	cmp before.md docs/kernels/mm.md
+}
+
+@test "--no-devlog leaves the devlog alone; a devlog that cannot be edited stops everything" {
+	mkdir -p docs/kernels
+	printf '# mm\n\n## Overview\n\nA matmul.\n\n## Development log\n' >docs/kernels/mm.md
+	cp docs/kernels/mm.md before.md
+	git kopt profile mm v0 --trial decode --no-devlog --replay "$GPU/pytorch-matmul.json"
+	cmp before.md docs/kernels/mm.md
+	rm -r docs/kernels/mm
+	printf '# mm\n\n### V0: a\n\n### V0: b\n' >docs/kernels/mm.md
+	run --separate-stderr git kopt profile mm v0 --trial decode \
+		--replay "$GPU/pytorch-matmul.json"
+	assert_failure 128
+	[[ "$stderr" == *"docs/kernels/mm.md:"* ]]
+	[ ! -e docs/kernels/mm/results/v0.json ]
 }
