@@ -46,6 +46,9 @@ CMD(device);
 CMD(hook);
 CMD(init);
 CMD(kernel);
+CMD(learn);
 CMD(profile);
+CMD(select);
+CMD(strategize);
 
 #endif
