@@ -26,6 +26,8 @@ struct cmd_struct {
 
 /* Sorted by name. */
 static const struct cmd_struct commands[] = {
+	{ "analyze", cmd_analyze, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "overview, versions, best results, target gap, open obligations" },
 	{ "device", cmd_device, 0,
 	  "show the GPU, its peaks, and calibrate its real ceilings" },
 	{ "hook", cmd_hook, KOPT_NEED_REPO,
@@ -34,6 +36,8 @@ static const struct cmd_struct commands[] = {
 	  "lay the workflow's files into this repository" },
 	{ "kernel", cmd_kernel, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "add a kernel to .kopt, or list the kernels" },
+	{ "review", cmd_review, KOPT_NEED_REPO,
+	  "summarize a range for a pull request: versions, results, LEARN" },
 };
 
 static const char *const git_kopt_usage[] = {
