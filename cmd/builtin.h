@@ -47,6 +47,10 @@ CMD(device);
 CMD(hook);
 CMD(init);
 CMD(kernel);
+CMD(learn);
+CMD(profile);
 CMD(review);
+CMD(select);
+CMD(strategize);
 
 #endif

@@ -302,6 +302,8 @@ static int set_kernel_key(struct kopt_config *cfg, const struct source *src,
 		set_str(&k->flops, v);
 	else if (!strcmp(key, "bytes"))
 		set_str(&k->bytes, v);
+	else if (!strcmp(key, "stages"))
+		set_str(&k->stages, v);
 	else if (!strcmp(key, "rename")) {
 		if (strcmp(v, "suffix") && strcmp(v, "none"))
 			return bad(src, line, "bad value '%s' for 'rename' "
@@ -705,6 +707,7 @@ void kopt_config_release(struct kopt_config *cfg)
 		free(k->flops);
 		free(k->bytes);
 		free(k->rename);
+		free(k->stages);
 		for (j = 0; j < k->params_nr; j++)
 			free(k->params[j].name);
 		free(k->params);

@@ -65,6 +65,7 @@ struct kopt_kernel {
 	char *flops;            /* expressions, may be NULL */
 	char *bytes;
 	char *rename;           /* version-suffix rule: "suffix" or "none" */
+	char *stages;           /* glob of the kernel names that are stages */
 	struct kopt_param *params;
 	size_t params_nr, params_alloc;
 	struct kopt_target *targets;

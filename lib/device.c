@@ -197,6 +197,16 @@ static double tensor_flops_per_clock(int major, int minor)
 	return 0;
 }
 
+void kopt_device_peaks(int cc_major, int cc_minor, int sms,
+		       double sm_clock_mhz, double mem_clock_mhz,
+		       int bus_width_bits, double *tflops, double *gbps)
+{
+	*tflops = sms * sm_clock_mhz * 1e6 *
+		  tensor_flops_per_clock(cc_major, cc_minor) / 1e12;
+	/* double data rate: two transfers per memory clock */
+	*gbps = bus_width_bits / 8.0 * mem_clock_mhz * 1e6 * 2 / 1e9;
+}
+
 int kopt_device_query(struct kopt_device *d, int ordinal)
 {
 	CUdevice dev;
@@ -241,11 +251,9 @@ int kopt_device_query(struct kopt_device *d, int ordinal)
 	ATTR(d->max_regs_per_sm, ATTR_MAX_REGS_PER_SM);
 	ATTR(d->max_smem_per_sm, ATTR_MAX_SMEM_PER_SM);
 #undef ATTR
-	d->peak_tflops = d->sms * (double)d->sm_clock_mhz * 1e6 *
-			 tensor_flops_per_clock(d->cc_major, d->cc_minor) / 1e12;
-	/* double data rate: two transfers per memory clock */
-	d->peak_gbps = d->bus_width_bits / 8.0 * d->mem_clock_mhz * 1e6 * 2 /
-		       1e9;
+	kopt_device_peaks(d->cc_major, d->cc_minor, d->sms, d->sm_clock_mhz,
+			  d->mem_clock_mhz, d->bus_width_bits, &d->peak_tflops,
+			  &d->peak_gbps);
 done:
 	return ret;
 }

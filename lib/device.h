@@ -46,6 +46,14 @@ struct kopt_device {
 	char calibrated_at[32]; /* UTC, ISO 8601 */
 };
 
+/*
+ * Theoretical peaks from the architecture and clocks: dense bf16 tensor
+ * TFLOP/s (0 when the architecture is not known) and DRAM GB/s.
+ */
+void kopt_device_peaks(int cc_major, int cc_minor, int sms,
+		       double sm_clock_mhz, double mem_clock_mhz,
+		       int bus_width_bits, double *tflops, double *gbps);
+
 /* 1 if a driver can be loaded and reports at least one device. */
 int kopt_device_available(void);
 int kopt_device_count(int *out);

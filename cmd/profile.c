@@ -1,0 +1,429 @@
+/*
+ * PROFILE and VERIFY: build a version once, run its benchmark per trial
+ * under the injection library (or replay recorded captures), turn the
+ * captures into results, print the profiler contract, and write the
+ * results file and the devlog performance blocks.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "builtin.h"
+#include "capture.h"
+#include "device.h"
+#include "devlog.h"
+#include "filetx.h"
+#include "bench.h"
+#include "profile.h"
+#include "render.h"
+#include "results.h"
+#include "strvec.h"
+#include "version.h"
+#include "banned.h"
+
+static const char *const profile_usage[] = {
+	"git kopt profile <kernel> <version> [--trial <name> | --config "
+	"b=<b>,s=<s>,t=<t>]...\n"
+	"                        [--replay <capture>]... [--json] "
+	"[--no-devlog] [--verbose]",
+	NULL
+};
+
+struct trial_req {
+	char *trial;            /* NULL for --config */
+	long b, s, t;
+};
+
+static int parse_config(const char *spec, struct trial_req *out)
+{
+	char *copy = kopt_strdup(spec), *p = copy, *save = NULL, *tok;
+	int seen = 0, ret = 0;
+
+	out->trial = NULL;
+	for (tok = strtok_r(p, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v;
+		if (strlen(tok) < 3 || tok[1] != '=' || !strchr("bst", tok[0])) {
+			ret = -1;
+			break;
+		}
+		v = strtol(tok + 2, &end, 10);
+		if (*end || v <= 0) {
+			ret = -1;
+			break;
+		}
+		if (tok[0] == 'b')
+			out->b = v;
+		else if (tok[0] == 's')
+			out->s = v;
+		else
+			out->t = v;
+		seen |= tok[0] == 'b' ? 1 : tok[0] == 's' ? 2 : 4;
+	}
+	free(copy);
+	return ret || seen != 7 ? -1 : 0;
+}
+
+static void now_iso(char *buf, size_t n)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The git tree id of the version's directory at HEAD, or NULL. */
+static char *version_tree(struct kopt_ctx *ctx, const char *dir)
+{
+	git_object *obj = NULL;
+	git_tree_entry *te = NULL;
+	char hex[GIT_OID_HEXSZ + 1], *ret = NULL;
+
+	if (git_revparse_single(&obj, ctx->repo, "HEAD^{tree}") < 0) {
+		git_error_clear();
+		return NULL;
+	}
+	if (!git_tree_entry_bypath(&te, (git_tree *)obj, dir)) {
+		git_oid_tostr(hex, sizeof(hex), git_tree_entry_id(te));
+		ret = kopt_strdup(hex);
+	}
+	git_error_clear();
+	git_tree_entry_free(te);
+	git_object_free(obj);
+	return ret;
+}
+
+static char *results_path(struct kopt_ctx *ctx, const char *kernel,
+			  const char *version)
+{
+	struct kopt_buf rel = KOPT_BUF_INIT;
+	char *p;
+
+	kopt_results_path(&rel, kernel, version);
+	p = kopt_ctx_path(ctx, rel.buf);
+	kopt_buf_release(&rel);
+	return p;
+}
+
+/*
+ * The version this one is compared with: the parent recorded in its
+ * results, else the nearest lower version that has results.
+ */
+static char *find_parent(struct kopt_ctx *ctx, const char *kernel,
+			 const char *version, const struct kopt_results *cur)
+{
+	long n = atol(version + 1), i;
+
+	if (cur->parent)
+		return kopt_strdup(cur->parent);
+	for (i = n - 1; i >= 0; i--) {
+		char *v = kopt_xstrfmt("v%ld", i);
+		char *p = results_path(ctx, kernel, v);
+		int found = !access(p, R_OK);
+		free(p);
+		if (found)
+			return v;
+		free(v);
+	}
+	return n > 0 ? kopt_xstrfmt("v%ld", n - 1) : NULL;
+}
+
+/*
+ * The kernel's devlog, with an entry for the version (the base version's
+ * is added when missing; later ones come from 'git kopt design').
+ * Returns 1 when there is a devlog to write into, 0 when there is none.
+ */
+static int load_devlog(struct kopt_ctx *ctx, const char *kernel,
+		       const char *version, const char *location,
+		       struct kopt_devlog *dl, char **path)
+{
+	struct kopt_buf rel = KOPT_BUF_INIT;
+	int ret;
+
+	kopt_devlog_path(&rel, kernel);
+	*path = kopt_ctx_path(ctx, rel.buf);
+	ret = kopt_devlog_read_file(dl, *path);
+	if (ret == KOPT_ENOTFOUND) {
+		kopt_warning("no devlog '%s': results only (create it with "
+			     "'git kopt kernel add')", rel.buf);
+		kopt_buf_release(&rel);
+		return 0;
+	}
+	if (ret)
+		exit(128);
+	if (!kopt_devlog_find_version(dl, version)) {
+		struct kopt_devlog_new_version nv = { 0 };
+		struct kopt_devlog_edit edit;
+		int base = !strcmp(version, "v0");
+		char *loc = kopt_xstrfmt("%s/", location);
+		nv.name = version;
+		nv.title = base ? "Base version" : "(to be described)";
+		nv.location = loc;
+		if (!base)
+			kopt_warning("%s has no entry for %s: adding one; "
+				     "'git kopt design' writes it for new "
+				     "versions", rel.buf, version);
+		ret = kopt_devlog_add_version(dl, &nv, &edit);
+		free(loc);
+		if (ret)
+			exit(128);
+	}
+	kopt_buf_release(&rel);
+	return 1;
+}
+
+int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
+{
+	struct kopt_strvec trials = KOPT_STRVEC_INIT, configs = KOPT_STRVEC_INIT;
+	struct kopt_strvec replays = KOPT_STRVEC_INIT;
+	int json = 0, no_devlog = 0, verbose = 0;
+	const struct kopt_option options[] = {
+		OPT_STRING_LIST(0, "trial", &trials, "name",
+				"a trial of .kopt (default: all of them)"),
+		OPT_STRING_LIST(0, "config", &configs, "b=..,s=..,t=..",
+				"an ad-hoc configuration"),
+		OPT_STRING_LIST(0, "replay", &replays, "capture",
+				"use a recorded capture instead of the GPU, "
+				"one per trial in order"),
+		OPT_BOOL(0, "json", &json, "print the results entries as JSON"),
+		OPT_BOOL(0, "no-devlog", &no_devlog,
+			 "do not write the devlog performance blocks"),
+		OPT_BOOL('v', "verbose", &verbose,
+			 "show the benchmark's output"),
+		OPT_END()
+	};
+	const struct kopt_config *cfg;
+	const struct kopt_kernel *k;
+	const char *version;
+	struct trial_req *reqs = NULL;
+	size_t nreq = 0, i;
+	struct kopt_bench m = KOPT_BENCH_INIT;
+	struct kopt_results res = KOPT_RESULTS_INIT, pres = KOPT_RESULTS_INIT;
+	struct kopt_buf out = KOPT_BUF_INIT, src = KOPT_BUF_INIT;
+	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_vars vars = { NULL, NULL, NULL, 0, 0, 0, 0 };
+	char *rpath = NULL, *parent = NULL, *ppath = NULL, *inject = NULL;
+	char *tree = NULL, date[32];
+	struct kopt_device dev;
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	struct kopt_filetx tx = KOPT_FILETX_INIT;
+	struct kopt_buf js = KOPT_BUF_INIT;
+	char *dpath = NULL;
+	int have_dev = 0, ret = 0, have_parent = 0, have_devlog = 0;
+	cJSON *jarr = NULL;
+
+	argc = kopt_parse_options(argc, argv, options, profile_usage, 0);
+	if (argc != 2)
+		kopt_usage_error(profile_usage, options,
+				 argc < 2 ? "which kernel and version?" :
+				 "too many arguments");
+	cfg = kopt_ctx_config_or_die(ctx);
+	k = kopt_ctx_kernel_or_die(ctx, argv[0]);
+	version = argv[1];
+	if (!kopt_valid_version(version))
+		kopt_die("bad version '%s' (expected v0, v1, ...)", version);
+
+	for (i = 0; i < trials.nr; i++) {
+		const struct kopt_trial *t = kopt_config_trial(cfg, trials.v[i]);
+		if (!t)
+			kopt_die("unknown trial '%s' (see [trial] in .kopt)",
+				 trials.v[i]);
+		reqs = kopt_realloc(reqs, (nreq + 1) * sizeof(*reqs));
+		reqs[nreq].trial = t->name;
+		reqs[nreq].b = t->b;
+		reqs[nreq].s = t->s;
+		reqs[nreq++].t = t->t;
+	}
+	for (i = 0; i < configs.nr; i++) {
+		reqs = kopt_realloc(reqs, (nreq + 1) * sizeof(*reqs));
+		if (parse_config(configs.v[i], &reqs[nreq]))
+			kopt_usage_error(profile_usage, options, "bad --config "
+					 "'%s' (expected b=32,s=1,t=4096)",
+					 configs.v[i]);
+		nreq++;
+	}
+	if (!nreq) {
+		if (!cfg->trials_nr)
+			kopt_die("no trials in .kopt; add one or use --config");
+		reqs = kopt_calloc(cfg->trials_nr, sizeof(*reqs));
+		for (i = 0; i < cfg->trials_nr; i++) {
+			reqs[nreq].trial = cfg->trials[i].name;
+			reqs[nreq].b = cfg->trials[i].b;
+			reqs[nreq].s = cfg->trials[i].s;
+			reqs[nreq++].t = cfg->trials[i].t;
+		}
+	}
+	if (replays.nr && replays.nr != nreq)
+		kopt_usage_error(profile_usage, options, "%zu captures for %zu "
+				 "trials: give one --replay per trial, in "
+				 "order", replays.nr, nreq);
+
+	vars.kernel = k;
+	vars.version = version;
+	if (kopt_config_expand(&src, k->source, &vars, &err))
+		kopt_die(".kopt: kernel '%s': source: %s", k->name, err.buf);
+	if (!replays.nr) {
+		char *dir = kopt_ctx_path(ctx, src.buf);
+		int missing = access(dir, F_OK);
+		free(dir);
+		if (missing)
+			kopt_die("no sources for %s %s: '%s' does not exist",
+				 k->name, version, src.buf);
+		inject = kopt_bench_find_inject();
+		if (!inject)
+			kopt_die("libkopt-inject.so is not built: build git-kopt "
+				 "where the CUDA toolkit is installed, or set "
+				 "KOPT_INJECT_LIB; to use recorded captures, "
+				 "pass --replay");
+		if (kopt_device_query(&dev, cfg->gpu))
+			kopt_die("no GPU to measure on; to use recorded "
+				 "captures, pass --replay");
+		have_dev = 1;
+		kopt_device_cache_load(&dev);
+	}
+
+	/* Read what is there first: a broken file stops us before the GPU. */
+	rpath = results_path(ctx, k->name, version);
+	ret = kopt_results_read_file(&res, rpath, k->name, version);
+	if (ret == KOPT_ENOTFOUND) {
+		res.kernel = kopt_strdup(k->name);
+		res.version = kopt_strdup(version);
+		ret = 0;
+	}
+	if (ret)
+		exit(128);
+	parent = find_parent(ctx, k->name, version, &res);
+	if (parent && !res.parent)
+		res.parent = kopt_strdup(parent);
+	if (parent) {
+		ppath = results_path(ctx, k->name, parent);
+		ret = kopt_results_read_file(&pres, ppath, k->name, parent);
+		if (ret && ret != KOPT_ENOTFOUND)
+			exit(128);
+		have_parent = !ret;
+		ret = 0;
+	}
+	tree = version_tree(ctx, src.buf);
+	now_iso(date, sizeof(date));
+	if (!no_devlog)
+		have_devlog = load_devlog(ctx, k->name, version, src.buf, &dl,
+					  &dpath);
+
+	if (!replays.nr) {
+		m.kernel = k;
+		m.version = version;
+		m.top = ctx->top;
+		m.inject_lib = inject;
+		m.timeout_s = cfg->timeout_s;
+		m.verbose = verbose;
+		m.gpu = cfg->gpu;
+		if (kopt_bench_lock_gpu(&m) || kopt_bench_build(&m))
+			exit(128);
+	}
+	if (json)
+		jarr = cJSON_CreateArray();
+	for (i = 0; i < nreq; i++) {
+		struct kopt_results_entry e;
+		struct kopt_bench_run run = KOPT_BENCH_RUN_INIT;
+		const struct kopt_results_entry *pe = NULL;
+		const char *capture;
+
+		kopt_results_entry_init(&e);
+		if (replays.nr) {
+			capture = replays.v[i];
+			e.b = e.b_requested = reqs[i].b;
+			e.replayed = 1;
+			e.replay_source = kopt_strdup(capture);
+		} else {
+			if (kopt_bench_run(&m, reqs[i].b, reqs[i].s,
+					     reqs[i].t, &run))
+				exit(128);
+			capture = run.capture;
+			e.b = run.b;
+			e.b_requested = run.b_requested;
+		}
+		e.s = reqs[i].s;
+		e.t = reqs[i].t;
+		e.trial = kopt_strdup(reqs[i].trial);
+		e.dtype = kopt_strdup("bfloat16");
+		e.date = kopt_strdup(date);
+		e.tool_version = kopt_strdup(KOPT_VERSION);
+		e.tree = kopt_strdup(tree);
+		if (kopt_capture_read_file(&e, capture, k->stages))
+			exit(128);
+		if (have_dev) {
+			e.device.peak_tflops = dev.peak_tflops > 0 ?
+					       dev.peak_tflops : NAN;
+			e.device.peak_gbps = dev.peak_gbps;
+			if (dev.measured_gbps > 0) {
+				e.device.measured_gbps = dev.measured_gbps;
+				e.device.measured_tflops = dev.measured_tflops;
+			}
+		}
+		kopt_bench_run_release(&run);
+		kopt_buf_reset(&err);
+		if (kopt_profile_roofline(&e, k, &err))
+			kopt_die(".kopt: kernel '%s': flops/bytes: %s", k->name,
+				 err.buf);
+		kopt_profile_classify(&e);
+		kopt_profile_metric_opportunities(&e);
+		if (have_parent)
+			pe = kopt_results_find_like(&pres, &e);
+		kopt_buf_reset(&out);
+		kopt_profile_contract(&out, k->name, version, &e, parent, pe);
+		if (!json)
+			fputs(out.buf, stdout);
+		if (have_devlog) {
+			struct kopt_devlog_edit edit;
+			if (kopt_render_put_results(&dl, version, &e, pe, &edit))
+				exit(128);
+		}
+		kopt_results_put(&res, &e);
+		kopt_results_entry_release(&e);
+	}
+	/* the results and the devlog land together or not at all */
+	kopt_results_format(&js, &res);
+	kopt_filetx_add(&tx, rpath, rpath + strlen(ctx->top), js.buf, js.len,
+			0, NULL);
+	if (have_devlog)
+		kopt_filetx_add(&tx, dpath, dpath + strlen(ctx->top),
+				dl.text.buf, dl.text.len,
+				0, NULL);
+	if (kopt_filetx_commit(&tx, &err))
+		kopt_die("%s", err.buf);
+	if (json)
+		fputs(js.buf, stdout);
+	fprintf(stderr, "wrote %s\n", rpath + strlen(ctx->top));
+	if (have_devlog)
+		fprintf(stderr, "wrote %s\n", dpath + strlen(ctx->top));
+	(void)no_devlog;
+
+	kopt_bench_unlock_gpu(&m);
+	kopt_devlog_release(&dl);
+	kopt_filetx_release(&tx);
+	kopt_buf_release(&js);
+	free(dpath);
+	cJSON_Delete(jarr);
+	kopt_results_release(&res);
+	kopt_results_release(&pres);
+	kopt_buf_release(&out);
+	kopt_buf_release(&src);
+	kopt_buf_release(&err);
+	kopt_strvec_clear(&trials);
+	kopt_strvec_clear(&configs);
+	kopt_strvec_clear(&replays);
+	free(reqs);
+	free(rpath);
+	free(ppath);
+	free(parent);
+	free(inject);
+	free(tree);
+	return ret;
+}

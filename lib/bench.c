@@ -1,0 +1,294 @@
+#include "bench.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "runner.h"
+#include "banned.h"
+
+static char *exe_dir(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	return kopt_strdup(buf);
+}
+
+char *kopt_bench_find_inject(void)
+{
+	const char *env = getenv("KOPT_INJECT_LIB");
+	char *dir, *p;
+
+	if (env && *env)
+		return kopt_strdup(env);
+	dir = exe_dir();
+	if (dir) {
+		p = kopt_xstrfmt("%s/../lib/git-kopt/libkopt-inject.so", dir);
+		free(dir);
+		if (!access(p, R_OK))
+			return p;
+		free(p);
+	}
+#ifdef KOPT_SOURCE_DIR
+	p = kopt_xstrfmt("%s/lib/inject/libkopt-inject.so", KOPT_SOURCE_DIR);
+	if (!access(p, R_OK))
+		return p;
+	free(p);
+#endif
+	return NULL;
+}
+
+int kopt_bench_lock_gpu(struct kopt_bench *m)
+{
+	const char *dir = getenv("XDG_RUNTIME_DIR");
+	char *path = kopt_xstrfmt("%s/kopt-gpu-%d.lock",
+				  dir && *dir ? dir : "/tmp", m->gpu);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+
+	if (fd < 0) {
+		int ret = kopt_error("cannot open the GPU lock '%s': %s", path,
+				     strerror(errno));
+		free(path);
+		return ret;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		kopt_error("GPU %d is busy: another 'git kopt profile' holds "
+			   "'%s'; wait for it to finish", m->gpu, path);
+		close(fd);
+		free(path);
+		return KOPT_ELOCKED;
+	}
+	free(path);
+	m->lock_fd = fd;
+	return 0;
+}
+
+void kopt_bench_unlock_gpu(struct kopt_bench *m)
+{
+	if (m->lock_fd >= 0) {
+		flock(m->lock_fd, LOCK_UN);
+		close(m->lock_fd);
+	}
+	m->lock_fd = -1;
+}
+
+/* Print the last lines of a child's output, so a failure can be read. */
+static void show_tail(const char *what, const struct kopt_buf *b)
+{
+	const char *p = b->buf + b->len;
+	int lines = 0;
+
+	if (!b->len)
+		return;
+	while (p > b->buf && lines <= 12) {
+		p--;
+		if (*p == '\n' && p != b->buf + b->len - 1)
+			lines++;
+	}
+	if (*p == '\n')
+		p++;
+	fflush(stdout);
+	fprintf(stderr, "--- last lines of %s ---\n%s%s", what, p,
+		b->len && b->buf[b->len - 1] != '\n' ? "\n" : "");
+}
+
+static int contains_ci(const struct kopt_buf *b, const char *needle)
+{
+	size_t n = strlen(needle), i, j;
+
+	for (i = 0; i + n <= b->len; i++) {
+		for (j = 0; j < n; j++)
+			if (tolower((unsigned char)b->buf[i + j]) != needle[j])
+				break;
+		if (j == n)
+			return 1;
+	}
+	return 0;
+}
+
+static void setup_child(struct kopt_bench *m, struct kopt_child *c,
+			const char *cmdline)
+{
+	kopt_strvec_push(&c->args, cmdline);
+	c->flags = KOPT_CHILD_SHELL | KOPT_CHILD_NO_STDIN |
+		   KOPT_CHILD_CAPTURE_OUT | KOPT_CHILD_CAPTURE_ERR;
+	c->dir = m->top;
+	c->timeout_ms = m->timeout_s * 1000;
+}
+
+int kopt_bench_build(struct kopt_bench *m)
+{
+	const struct kopt_kernel *k = m->kernel;
+	struct kopt_vars vars = { k, m->version, NULL, 0, 0, 0, 0 };
+	struct kopt_buf cmd = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+	struct kopt_child c = KOPT_CHILD_INIT;
+	int ret = 0;
+
+	if (!k->build)
+		return 0;
+	if (kopt_config_expand(&cmd, k->build, &vars, &err)) {
+		ret = kopt_error(".kopt: kernel '%s': build: %s", k->name, err.buf);
+		goto done;
+	}
+	fprintf(stderr, "building %s %s: %s\n", k->name, m->version, cmd.buf);
+	setup_child(m, &c, cmd.buf);
+	if (kopt_child_run(&c)) {
+		ret = -1;
+		goto done;
+	}
+	if (c.exit_code != 0) {
+		struct kopt_buf how = KOPT_BUF_INIT;
+		kopt_buf_addbuf(&c.out, &c.err);
+		show_tail("the build", &c.out);
+		kopt_child_describe(&c, &how);
+		ret = kopt_error("building %s %s failed (%s): %s", k->name,
+				 m->version, how.buf, cmd.buf);
+		kopt_buf_release(&how);
+	}
+done:
+	kopt_child_release(&c);
+	kopt_buf_release(&cmd);
+	kopt_buf_release(&err);
+	return ret;
+}
+
+void kopt_bench_run_release(struct kopt_bench_run *r)
+{
+	if (r->capture)
+		unlink(r->capture);
+	free(r->capture);
+	r->capture = NULL;
+	kopt_buf_release(&r->out);
+}
+
+static int run_once(struct kopt_bench *m, long b, long s, long t,
+		    struct kopt_bench_run *out, int *oom)
+{
+	const struct kopt_kernel *k = m->kernel;
+	struct kopt_vars vars = { k, m->version, NULL, b, s, t, 1 };
+	struct kopt_buf cmd = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+	struct kopt_child c = KOPT_CHILD_INIT;
+	char tmpl[] = "/tmp/kopt-capture-XXXXXX";
+	int fd, ret = 0;
+
+	*oom = 0;
+	if (kopt_config_expand(&cmd, k->run, &vars, &err)) {
+		ret = kopt_error(".kopt: kernel '%s': run: %s", k->name, err.buf);
+		goto done;
+	}
+	fd = mkstemp(tmpl);
+	if (fd < 0) {
+		ret = kopt_error("cannot create a temporary file: %s",
+				 strerror(errno));
+		goto done;
+	}
+	close(fd);
+	unlink(tmpl);
+	free(out->capture);
+	out->capture = kopt_strdup(tmpl);
+	fprintf(stderr, "running %s %s at b=%ld, s=%ld, t=%ld: %s\n", k->name,
+		m->version, b, s, t, cmd.buf);
+	setup_child(m, &c, cmd.buf);
+	kopt_strvec_pushf(&c.env, "CUDA_INJECTION64_PATH=%s", m->inject_lib);
+	kopt_strvec_pushf(&c.env, "KOPT_INJECT_OUT=%s", out->capture);
+	if (m->gpu)
+		kopt_strvec_pushf(&c.env, "CUDA_VISIBLE_DEVICES=%d", m->gpu);
+	if (kopt_child_run(&c)) {
+		ret = -1;
+		goto done;
+	}
+	out->wall_s = c.wall_s;
+	if (c.exit_code != 0) {
+		struct kopt_buf how = KOPT_BUF_INIT, all = KOPT_BUF_INIT;
+		kopt_buf_addbuf(&all, &c.out);
+		kopt_buf_addbuf(&all, &c.err);
+		kopt_child_describe(&c, &how);
+		if (!c.timed_out && !c.signal &&
+		    contains_ci(&all, "out of memory")) {
+			*oom = 1;
+		} else {
+			show_tail("the benchmark", &all);
+			if (c.timed_out)
+				ret = kopt_error("the benchmark of %s %s hung: "
+						 "%s (kopt.timeout); command: %s",
+						 k->name, m->version, how.buf,
+						 cmd.buf);
+			else if (c.signal)
+				ret = kopt_error("the benchmark of %s %s "
+						 "crashed: %s; command: %s",
+						 k->name, m->version, how.buf,
+						 cmd.buf);
+			else
+				ret = kopt_error("the benchmark of %s %s "
+						 "failed (%s): its own check "
+						 "failed or it could not run; "
+						 "command: %s", k->name,
+						 m->version, how.buf, cmd.buf);
+		}
+		kopt_buf_release(&how);
+		kopt_buf_release(&all);
+		goto done;
+	}
+	if (m->verbose)
+		fprintf(stderr, "%s", c.out.buf);
+	if (access(out->capture, R_OK)) {
+		show_tail("the benchmark", &c.err);
+		ret = kopt_error("the benchmark of %s %s ran, but the "
+				 "injection wrote no capture: is the "
+				 "benchmark a CUDA program, and is '%s' "
+				 "loadable?", k->name, m->version,
+				 m->inject_lib);
+		goto done;
+	}
+	kopt_buf_reset(&out->out);
+	kopt_buf_addbuf(&out->out, &c.out);
+done:
+	kopt_child_release(&c);
+	kopt_buf_release(&cmd);
+	kopt_buf_release(&err);
+	return ret;
+}
+
+int kopt_bench_run(struct kopt_bench *m, long b, long s, long t,
+		     struct kopt_bench_run *out)
+{
+	long cur = b;
+	int oom, ret;
+
+	out->b_requested = b;
+	out->s = s;
+	out->t = t;
+	for (;;) {
+		ret = run_once(m, cur, s, t, out, &oom);
+		if (ret)
+			return ret;
+		if (!oom)
+			break;
+		if (cur == 1)
+			return kopt_error("the benchmark of %s %s runs out of "
+					  "GPU memory even at b=1 (s=%ld, "
+					  "t=%ld)", m->kernel->name,
+					  m->version, s, t);
+		fprintf(stderr, "out of memory at b=%ld: halving b to %ld\n",
+			cur, cur / 2);
+		cur /= 2;
+	}
+	out->b = cur;
+	return 0;
+}

@@ -1,0 +1,179 @@
+#!/usr/bin/env bats
+# git kopt profile on recorded H200 captures (no GPU needed).
+
+load helper
+
+GPU="$FIXTURES/gpu"
+
+setup() {
+	setup_repo
+	cat >.kopt <<-'KOPT'
+	[trial "decode"]
+		b = 32
+		s = 1
+		t = 4096
+	[trial "spec-decode"]
+		b = 32
+		s = 16
+		t = 4096
+	[language "cuda-c"]
+		control = thread
+	[kernel "mm"]
+		language = cuda-c
+		source = k/{version}
+		run = ./bench --b {b} --s {s} --t {t}
+		flops = 2*8192*8192*8192
+		bytes = 2*3*8192*8192
+	KOPT
+}
+
+@test "a replayed capture gives the profiler contract and says it is replayed" {
+	run --separate-stderr git kopt profile mm v0 --trial decode \
+		--replay "$GPU/pytorch-matmul.json"
+	assert_success
+	assert_line --index 0 "## Profile: mm v0 | b=32, s=1, t=4096"
+	assert_line --index 1 --partial "> Replayed capture"
+	assert_line "### Stages"
+	assert_line "| Stage | Duration | TC% | DRAM% | Occ% | Bottleneck | Key Issue |"
+	assert_line --regexp '^\| nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT \| 1407\.15 μs \| 96\.9 \| 20\.4 \| 14\.8 \| Compute-bound \| -- \|$'
+	assert_line "### Bottleneck: Compute-bound"
+	assert_line --regexp '^Root cause: .+'
+	assert_line "### Top 3 Opportunities (ranked by estimated impact)"
+	refute_output --partial "WaitNs"
+	[ "$stderr" = "warning: no devlog 'docs/kernels/mm.md': results only (create it with 'git kopt kernel add')
+wrote docs/kernels/mm/results/v0.json" ]
+	python3 - <<-'PY'
+	import json
+	r = json.load(open("docs/kernels/mm/results/v0.json"))
+	assert r["kernel"] == "mm" and r["version"] == "v0" and r["parent"] is None
+	e = r["entries"][0]
+	assert e["trial"] == "decode" and e["replayed"] is True
+	assert e["config"] == {"b": 32, "s": 1, "t": 4096, "b_requested": 32, "dtype": "bfloat16"}, e["config"]
+	assert abs(e["metrics"]["tc_pct"] - 96.856) < 0.01
+	assert e["bottleneck"] == "Compute-bound"
+	assert 0 < e["metrics"]["roofline_pct"] < 100
+	PY
+}
+
+@test "the next version is compared with its parent" {
+	git kopt profile mm v0 --trial decode --replay "$GPU/pytorch-matmul.json"
+	run --separate-stderr git kopt profile mm v1 --trial decode \
+		--replay "$GPU/pytorch-matmul.json"
+	assert_success
+	assert_line "### vs Baseline (v0)"
+	assert_line "| Metric | Previous | Current | Change |"
+	assert_line "| Duration | 1771.92 μs | 1771.92 μs | +0.0% |"
+	run python3 -c 'import json; print(json.load(open("docs/kernels/mm/results/v1.json"))["parent"])'
+	assert_output "v0"
+}
+
+@test "profiling again replaces the entry of the same trial and keeps the others" {
+	git kopt profile mm v0 --trial decode --replay "$GPU/pytorch-matmul.json"
+	git kopt profile mm v0 --trial spec-decode --replay "$GPU/triton-softmax.json"
+	git kopt profile mm v0 --trial decode --replay "$GPU/pytorch-matmul.json"
+	run python3 -c 'import json; print([e["trial"] for e in json.load(open("docs/kernels/mm/results/v0.json"))["entries"]])'
+	assert_output "['decode', 'spec-decode']"
+}
+
+@test "a capture that records a missing CUPTI fails with its cause and writes nothing" {
+	run --separate-stderr git kopt profile mm v0 --trial decode \
+		--replay "$GPU/error-cupti-missing.json"
+	assert_failure 128
+	assert_output ""
+	[[ "$stderr" == *"the profiler failed: cannot load CUPTI"* ]]
+	[ ! -e docs/kernels/mm/results/v0.json ]
+}
+
+@test "another profiler subscribed to CUPTI is named" {
+	run --separate-stderr git kopt profile mm v0 --trial decode \
+		--replay "$GPU/error-subscriber-exists.json"
+	assert_failure 128
+	[[ "$stderr" == *"another profiler"*"already subscribed"* ]]
+}
+
+@test "a capture that is not JSON is refused" {
+	echo 'not json' >bad.json
+	run --separate-stderr git kopt profile mm v0 --trial decode --no-devlog \
+		--replay bad.json
+	assert_failure 128
+	[ "$stderr" = "error: bad.json: not a capture: the file is not JSON" ]
+}
+
+@test "one capture per trial, in order" {
+	run --separate-stderr git kopt profile mm v0 --replay "$GPU/pytorch-matmul.json"
+	assert_failure 129
+	[[ "$stderr" == "error: 1 captures for 2 trials"* ]]
+}
+
+@test "an ad-hoc configuration is profiled as given" {
+	run --separate-stderr git kopt profile mm v0 --config b=8,s=2,t=1024 \
+		--replay "$GPU/cuda-known-kernels.json"
+	assert_success
+	assert_line --index 0 "## Profile: mm v0 | b=8, s=2, t=1024"
+	assert_line --regexp '^\| spill \|.*register spills'
+	run --separate-stderr git kopt profile mm v0 --config b=8,t=1024 \
+		--replay "$GPU/cuda-known-kernels.json"
+	assert_failure 129
+}
+
+@test "bad kernel, version and trial names are refused" {
+	run --separate-stderr git kopt profile nope v0
+	assert_failure 128
+	[ "$stderr" = "fatal: unknown kernel 'nope' (known: mm)" ]
+	run --separate-stderr git kopt profile mm 1
+	assert_failure 128
+	[ "$stderr" = "fatal: bad version '1' (expected v0, v1, ...)" ]
+	run --separate-stderr git kopt profile mm v0 --trial prefill
+	assert_failure 128
+	[[ "$stderr" == "fatal: unknown trial 'prefill'"* ]]
+}
+
+@test "measuring without sources, a GPU or the injection library says what is missing" {
+	run --separate-stderr git kopt profile mm v0
+	assert_failure 128
+	[ "$stderr" = "fatal: no sources for mm v0: 'k/v0' does not exist" ]
+	mkdir -p k/v0
+	run --separate-stderr env KOPT_INJECT_LIB=/nonexistent.so git kopt profile mm v0
+	assert_failure 128
+	[[ "$stderr" == *"--replay"* ]]
+}
+
+@test "--json prints the results file" {
+	run --separate-stderr git kopt profile mm v0 --trial decode --json \
+		--replay "$GPU/pytorch-matmul.json"
+	assert_success
+	echo "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["entries"][0]["replayed"]'
+}
+
+@test "the devlog gets the version's performance block, once" {
+	mkdir -p docs/kernels
+	printf '# mm\n\n## Overview\n\nA matmul.\n\n## Development log\n' >docs/kernels/mm.md
+	run --separate-stderr git kopt profile mm v0 --trial decode \
+		--replay "$GPU/pytorch-matmul.json"
+	assert_success
+	[ "$stderr" = "wrote docs/kernels/mm/results/v0.json
+wrote docs/kernels/mm.md" ]
+	run cat docs/kernels/mm.md
+	assert_line "### V0: Base version"
+	assert_line "**Performance** (NVIDIA H200, replayed capture, bfloat16, b=32, s=1, t=4096):"
+	assert_line "| Duration          | 1771.92 μs | --          |"
+	assert_line "**Bottleneck**: Compute-bound"
+	cp docs/kernels/mm.md before.md
+	git kopt profile mm v0 --trial decode --replay "$GPU/pytorch-matmul.json"
+	cmp before.md docs/kernels/mm.md
+}
+
+@test "--no-devlog leaves the devlog alone; a devlog that cannot be edited stops everything" {
+	mkdir -p docs/kernels
+	printf '# mm\n\n## Overview\n\nA matmul.\n\n## Development log\n' >docs/kernels/mm.md
+	cp docs/kernels/mm.md before.md
+	git kopt profile mm v0 --trial decode --no-devlog --replay "$GPU/pytorch-matmul.json"
+	cmp before.md docs/kernels/mm.md
+	rm -r docs/kernels/mm
+	printf '# mm\n\n### V0: a\n\n### V0: b\n' >docs/kernels/mm.md
+	run --separate-stderr git kopt profile mm v0 --trial decode \
+		--replay "$GPU/pytorch-matmul.json"
+	assert_failure 128
+	[[ "$stderr" == *"docs/kernels/mm.md:"* ]]
+	[ ! -e docs/kernels/mm/results/v0.json ]
+}
