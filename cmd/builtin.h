@@ -53,6 +53,7 @@ int kopt_check_walk(struct kopt_ctx *ctx, git_revwalk *walk,
 
 #define CMD(name) int cmd_##name(int argc, const char **argv, \
 				 struct kopt_ctx *ctx)
+CMD(analyze);
 CMD(check);
 CMD(design);
 CMD(device);
@@ -60,7 +61,11 @@ CMD(evaluate);
 CMD(hook);
 CMD(init);
 CMD(kernel);
+CMD(learn);
 CMD(profile);
+CMD(review);
+CMD(select);
 CMD(status);
+CMD(strategize);
 
 #endif

@@ -26,6 +26,8 @@ struct cmd_struct {
 
 /* Sorted by name. */
 static const struct cmd_struct commands[] = {
+	{ "analyze", cmd_analyze, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "overview, versions, best results, target gap, open obligations" },
 	{ "check", cmd_check, KOPT_NEED_REPO,
 	  "run the hooks' rules over a range of commits (for CI)" },
 	{ "design", cmd_design, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
@@ -40,10 +42,18 @@ static const struct cmd_struct commands[] = {
 	  "lay the workflow's files into this repository" },
 	{ "kernel", cmd_kernel, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "add a kernel to .kopt, or list the kernels" },
+	{ "learn", cmd_learn, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "add to and check the knowledge base" },
 	{ "profile", cmd_profile, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "measure a version on the GPU: results, devlog, profiler contract" },
+	{ "review", cmd_review, KOPT_NEED_REPO,
+	  "summarize a range for a pull request: versions, results, LEARN" },
+	{ "select", cmd_select, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "choose the language by the control the task needs" },
 	{ "status", cmd_status, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "where each kernel is in the cycle, and what to run next" },
+	{ "strategize", cmd_strategize, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "write the optimization task for the next version" },
 };
 
 static const char *const git_kopt_usage[] = {

@@ -25,11 +25,24 @@ static const char *const hook_usage[] = {
 	NULL
 };
 
-static void print_violation(const struct kopt_violation *v)
+static int same_fix(const struct kopt_violation *a,
+		    const struct kopt_violation *b)
 {
 	size_t i;
 
-	fprintf(stderr, "error: %s\n", v->what);
+	if (a->fix.nr != b->fix.nr || !a->hint != !b->hint ||
+	    (a->hint && strcmp(a->hint, b->hint)))
+		return 0;
+	for (i = 0; i < a->fix.nr; i++)
+		if (strcmp(a->fix.v[i], b->fix.v[i]))
+			return 0;
+	return 1;
+}
+
+static void print_hints(const struct kopt_violation *v)
+{
+	size_t i;
+
 	if (v->fix.nr)
 		fprintf(stderr, "hint: %s:\n", v->fix.nr > 1 ?
 			"fix it, then commit again" : "fix it with");
@@ -44,8 +57,13 @@ static int report(const struct kopt_gate *g, const char *what)
 	size_t i;
 
 	fflush(stdout);
-	for (i = 0; i < g->nr; i++)
-		print_violation(&g->violations[i]);
+	/* problems with the same fix are listed together, the fix once */
+	for (i = 0; i < g->nr; i++) {
+		fprintf(stderr, "error: %s\n", g->violations[i].what);
+		if (i + 1 == g->nr ||
+		    !same_fix(&g->violations[i], &g->violations[i + 1]))
+			print_hints(&g->violations[i]);
+	}
 	if (g->skip_reason)
 		fprintf(stderr, "note: LEARN gate passed by 'Kopt-Learn: skip "
 			"%s'\n", g->skip_reason);

@@ -19,7 +19,8 @@
 #include "device.h"
 #include "devlog.h"
 #include "filetx.h"
-#include "measure.h"
+#include "lockfile.h"
+#include "bench.h"
 #include "profile.h"
 #include "render.h"
 #include "results.h"
@@ -30,8 +31,8 @@
 static const char *const profile_usage[] = {
 	"git kopt profile <kernel> <version> [--trial <name> | --config "
 	"b=<b>,s=<s>,t=<t>]...\n"
-	"                        [--replay <capture>]... [--json] "
-	"[--no-devlog] [--verbose]",
+	"                        [--replay <capture>]... "
+	"[--save-captures <dir>] [--json] [--no-devlog] [--verbose]",
 	NULL
 };
 
@@ -179,11 +180,36 @@ static int load_devlog(struct kopt_ctx *ctx, const char *kernel,
 	return 1;
 }
 
+static int save_capture(const char *dir, const char *kernel,
+			const char *version, const struct trial_req *r,
+			const char *capture)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	char *path;
+	int ret;
+
+	if (r->trial)
+		path = kopt_xstrfmt("%s/%s-%s-%s.json", dir, kernel, version,
+				    r->trial);
+	else
+		path = kopt_xstrfmt("%s/%s-%s-b%ld-s%ld-t%ld.json", dir, kernel,
+				    version, r->b, r->s, r->t);
+	if (kopt_buf_read_file(&text, capture))
+		ret = kopt_error("cannot read capture '%s': %s", capture,
+				 strerror(errno));
+	else
+		ret = kopt_write_file_atomic(path, text.buf, text.len, 0644);
+	kopt_buf_release(&text);
+	free(path);
+	return ret;
+}
+
 int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	struct kopt_strvec trials = KOPT_STRVEC_INIT, configs = KOPT_STRVEC_INIT;
 	struct kopt_strvec replays = KOPT_STRVEC_INIT;
 	int json = 0, no_devlog = 0, verbose = 0;
+	const char *save_dir = NULL;
 	const struct kopt_option options[] = {
 		OPT_STRING_LIST(0, "trial", &trials, "name",
 				"a trial of .kopt (default: all of them)"),
@@ -192,6 +218,9 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 		OPT_STRING_LIST(0, "replay", &replays, "capture",
 				"use a recorded capture instead of the GPU, "
 				"one per trial in order"),
+		OPT_STRING(0, "save-captures", &save_dir, "dir",
+			   "keep the raw captures as "
+			   "<dir>/<kernel>-<version>-<trial>.json"),
 		OPT_BOOL(0, "json", &json, "print the results entries as JSON"),
 		OPT_BOOL(0, "no-devlog", &no_devlog,
 			 "do not write the devlog performance blocks"),
@@ -204,7 +233,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 	const char *version;
 	struct trial_req *reqs = NULL;
 	size_t nreq = 0, i;
-	struct kopt_measure m = KOPT_MEASURE_INIT;
+	struct kopt_bench m = KOPT_BENCH_INIT;
 	struct kopt_results res = KOPT_RESULTS_INIT, pres = KOPT_RESULTS_INIT;
 	struct kopt_buf out = KOPT_BUF_INIT, src = KOPT_BUF_INIT;
 	struct kopt_buf err = KOPT_BUF_INIT;
@@ -276,7 +305,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 		if (missing)
 			kopt_die("no sources for %s %s: '%s' does not exist",
 				 k->name, version, src.buf);
-		inject = kopt_measure_find_inject();
+		inject = kopt_bench_find_inject();
 		if (!inject)
 			kopt_die("libkopt-inject.so is not built: build git-kopt "
 				 "where the CUDA toolkit is installed, or set "
@@ -324,14 +353,14 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 		m.timeout_s = cfg->timeout_s;
 		m.verbose = verbose;
 		m.gpu = cfg->gpu;
-		if (kopt_measure_lock_gpu(&m) || kopt_measure_build(&m))
+		if (kopt_bench_lock_gpu(&m) || kopt_bench_build(&m))
 			exit(128);
 	}
 	if (json)
 		jarr = cJSON_CreateArray();
 	for (i = 0; i < nreq; i++) {
 		struct kopt_results_entry e;
-		struct kopt_measure_run run = KOPT_MEASURE_RUN_INIT;
+		struct kopt_bench_run run = KOPT_BENCH_RUN_INIT;
 		const struct kopt_results_entry *pe = NULL;
 		const char *capture;
 
@@ -342,7 +371,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 			e.replayed = 1;
 			e.replay_source = kopt_strdup(capture);
 		} else {
-			if (kopt_measure_run(&m, reqs[i].b, reqs[i].s,
+			if (kopt_bench_run(&m, reqs[i].b, reqs[i].s,
 					     reqs[i].t, &run))
 				exit(128);
 			capture = run.capture;
@@ -358,6 +387,9 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 		e.tree = kopt_strdup(tree);
 		if (kopt_capture_read_file(&e, capture, k->stages))
 			exit(128);
+		if (save_dir && !replays.nr &&
+		    save_capture(save_dir, k->name, version, &reqs[i], capture))
+			exit(128);
 		if (have_dev) {
 			e.device.peak_tflops = dev.peak_tflops > 0 ?
 					       dev.peak_tflops : NAN;
@@ -367,7 +399,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 				e.device.measured_tflops = dev.measured_tflops;
 			}
 		}
-		kopt_measure_run_release(&run);
+		kopt_bench_run_release(&run);
 		kopt_buf_reset(&err);
 		if (kopt_profile_roofline(&e, k, &err))
 			kopt_die(".kopt: kernel '%s': flops/bytes: %s", k->name,
@@ -405,7 +437,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 		fprintf(stderr, "wrote %s\n", dpath + strlen(ctx->top));
 	(void)no_devlog;
 
-	kopt_measure_unlock_gpu(&m);
+	kopt_bench_unlock_gpu(&m);
 	kopt_devlog_release(&dl);
 	kopt_filetx_release(&tx);
 	kopt_buf_release(&js);

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "error.h"
+#include "knowledge.h"
+#include "problem.h"
 #include "repo.h"
 #include "results.h"
 #include "verdict.h"
@@ -55,6 +58,7 @@ struct ctx {
 	struct row *rows;
 	size_t rows_nr, rows_alloc;
 	int rows_loaded;
+	struct kopt_strvec catalog_problems;
 	struct loaded *loaded;
 	size_t loaded_nr, loaded_alloc;
 };
@@ -242,30 +246,29 @@ static int devlog_file(const char *path, char **kernel)
 }
 
 /*
- * The kind of a knowledge detail file, from where it lies.  A README.md
- * describes a folder and is no detail file.
+ * The kind of a knowledge detail file, from where it lies (lib/knowledge
+ * knows the folders).  A README.md describes a folder and is no detail
+ * file.
  */
 static enum kind detail_kind(const struct ctx *c, const char *path)
 {
-	const char *p, *slash, *base = strrchr(path, '/');
+	const char *base = strrchr(path, '/');
+	enum kopt_kind kind;
+	char *language = NULL, *name = NULL;
+	struct kopt_buf why = KOPT_BUF_INIT;
+	int ret;
 
 	if (base && !strcasecmp(base + 1, "README.md"))
 		return KIND_NONE;
-	if (!kopt_skip_prefix(path, c->kroot, &p) || *p != '/' ||
-	    !kopt_ends_with(path, ".md"))
+	ret = kopt_knowledge_locate(c->kroot, path, &kind, &language, &name,
+				    &why);
+	free(language);
+	free(name);
+	kopt_buf_release(&why);
+	if (ret)
 		return KIND_NONE;
-	p++;
-	if (kopt_skip_prefix(p, "languages/", &p)) {
-		slash = strchr(p, '/');
-		if (!slash || slash == p)
-			return KIND_NONE;
-		p = slash + 1;
-	}
-	if (kopt_skip_prefix(p, "optimizations/", &p))
-		return strchr(p, '/') ? KIND_NONE : KIND_OPTIMIZATION;
-	if (kopt_skip_prefix(p, "anti-patterns/", &p))
-		return strchr(p, '/') ? KIND_NONE : KIND_ANTI_PATTERN;
-	return KIND_NONE;
+	return kind == KOPT_KIND_ANTI_PATTERN ? KIND_ANTI_PATTERN :
+	       KIND_OPTIMIZATION;
 }
 
 /* Resolve "a/b/../c/./d" in place; 0, or -1 when it climbs above the top. */
@@ -434,129 +437,51 @@ static int same_words(const char *a, size_t alen, const char *b)
 	return alen == strlen(b) && !strncasecmp(a, b, alen);
 }
 
-/* ---- catalogs (the index tables of the optimization catalog) ---- */
-
-static void split_cells(struct kopt_strvec *out, const char *p, size_t len)
-{
-	struct kopt_buf cell = KOPT_BUF_INIT;
-	const char *end = p + len;
-	int code = 0;
-
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	if (p < end && *p == '|')
-		p++;
-	for (; p < end; p++) {
-		if (*p == '\\' && p + 1 < end && p[1] == '|') {
-			kopt_buf_addch(&cell, '|');
-			p++;
-		} else if (*p == '`') {
-			code = !code;
-			kopt_buf_addch(&cell, *p);
-		} else if (*p == '|' && !code) {
-			kopt_buf_trim(&cell);
-			kopt_strvec_push(out, cell.buf);
-			kopt_buf_reset(&cell);
-		} else {
-			kopt_buf_addch(&cell, *p);
-		}
-	}
-	kopt_buf_trim(&cell);
-	if (cell.len)
-		kopt_strvec_push(out, cell.buf);
-	kopt_buf_release(&cell);
-}
-
-static int is_table_line(const struct line *l)
-{
-	const char *p = l->p, *end = l->p + l->len;
-
-	if (l->in_fence)
-		return 0;
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	return p < end && *p == '|';
-}
-
-/* The link target of a cell: [x](target), `target` or the bare text. */
-static void cell_target(struct kopt_buf *out, const char *cell)
-{
-	const char *p = strstr(cell, "](");
-
-	if (p) {
-		const char *q = strchr(p + 2, ')');
-		if (q)
-			kopt_buf_add(out, p + 2, (size_t)(q - p - 2));
-	} else if (*cell == '`' && strlen(cell) > 2 &&
-		   cell[strlen(cell) - 1] == '`') {
-		kopt_buf_add(out, cell + 1, strlen(cell) - 2);
-	} else {
-		kopt_buf_addstr(out, cell);
-	}
-	kopt_buf_trim(out);
-	if (out->len && out->buf[0] == '<' && out->buf[out->len - 1] == '>') {
-		kopt_buf_splice(out, out->len - 1, 1, NULL, 0);
-		kopt_buf_splice(out, 0, 1, NULL, 0);
-	}
-	/* "-", "n/a" and the like name no file */
-	if (!memchr(out->buf, '.', out->len))
-		kopt_buf_reset(out);
-}
+/* ---- catalogs (lib/catalog reads the index tables) ---- */
 
 static void parse_catalog(struct ctx *c, const char *path, const char *text,
 			  size_t len)
 {
-	struct lines it;
-	struct line l;
-	struct kopt_strvec cells = KOPT_STRVEC_INIT;
-	struct kopt_buf target = KOPT_BUF_INIT;
-	enum kind kind = KIND_NONE;
-	int detail_col = -1, row_no = 0;
+	struct kopt_catalog cat = KOPT_CATALOG_INIT;
+	struct kopt_problems problems = KOPT_PROBLEMS_INIT;
 	size_t i;
 
-	lines_init(&it, text, len);
-	while (lines_next(&it, &l)) {
-		if (!is_table_line(&l)) {
-			kind = KIND_NONE;
-			row_no = 0;
-			continue;
-		}
-		kopt_strvec_clear(&cells);
-		split_cells(&cells, l.p, l.len);
-		if (row_no++ == 0) {
-			kind = KIND_NONE;
-			detail_col = -1;
-			for (i = 0; i < cells.nr; i++) {
-				if (!strcasecmp(cells.v[i], "Detail File"))
-					detail_col = (int)i;
-				else if (!strcasecmp(cells.v[i], "Anti-Pattern"))
-					kind = KIND_ANTI_PATTERN;
-				else if (!strcasecmp(cells.v[i], "Optimization") &&
-					 kind == KIND_NONE)
-					kind = KIND_OPTIMIZATION;
-			}
-			if (detail_col < 0)
-				kind = KIND_NONE;
-			continue;
-		}
-		if (row_no == 2 || kind == KIND_NONE)
-			continue;       /* the delimiter row */
-		if ((size_t)detail_col >= cells.nr)
-			continue;
-		kopt_buf_reset(&target);
-		cell_target(&target, cells.v[detail_col]);
+	kopt_catalog_parse(&cat, path, text, len, &problems);
+	for (i = 0; i < cat.rows_nr; i++) {
+		const struct kopt_catalog_row *r = &cat.rows[i];
+		char *alt = NULL, *detail;
+		struct row *row;
+
+		detail = kopt_catalog_detail_path(&cat, r, &alt);
 		KOPT_ALLOC_GROW(c->rows, c->rows_nr + 1, c->rows_alloc);
-		c->rows[c->rows_nr].catalog = kopt_strdup(path);
-		c->rows[c->rows_nr].line = l.no;
-		c->rows[c->rows_nr].kind = kind;
-		c->rows[c->rows_nr].id = kopt_strdup(cells.nr ? cells.v[0] : "");
-		c->rows[c->rows_nr].target = kopt_strdup(target.buf);
-		c->rows[c->rows_nr].detail = target.len ?
-			resolve_link(c, path, target.buf, target.len) : NULL;
-		c->rows_nr++;
+		row = &c->rows[c->rows_nr++];
+		row->catalog = kopt_strdup(path);
+		row->line = r->line;
+		row->kind = r->kind == KOPT_KIND_ANTI_PATTERN ?
+			    KIND_ANTI_PATTERN : KIND_OPTIMIZATION;
+		row->id = kopt_strdup(r->cell[KOPT_COL_ID] ?
+				      r->cell[KOPT_COL_ID] : "");
+		row->target = kopt_strdup(r->detail ? r->detail : "");
+		/* a link read from the catalog's folder, or from the top */
+		if (detail && snap_has(c, detail)) {
+			row->detail = detail;
+			detail = NULL;
+		} else if (alt && snap_has(c, alt)) {
+			row->detail = alt;
+			alt = NULL;
+		} else {
+			row->detail = NULL;
+		}
+		free(detail);
+		free(alt);
 	}
-	kopt_strvec_clear(&cells);
-	kopt_buf_release(&target);
+	/* the catalog's own problems: shape, IDs, cells */
+	for (i = 0; i < problems.nr; i++)
+		kopt_strvec_pushf(&c->catalog_problems, "%s:%d: %s",
+				  problems.v[i].file, problems.v[i].line,
+				  problems.v[i].what);
+	kopt_problems_clear(&problems);
+	kopt_catalog_release(&cat);
 }
 
 static void load_rows(struct ctx *c)
@@ -835,80 +760,27 @@ static void rule_results(struct ctx *c)
 	}
 }
 
-/*
- * The detail-file template of the knowledge base: a title and the
- * sections below, each present once; "When to Apply" names a context.
- */
-static const char *const detail_sections[] = {
-	"When to Apply", "Mechanism", "Affected Metrics", "Implementation",
-	"Performance Evidence", "Generalization", "Pitfalls", "Interactions",
-};
-
+/* The detail-file template, as lib/knowledge (and `learn lint`) reads it. */
 static void check_detail(struct ctx *c, const char *path, const char *text,
 			 size_t len)
 {
-	struct lines it;
-	struct line l;
-	int seen[KOPT_ARRAY_SIZE(detail_sections)] = { 0 };
-	int title = 0, in_when = 0, when_items = 0;
-	struct kopt_buf missing = KOPT_BUF_INIT;
+	struct kopt_detail d = KOPT_DETAIL_INIT;
+	struct kopt_problems problems = KOPT_PROBLEMS_INIT;
 	size_t i;
 
-	lines_init(&it, text, len);
-	while (lines_next(&it, &l)) {
-		const char *h, *p;
-		size_t n;
-		int level = heading(&l, &h, &n);
-
-		if (level == 1 && !title) {
-			title = 1;
-			continue;
-		}
-		if (level == 2) {
-			in_when = 0;
-			for (i = 0; i < KOPT_ARRAY_SIZE(detail_sections); i++)
-				if (same_words(h, n, detail_sections[i])) {
-					seen[i]++;
-					in_when = i == 0;
-				}
-			continue;
-		}
-		if (level)
-			continue;
-		p = l.p;
-		while (p < l.p + l.len && *p == ' ')
-			p++;
-		if (in_when && !l.in_fence && l.p + l.len - p > 2 &&
-		    (*p == '-' || *p == '*') && p[1] == ' ')
-			when_items++;
+	kopt_detail_parse(&d, path, text, len, &problems);
+	for (i = 0; i < problems.nr; i++) {
+		struct kopt_violation *v;
+		if (problems.v[i].line)
+			v = add(c, "knowledge", "%s:%d: %s", problems.v[i].file,
+				problems.v[i].line, problems.v[i].what);
+		else
+			v = add(c, "knowledge", "%s: %s", problems.v[i].file,
+				problems.v[i].what);
+		kopt_strvec_push(&v->fix, "git kopt learn lint");
 	}
-	if (it.fence) {
-		struct kopt_violation *v = add(c, "knowledge", "%s:%d: code "
-					       "block never closed", path,
-					       it.fence_line);
-		kopt_strvec_pushf(&v->fix, "git kopt learn lint");
-	}
-	if (!title) {
-		struct kopt_violation *v = add(c, "knowledge", "%s: no '# <name>' "
-					       "title", path);
-		kopt_strvec_pushf(&v->fix, "git kopt learn lint");
-	}
-	for (i = 0; i < KOPT_ARRAY_SIZE(detail_sections); i++)
-		if (!seen[i])
-			kopt_buf_addf(&missing, "%s'## %s'", missing.len ? ", " :
-				      "", detail_sections[i]);
-	if (missing.len) {
-		struct kopt_violation *v = add(c, "knowledge", "%s: breaks the "
-					       "detail-file template: no %s",
-					       path, missing.buf);
-		kopt_strvec_pushf(&v->fix, "git kopt learn lint");
-	} else if (!when_items) {
-		struct kopt_violation *v = add(c, "knowledge", "%s: 'When to "
-					       "Apply' names no context (one "
-					       "'- ' item per context)", path);
-		kopt_strvec_pushf(&v->fix, "git kopt learn lint");
-	}
-	kopt_buf_release(&missing);
+	kopt_problems_clear(&problems);
+	kopt_detail_release(&d);
 }
 
 static void rule_knowledge(struct ctx *c)
@@ -963,6 +835,21 @@ static void rule_catalog(struct ctx *c)
 	if (!touched)
 		return;
 	load_rows(c);
+	for (i = 0; i < c->catalog_problems.nr; i++) {
+		const char *p = c->catalog_problems.v[i];
+		size_t k;
+		struct kopt_violation *v;
+		/* only the catalogs this commit changes */
+		for (k = 0; k < c->changes_nr; k++)
+			if (c->changes[k].status != 'D' &&
+			    kopt_starts_with(p, c->changes[k].path) &&
+			    p[strlen(c->changes[k].path)] == ':')
+				break;
+		if (k == c->changes_nr)
+			continue;
+		v = add(c, "catalog", "%s", p);
+		kopt_strvec_push(&v->fix, "git kopt learn lint");
+	}
 	for (i = 0; i < c->rows_nr; i++) {
 		const struct row *r = &c->rows[i];
 		struct kopt_violation *v;
@@ -1363,6 +1250,7 @@ int kopt_gate_run(struct kopt_gate *g)
 	memset(&c, 0, sizeof(c));
 	c.g = g;
 	kopt_strvec_init(&c.catalogs);
+	kopt_strvec_init(&c.catalog_problems);
 	c.kroot = cfg->knowledge ? cfg->knowledge : KOPT_DEFAULT_KNOWLEDGE;
 	kopt_strvec_push(&c.catalogs, cfg->catalog ? cfg->catalog :
 			 KOPT_DEFAULT_CATALOG);
@@ -1430,6 +1318,7 @@ done:
 	free(c.loaded);
 	kopt_trailers_release(&c.trailers);
 	kopt_strvec_clear(&c.catalogs);
+	kopt_strvec_clear(&c.catalog_problems);
 	return ret;
 }
 

@@ -91,8 +91,8 @@ script_history() {
 	run git kopt check main..HEAD
 	assert_failure 1
 	assert_line --index 0 --regexp "^[0-9a-f]+ trailer 'Kopt-Step: deploy' is not a step \(design, verify or learn\)$"
-	assert_line --index 1 --regexp "^[0-9a-f]+ knowledge docs/knowledge/optimizations/broken.md: breaks the detail-file template: no '## When to Apply', .*; fix: git kopt learn lint$"
-	assert_line --index 2 --regexp "^[0-9a-f]+ catalog docs/knowledge/optimizations/broken.md has no row in the optimization index of the catalog; fix: git kopt learn lint$"
+	assert_line --index 1 --regexp "^[0-9a-f]+ knowledge docs/knowledge/optimizations/broken.md:1: missing section '## When to Apply'; fix: git kopt learn lint$"
+	assert_line --regexp "^[0-9a-f]+ catalog docs/knowledge/optimizations/broken.md has no row in the optimization index of the catalog; fix: git kopt learn lint$"
 }
 
 @test "check takes A...B and a single revision" {

@@ -10,17 +10,22 @@ setup() {
 	install_hooks
 }
 
-@test "a detail file missing template sections is refused" {
+@test "a detail file the template's lint refuses is refused, all problems listed" {
 	add_optimization swizzle
 	printf '# swizzle\n\n## When to Apply\n- always\n\n## Mechanism\nx\n' \
 		>docs/knowledge/optimizations/swizzle.md
 	git add -A
 	run --separate-stderr git commit -q -m "Add swizzle"
 	assert_failure 1
-	expected="error: docs/knowledge/optimizations/swizzle.md: breaks the detail-file template: no '## Affected Metrics', '## Implementation', '## Performance Evidence', '## Generalization', '## Pitfalls', '## Interactions'
+	expected="error: docs/knowledge/optimizations/swizzle.md:7: missing section '## Affected Metrics'
+error: docs/knowledge/optimizations/swizzle.md:7: missing section '## Implementation'
+error: docs/knowledge/optimizations/swizzle.md:7: missing section '## Performance Evidence'
+error: docs/knowledge/optimizations/swizzle.md:7: missing section '## Generalization'
+error: docs/knowledge/optimizations/swizzle.md:7: missing section '## Pitfalls'
+error: docs/knowledge/optimizations/swizzle.md:7: missing section '## Interactions'
 hint: fix it with:
 hint:   git kopt learn lint
-error: commit refused by the kopt gate (1 problem)"
+error: commit refused by the kopt gate (6 problems)"
 	[ "$stderr" = "$expected" ]
 }
 
@@ -35,17 +40,17 @@ error: commit refused by the kopt gate (1 problem)"
 	git add -A
 	run --separate-stderr git commit -q -m "Add swizzle"
 	assert_failure 1
-	[[ "$stderr" == *"breaks the detail-file template: no '## When to Apply'"* ]]
+	[[ "$stderr" == *"swizzle.md:11: missing section '## When to Apply'"* ]]
 }
 
-@test "a When to Apply section without a context is refused" {
+@test "an empty When to Apply section is refused" {
 	add_optimization swizzle
-	sed -i '/^- Decode attention/d; /^- waves < 1/d' \
+	sed -i '/^- Decode attention/d; /^- `waves < 1`/d' \
 		docs/knowledge/optimizations/swizzle.md
 	git add -A
 	run --separate-stderr git commit -q -m "Add swizzle"
 	assert_failure 1
-	[[ "$stderr" == "error: docs/knowledge/optimizations/swizzle.md: 'When to Apply' names no context"* ]]
+	[[ "$stderr" == "error: docs/knowledge/optimizations/swizzle.md:3: section '## When to Apply' is empty"* ]]
 }
 
 @test "a catalog row whose detail file is missing is refused" {

@@ -44,6 +44,33 @@ error: commit refused by the kopt gate (1 problem)"
 	assert_output "Verify mla-decode v1"
 }
 
+@test "after 'learn new anti-pattern' the gate asks for the placeholders, then accepts" {
+	results mla-decode v1 v0 120.0 210.0
+	git add -A
+	run git commit -q -m "Verify mla-decode v1"
+	assert_failure 1
+	run git kopt learn new anti-pattern wide-tiles --from mla-decode/v1
+	assert_success
+	git add -A
+	run --separate-stderr git commit -q -m "Verify mla-decode v1"
+	assert_failure 1
+	[[ "$stderr" == "error: docs/knowledge/anti-patterns/wide-tiles.md:16: template placeholder '[Context 1: "* ]]
+	[[ "$stderr" == *"error: .claude/skills/optimization-catalog/SKILL.md:18: A1: template placeholder '[failure mode]' left in the 'Failure Mode' column
+hint: fix it with:
+hint:   git kopt learn lint
+error: commit refused by the kopt gate (14 problems)" ]]
+	# what a person or the agent writes in
+	cp "$GATE/wide-tiles.md" docs/knowledge/anti-patterns/wide-tiles.md
+	sed -i 's/\[failure mode\]/accumulators spill/' \
+		.claude/skills/optimization-catalog/SKILL.md
+	run git kopt learn lint
+	assert_success
+	git add -A
+	run --separate-stderr git commit -q -m "Verify mla-decode v1"
+	assert_success
+	[ -z "$stderr" ]
+}
+
 @test "an anti-pattern file without its catalog row does not pass" {
 	results mla-decode v1 v0 120.0 210.0
 	sed 's/^# .*/# wide-tiles/' "$GATE/wide-tiles.md" \
@@ -151,11 +178,8 @@ error: commit refused by the kopt gate (1 problem)"
 	EOF
 	assert_failure 1
 	expected="error: 'Kopt-Verdict: better' is not a verdict (improvement, regression or neutral)
-hint: fix the message: trailers are 'Kopt-<Key>: <value>' lines in its last paragraph
 error: unknown trailer 'Kopt-Frobnicate'
-hint: fix the message: trailers are 'Kopt-<Key>: <value>' lines in its last paragraph
 error: 'Kopt-Version: 1' is not a version (v0, v1, ...)
-hint: fix the message: trailers are 'Kopt-<Key>: <value>' lines in its last paragraph
 error: message line 2: 'Kopt-Step: verify' is not in the trailer block (the last paragraph, after a blank line)
 hint: fix the message: trailers are 'Kopt-<Key>: <value>' lines in its last paragraph
 error: commit refused by the kopt gate (4 problems)"

@@ -1,4 +1,4 @@
-#include "measure.h"
+#include "bench.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -30,7 +30,7 @@ static char *exe_dir(void)
 	return kopt_strdup(buf);
 }
 
-char *kopt_measure_find_inject(void)
+char *kopt_bench_find_inject(void)
 {
 	const char *env = getenv("KOPT_INJECT_LIB");
 	char *dir, *p;
@@ -54,7 +54,7 @@ char *kopt_measure_find_inject(void)
 	return NULL;
 }
 
-int kopt_measure_lock_gpu(struct kopt_measure *m)
+int kopt_bench_lock_gpu(struct kopt_bench *m)
 {
 	const char *dir = getenv("XDG_RUNTIME_DIR");
 	char *path = kopt_xstrfmt("%s/kopt-gpu-%d.lock",
@@ -79,7 +79,7 @@ int kopt_measure_lock_gpu(struct kopt_measure *m)
 	return 0;
 }
 
-void kopt_measure_unlock_gpu(struct kopt_measure *m)
+void kopt_bench_unlock_gpu(struct kopt_bench *m)
 {
 	if (m->lock_fd >= 0) {
 		flock(m->lock_fd, LOCK_UN);
@@ -122,7 +122,7 @@ static int contains_ci(const struct kopt_buf *b, const char *needle)
 	return 0;
 }
 
-static void setup_child(struct kopt_measure *m, struct kopt_child *c,
+static void setup_child(struct kopt_bench *m, struct kopt_child *c,
 			const char *cmdline)
 {
 	kopt_strvec_push(&c->args, cmdline);
@@ -132,7 +132,7 @@ static void setup_child(struct kopt_measure *m, struct kopt_child *c,
 	c->timeout_ms = m->timeout_s * 1000;
 }
 
-int kopt_measure_build(struct kopt_measure *m)
+int kopt_bench_build(struct kopt_bench *m)
 {
 	const struct kopt_kernel *k = m->kernel;
 	struct kopt_vars vars = { k, m->version, NULL, 0, 0, 0, 0 };
@@ -168,7 +168,7 @@ done:
 	return ret;
 }
 
-void kopt_measure_run_release(struct kopt_measure_run *r)
+void kopt_bench_run_release(struct kopt_bench_run *r)
 {
 	if (r->capture)
 		unlink(r->capture);
@@ -177,8 +177,8 @@ void kopt_measure_run_release(struct kopt_measure_run *r)
 	kopt_buf_release(&r->out);
 }
 
-static int run_once(struct kopt_measure *m, long b, long s, long t,
-		    struct kopt_measure_run *out, int *oom)
+static int run_once(struct kopt_bench *m, long b, long s, long t,
+		    struct kopt_bench_run *out, int *oom)
 {
 	const struct kopt_kernel *k = m->kernel;
 	struct kopt_vars vars = { k, m->version, NULL, b, s, t, 1 };
@@ -265,8 +265,8 @@ done:
 	return ret;
 }
 
-int kopt_measure_run(struct kopt_measure *m, long b, long s, long t,
-		     struct kopt_measure_run *out)
+int kopt_bench_run(struct kopt_bench *m, long b, long s, long t,
+		     struct kopt_bench_run *out)
 {
 	long cur = b;
 	int oom, ret;

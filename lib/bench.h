@@ -1,18 +1,18 @@
-#ifndef KOPT_MEASURE_H
-#define KOPT_MEASURE_H
+#ifndef KOPT_BENCH_H
+#define KOPT_BENCH_H
 
 /*
  * Running a kernel's benchmark: the build once per version, then one run
  * per trial configuration under the injection library, which writes the
  * raw capture (lib/inject/README.md) to a file we name.
  *
- * kopt_measure_build() runs the kernel's configured `build` command line
+ * kopt_bench_build() runs the kernel's configured `build` command line
  * (through the shell: it is the user's own command) in the work tree.
- * kopt_measure_run() runs `run` with CUDA_INJECTION64_PATH and
+ * kopt_bench_run() runs `run` with CUDA_INJECTION64_PATH and
  * KOPT_INJECT_OUT set, with a timeout; when the benchmark reports CUDA
  * out-of-memory it halves b and runs again (down to b=1), recording what
  * was asked and what ran.  The GPU is held with an advisory lock for the
- * whole profile (kopt_measure_lock_gpu()), so two profiles never share it.
+ * whole profile (kopt_bench_lock_gpu()), so two profiles never share it.
  *
  * Every failure is one kopt_error() line naming the cause (build failed,
  * crashed, hung, failed its own check, printed nothing, no kernel), with
@@ -23,7 +23,7 @@
 #include "buf.h"
 #include "config.h"
 
-struct kopt_measure {
+struct kopt_bench {
 	const struct kopt_kernel *kernel;
 	const char *version;
 	const char *top;        /* work tree, with a trailing '/' */
@@ -34,9 +34,9 @@ struct kopt_measure {
 	int lock_fd;
 };
 
-#define KOPT_MEASURE_INIT { NULL, NULL, NULL, NULL, 600, 0, 0, -1 }
+#define KOPT_BENCH_INIT { NULL, NULL, NULL, NULL, 600, 0, 0, -1 }
 
-struct kopt_measure_run {
+struct kopt_bench_run {
 	long b, s, t;           /* what ran */
 	long b_requested;
 	char *capture;          /* path of the capture file, owned */
@@ -44,15 +44,15 @@ struct kopt_measure_run {
 	double wall_s;
 };
 
-#define KOPT_MEASURE_RUN_INIT { 0, 0, 0, 0, NULL, KOPT_BUF_INIT, 0 }
+#define KOPT_BENCH_RUN_INIT { 0, 0, 0, 0, NULL, KOPT_BUF_INIT, 0 }
 
 /* Where libkopt-inject.so is: $KOPT_INJECT_LIB, installed, source tree. */
-char *kopt_measure_find_inject(void);
-int kopt_measure_lock_gpu(struct kopt_measure *m);
-void kopt_measure_unlock_gpu(struct kopt_measure *m);
-int kopt_measure_build(struct kopt_measure *m);
-int kopt_measure_run(struct kopt_measure *m, long b, long s, long t,
-		     struct kopt_measure_run *out);
-void kopt_measure_run_release(struct kopt_measure_run *r);
+char *kopt_bench_find_inject(void);
+int kopt_bench_lock_gpu(struct kopt_bench *m);
+void kopt_bench_unlock_gpu(struct kopt_bench *m);
+int kopt_bench_build(struct kopt_bench *m);
+int kopt_bench_run(struct kopt_bench *m, long b, long s, long t,
+		     struct kopt_bench_run *out);
+void kopt_bench_run_release(struct kopt_bench_run *r);
 
 #endif

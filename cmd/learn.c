@@ -1,0 +1,349 @@
+/*
+ * LEARN: grow and check the knowledge base.
+ *
+ *   git kopt learn new (optimization | anti-pattern) <name>
+ *                      [--language <language>] [--from <kernel>/<version>]
+ *   git kopt learn lint
+ *   git kopt learn list [--json]
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "builtin.h"
+#include "kb.h"
+#include "learn.h"
+#include "strategize.h"
+#include "templates.h"
+#include "results.h"
+#include "banned.h"
+
+static const char *const learn_usage[] = {
+	"git kopt learn new (optimization | anti-pattern) <name> "
+	"[--language <language>] [--from <kernel>/<version>]",
+	"git kopt learn lint",
+	"git kopt learn list [--json]",
+	NULL
+};
+
+static const char *const new_usage[] = {
+	"git kopt learn new (optimization | anti-pattern) <name> "
+	"[--language <language>] [--from <kernel>/<version>]",
+	NULL
+};
+
+static const char *const lint_usage[] = {
+	"git kopt learn lint",
+	NULL
+};
+
+static const char *const list_usage[] = {
+	"git kopt learn list [--json]",
+	NULL
+};
+
+static void load_kb_or_die(struct kopt_kb *kb, struct kopt_ctx *ctx,
+			   const char *language)
+{
+	const struct kopt_config *cfg = kopt_ctx_config_or_die(ctx);
+	struct kopt_kb_source src;
+
+	kopt_kb_source_worktree(&src, ctx->top);
+	if (kopt_kb_load(kb, &src, cfg, language))
+		exit(128);
+}
+
+static int learn_new(int argc, const char **argv, struct kopt_ctx *ctx)
+{
+	const char *language = NULL, *from = NULL;
+	struct kopt_option options[] = {
+		OPT_STRING(0, "language", &language, "language",
+			   "language-specific knowledge of this language"),
+		OPT_STRING(0, "from", &from, "kernel>/<version",
+			   "prefill the evidence from this version's results"),
+		OPT_END()
+	};
+	struct kopt_learn_request req = { 0 };
+	struct kopt_results before = KOPT_RESULTS_INIT;
+	struct kopt_results after = KOPT_RESULTS_INIT;
+	struct kopt_buf tmpl = KOPT_BUF_INIT, report = KOPT_BUF_INIT;
+	struct kopt_kb kb = KOPT_KB_INIT;
+	const struct kopt_config *cfg;
+	char *catalog = NULL, *kernel = NULL, *slug;
+	int ret;
+
+	argc = kopt_parse_options(argc, argv, options, new_usage, 0);
+	if (argc != 2)
+		kopt_usage_error(new_usage, options, argc < 2 ?
+				 "what kind, and what name?" :
+				 "too many arguments");
+	if (kopt_kind_parse(&req.kind, argv[0]))
+		kopt_usage_error(new_usage, options, "unknown kind '%s' "
+				 "(expected optimization or anti-pattern)",
+				 argv[0]);
+	req.name = argv[1];
+	slug = kopt_learn_slug(req.name);
+	if (!*slug)
+		kopt_die("'%s' is not a usable name; use letters and digits",
+			 req.name);
+	free(slug);
+	cfg = kopt_ctx_config_or_die(ctx);
+	if (language) {
+		const struct kopt_language *l =
+			kopt_config_language(cfg, language);
+		struct kopt_buf known = KOPT_BUF_INIT;
+		size_t i;
+		if (!l) {
+			for (i = 0; i < cfg->languages_nr; i++)
+				kopt_buf_addf(&known, "%s%s", i ? ", " : "",
+					      cfg->languages[i].name);
+			kopt_die("unknown language '%s' (known: %s)", language,
+				 known.len ? known.buf : "none in .kopt");
+		}
+		req.language = l->name;
+		catalog = kopt_language_catalog_path(l);
+	} else {
+		char *abs;
+		catalog = kopt_strdup(cfg->catalog ? cfg->catalog :
+				      KOPT_DEFAULT_CATALOG);
+		abs = kopt_ctx_path(ctx, catalog);
+		if (access(abs, F_OK))
+			kopt_die("the shared catalog '%s' does not exist; run "
+				 "'git kopt init'", catalog);
+		free(abs);
+	}
+	req.catalog = catalog;
+	if (from) {
+		const char *slash = strchr(from, '/');
+		const char *version;
+		if (!slash || slash == from || !slash[1])
+			kopt_usage_error(new_usage, options, "--from takes "
+					 "<kernel>/<version>, not '%s'", from);
+		kernel = kopt_strndup(from, (size_t)(slash - from));
+		version = slash + 1;
+		kopt_ctx_kernel_or_die(ctx, kernel);
+		if (!kopt_valid_version(version))
+			kopt_die("'%s' is not a version (v0, v1, ...)",
+				 version);
+		kopt_results_read_or_die(&after, ctx, kernel, version);
+		if (!after.parent)
+			kopt_die("%s %s has no parent to compare with; --from "
+				 "needs a version designed from another",
+				 kernel, version);
+		kopt_results_read_or_die(&before, ctx, kernel, after.parent);
+		req.before = &before;
+		req.after = &after;
+	}
+	if (kopt_templates_read(&tmpl, req.kind == KOPT_KIND_ANTI_PATTERN ?
+				"anti-pattern.md" : "optimization.md"))
+		exit(128);
+	req.template_text = tmpl.buf;
+	req.template_len = tmpl.len;
+
+	load_kb_or_die(&kb, ctx, req.language);
+	ret = kopt_learn_new(&kb, ctx->top, &req, &report);
+	fputs(report.buf, stdout);
+	if (!ret) {
+		char *rel = NULL;
+		slug = kopt_learn_slug(req.name);
+		rel = kopt_knowledge_path(kb.root, req.kind, req.language,
+					  slug);
+		printf("next: fill in the placeholders of %s and its catalog "
+		       "row; 'git kopt learn lint' lists what is left\n", rel);
+		free(rel);
+		free(slug);
+	}
+	kopt_kb_release(&kb);
+	kopt_results_release(&before);
+	kopt_results_release(&after);
+	kopt_buf_release(&tmpl);
+	kopt_buf_release(&report);
+	free(catalog);
+	free(kernel);
+	if (ret == KOPT_EEXISTS)
+		return 0;
+	return ret ? 128 : 0;
+}
+
+static int learn_lint(int argc, const char **argv, struct kopt_ctx *ctx)
+{
+	struct kopt_option options[] = { OPT_END() };
+	struct kopt_kb kb = KOPT_KB_INIT;
+	struct kopt_buf out = KOPT_BUF_INIT;
+	size_t files = 0, catalogs = 0, i;
+	int ret;
+
+	argc = kopt_parse_options(argc, argv, options, lint_usage, 0);
+	if (argc)
+		kopt_usage_error(lint_usage, options, "too many arguments");
+	load_kb_or_die(&kb, ctx, NULL);
+	kopt_problems_format(&out, &kb.problems);
+	fputs(out.buf, stdout);
+	for (i = 0; i < kb.catalogs_nr; i++)
+		catalogs += kb.catalogs[i].exists;
+	files = kb.details_nr;
+	if (kb.problems.nr)
+		fprintf(stderr, "%zu problem%s in the knowledge base\n",
+			kb.problems.nr, kb.problems.nr == 1 ? "" : "s");
+	else
+		printf("%zu catalog%s and %zu detail file%s, no problems\n",
+		       catalogs, catalogs == 1 ? "" : "s", files,
+		       files == 1 ? "" : "s");
+	ret = kb.problems.nr ? 1 : 0;
+	kopt_buf_release(&out);
+	kopt_kb_release(&kb);
+	return ret;
+}
+
+static const char *entry_name(const struct kopt_kb_entry *e)
+{
+	if (e->row && e->row->cell[KOPT_COL_NAME] &&
+	    *e->row->cell[KOPT_COL_NAME])
+		return e->row->cell[KOPT_COL_NAME];
+	if (e->detail && e->detail->name)
+		return e->detail->name;
+	return "";
+}
+
+static void list_json(const struct kopt_kb *kb)
+{
+	cJSON *arr = cJSON_CreateArray();
+	char *text;
+	size_t i, j;
+
+	for (i = 0; i < kb->entries_nr; i++) {
+		const struct kopt_kb_entry *e = &kb->entries[i];
+		const struct kopt_detail *d = e->detail;
+		cJSON *o = cJSON_CreateObject(), *a;
+		const char *impact = e->row ? e->row->cell[KOPT_COL_IMPACT] :
+				     NULL;
+		double pct;
+
+		if (e->row)
+			cJSON_AddStringToObject(o, "id",
+						e->row->cell[KOPT_COL_ID]);
+		else
+			cJSON_AddNullToObject(o, "id");
+		cJSON_AddStringToObject(o, "kind", kopt_kind_name(e->kind));
+		if (e->language)
+			cJSON_AddStringToObject(o, "language", e->language);
+		else
+			cJSON_AddNullToObject(o, "language");
+		cJSON_AddStringToObject(o, "name", entry_name(e));
+		if (e->path)
+			cJSON_AddStringToObject(o, "detail", e->path);
+		else
+			cJSON_AddNullToObject(o, "detail");
+		if (e->catalog)
+			cJSON_AddStringToObject(o, "catalog", e->catalog->path);
+		if (impact && !kopt_impact_parse(impact, &pct))
+			cJSON_AddNumberToObject(o, "impact_pct", pct);
+		else if (e->kind == KOPT_KIND_OPTIMIZATION)
+			cJSON_AddNullToObject(o, "impact_pct");
+		a = cJSON_AddArrayToObject(o, "triggers");
+		for (j = 0; d && j < d->triggers_nr; j++)
+			cJSON_AddItemToArray(a, cJSON_CreateString(
+				d->triggers[j].text));
+		if (d && d->control)
+			cJSON_AddStringToObject(o, "control",
+						kopt_control_name(d->control));
+		else
+			cJSON_AddNullToObject(o, "control");
+		if (d && d->source_type)
+			cJSON_AddStringToObject(o, "source_type",
+						d->source_type);
+		else
+			cJSON_AddNullToObject(o, "source_type");
+		a = cJSON_AddArrayToObject(o, "contexts");
+		for (j = 0; d && j < d->contexts.nr; j++)
+			cJSON_AddItemToArray(a, cJSON_CreateString(
+				d->contexts.v[j]));
+		cJSON_AddItemToArray(arr, o);
+	}
+	text = cJSON_Print(arr);
+	puts(text);
+	free(text);
+	cJSON_Delete(arr);
+}
+
+static void list_text(const struct kopt_kb *kb)
+{
+	size_t i, wid = 2, wscope = 6, wname = 4;
+
+	for (i = 0; i < kb->entries_nr; i++) {
+		const struct kopt_kb_entry *e = &kb->entries[i];
+		size_t n = e->row ? strlen(e->row->cell[KOPT_COL_ID]) : 1;
+		if (n > wid)
+			wid = n;
+		n = e->language ? strlen(e->language) : 6;
+		if (n > wscope)
+			wscope = n;
+		n = strlen(entry_name(e));
+		if (n > wname)
+			wname = n;
+	}
+	for (i = 0; i < kb->entries_nr; i++) {
+		const struct kopt_kb_entry *e = &kb->entries[i];
+		const struct kopt_detail *d = e->detail;
+		struct kopt_buf trig = KOPT_BUF_INIT;
+		size_t j;
+
+		for (j = 0; d && j < d->triggers_nr; j++)
+			kopt_buf_addf(&trig, "%s%s", j ? " and " : "",
+				      d->triggers[j].text);
+		printf("%-*s  %-12s  %-*s  %-*s  %s%s%s%s\n", (int)wid,
+		       e->row ? e->row->cell[KOPT_COL_ID] : "-",
+		       kopt_kind_name(e->kind), (int)wscope,
+		       e->language ? e->language : "shared", (int)wname,
+		       entry_name(e), e->path ? e->path : "-",
+		       trig.len ? "  [" : "", trig.buf, trig.len ? "]" : "");
+		kopt_buf_release(&trig);
+	}
+}
+
+static int learn_list(int argc, const char **argv, struct kopt_ctx *ctx)
+{
+	int json = 0;
+	struct kopt_option options[] = {
+		OPT_BOOL(0, "json", &json, "print JSON"),
+		OPT_END()
+	};
+	struct kopt_kb kb = KOPT_KB_INIT;
+
+	argc = kopt_parse_options(argc, argv, options, list_usage, 0);
+	if (argc)
+		kopt_usage_error(list_usage, options, "too many arguments");
+	load_kb_or_die(&kb, ctx, NULL);
+	if (json)
+		list_json(&kb);
+	else
+		list_text(&kb);
+	if (kb.problems.nr)
+		kopt_warning("the knowledge base has %zu problem%s; run 'git "
+			     "kopt learn lint'", kb.problems.nr,
+			     kb.problems.nr == 1 ? "" : "s");
+	kopt_kb_release(&kb);
+	return 0;
+}
+
+int cmd_learn(int argc, const char **argv, struct kopt_ctx *ctx)
+{
+	static const struct kopt_option options[] = { OPT_END() };
+
+	argc = kopt_parse_options(argc, argv, options, learn_usage,
+				  KOPT_PARSE_STOP_AT_NON_OPTION);
+	if (argc < 1)
+		kopt_usage_error(learn_usage, options, "which action: new, "
+				 "lint or list?");
+	if (!strcmp(argv[0], "new"))
+		return learn_new(argc, argv, ctx);
+	if (!strcmp(argv[0], "lint"))
+		return learn_lint(argc, argv, ctx);
+	if (!strcmp(argv[0], "list"))
+		return learn_list(argc, argv, ctx);
+	kopt_usage_error(learn_usage, options, "unknown action '%s'", argv[0]);
+}

@@ -1,0 +1,196 @@
+/*
+ * STRATEGIZE: the Optimization Task for the next version, from the
+ * current version's results and the knowledge base.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtin.h"
+#include "kb.h"
+#include "lockfile.h"
+#include "results.h"
+#include "strategize.h"
+#include "strategy.h"
+#include "banned.h"
+
+static const char *const strategize_usage[] = {
+	"git kopt strategize <kernel> [<version>] [--json] [--max <n>] "
+	"[--force] [--no-write]",
+	NULL
+};
+
+void kopt_results_read_or_die(struct kopt_results *out, struct kopt_ctx *ctx,
+			      const char *kernel, const char *version)
+{
+	struct kopt_buf rel = KOPT_BUF_INIT;
+	char *path;
+	int ret;
+
+	kopt_results_path(&rel, kernel, version);
+	path = kopt_ctx_path(ctx, rel.buf);
+	ret = kopt_results_read_file(out, path, kernel, version);
+	if (ret == KOPT_ENOTFOUND)
+		kopt_die("no results for %s %s (%s); run 'git kopt profile %s "
+			 "%s' first", kernel, version, rel.buf, kernel,
+			 version);
+	if (ret)
+		exit(128);
+	if (!out->entries_nr)
+		kopt_die("%s has no measured trials; run 'git kopt profile %s "
+			 "%s' first", rel.buf, kernel, version);
+	free(path);
+	kopt_buf_release(&rel);
+}
+
+/*
+ * Load everything the task is made of; shared with `select`, which
+ * computes the same task when none was written.  Dies on bad input,
+ * naming the file and what to run.
+ */
+void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
+			    struct kopt_results *res, struct kopt_ctx *ctx,
+			    const char *kernel_name, const char *version,
+			    char **current, char **next, size_t max)
+{
+	const struct kopt_config *cfg = kopt_ctx_config_or_die(ctx);
+	const struct kopt_kernel *k = kopt_ctx_kernel_or_die(ctx, kernel_name);
+	struct kopt_kb_source src;
+	struct kopt_buf probs = KOPT_BUF_INIT;
+	char *newest = NULL;
+
+	kopt_kernel_versions(ctx->top, ctx->repo, k, &newest, next);
+	if (version) {
+		if (!kopt_valid_version(version))
+			kopt_die("'%s' is not a version (v0, v1, ...)",
+				 version);
+		*current = kopt_strdup(version);
+		free(newest);
+	} else if (newest) {
+		*current = newest;
+	} else {
+		kopt_die("no results for kernel '%s'; run 'git kopt profile "
+			 "%s v0' first", k->name, k->name);
+	}
+	kopt_results_read_or_die(res, ctx, k->name, *current);
+
+	kopt_kb_source_worktree(&src, ctx->top);
+	if (kopt_kb_load(kb, &src, cfg, k->language))
+		exit(128);
+	if (kb->problems.nr) {
+		size_t i;
+		kopt_problems_format(&probs, &kb->problems);
+		for (i = 0; i < kb->problems.nr; i++) {
+			const struct kopt_problem *p = &kb->problems.v[i];
+			if (p->line)
+				kopt_error("%s:%d: %s", p->file, p->line,
+					   p->what);
+			else
+				kopt_error("%s: %s", p->file, p->what);
+		}
+		kopt_die("the knowledge base has %zu problem%s; fix %s first "
+			 "('git kopt learn lint' lists %s)", kb->problems.nr,
+			 kb->problems.nr == 1 ? "" : "s",
+			 kb->problems.nr == 1 ? "it" : "them",
+			 kb->problems.nr == 1 ? "it" : "them");
+	}
+	kopt_buf_release(&probs);
+	if (kopt_strategy_compute(out, kb, res, cfg, k, *current, *next, max))
+		exit(128);
+}
+
+static int same_content(const char *path, const struct kopt_buf *want)
+{
+	struct kopt_buf have = KOPT_BUF_INIT;
+	int same;
+
+	if (kopt_buf_read_file(&have, path))
+		return errno == ENOENT ? -1 : 0;
+	same = have.len == want->len && !memcmp(have.buf, want->buf, have.len);
+	kopt_buf_release(&have);
+	return same;
+}
+
+int cmd_strategize(int argc, const char **argv, struct kopt_ctx *ctx)
+{
+	int json = 0, force = 0, no_write = 0, max = KOPT_STRATEGY_DEFAULT_MAX;
+	struct kopt_option options[] = {
+		OPT_BOOL(0, "json", &json, "print the task as JSON"),
+		OPT_INT(0, "max", &max, "n",
+			"apply at most this many optimizations (3)"),
+		OPT_BOOL(0, "force", &force,
+			 "replace a task file that differs"),
+		OPT_BOOL(0, "no-write", &no_write,
+			 "print the task, write no file"),
+		OPT_END()
+	};
+	struct kopt_strategy s;
+	struct kopt_kb kb = KOPT_KB_INIT;
+	struct kopt_results res = KOPT_RESULTS_INIT;
+	struct kopt_buf md = KOPT_BUF_INIT, out = KOPT_BUF_INIT;
+	char *current = NULL, *next = NULL, *task, *task_dir, *abs;
+	int same;
+
+	argc = kopt_parse_options(argc, argv, options, strategize_usage, 0);
+	if (argc < 1 || argc > 2)
+		kopt_usage_error(strategize_usage, options, argc < 1 ?
+				 "which kernel?" : "too many arguments");
+	if (max < 1)
+		kopt_usage_error(strategize_usage, options, "--max must be at "
+				 "least 1");
+	kopt_strategize_or_die(&s, &kb, &res, ctx, argv[0],
+			       argc > 1 ? argv[1] : NULL, &current, &next,
+			       (size_t)max);
+	task = kopt_task_path(s.kernel, next);
+	task_dir = kopt_strndup(task, (size_t)(strrchr(task, '/') - task));
+	kopt_strategy_render(&md, &s, task_dir);
+	abs = kopt_ctx_path(ctx, task);
+	if (!no_write) {
+		same = same_content(abs, &md);
+		if (same == 0 && !force)
+			kopt_die("'%s' exists and differs from this task; use "
+				 "--force to replace it, or --no-write to only "
+				 "print it", task);
+		if (same != 1 &&
+		    kopt_write_file_atomic(abs, md.buf, md.len, 0644))
+			exit(128);
+	}
+	if (json)
+		kopt_strategy_json(&out, &s, no_write ? NULL : task);
+	else
+		kopt_buf_addbuf(&out, &md);
+	fputs(out.buf, stdout);
+	if (s.unknown_nr) {
+		struct kopt_strvec missing = KOPT_STRVEC_INIT;
+		struct kopt_buf list = KOPT_BUF_INIT;
+		size_t i, j;
+		for (i = 0; i < s.unknown_nr; i++)
+			for (j = 0; j < s.unknown[i].missing.nr; j++)
+				if (!kopt_strvec_has(&missing,
+						     s.unknown[i].missing.v[j]))
+					kopt_strvec_push(&missing,
+						s.unknown[i].missing.v[j]);
+		for (i = 0; i < missing.nr; i++)
+			kopt_buf_addf(&list, "%s%s", i ? ", " : "",
+				      missing.v[i]);
+		kopt_warning("%zu entr%s not evaluated: not measured: %s",
+			     s.unknown_nr, s.unknown_nr == 1 ? "y" : "ies",
+			     list.buf);
+		kopt_strvec_clear(&missing);
+		kopt_buf_release(&list);
+	}
+	if (!no_write)
+		fprintf(stderr, "wrote %s\n", task);
+	kopt_strategy_release(&s);
+	kopt_kb_release(&kb);
+	kopt_results_release(&res);
+	kopt_buf_release(&md);
+	kopt_buf_release(&out);
+	free(current);
+	free(next);
+	free(task);
+	free(task_dir);
+	free(abs);
+	return 0;
+}

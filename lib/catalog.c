@@ -1,0 +1,541 @@
+#include "catalog.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "error.h"
+#include "md.h"
+#include "banned.h"
+
+static const char *const opt_header =
+	"| ID | Optimization | Trigger Conditions | Est. Impact | Pitfalls | "
+	"Detail File |\n"
+	"|----|--------------|--------------------|-------------|----------|"
+	"-------------|\n";
+static const char *const anti_header =
+	"| ID | Anti-Pattern | Failure Mode | Source | Detail File |\n"
+	"|----|--------------|--------------|--------|-------------|\n";
+
+const char *kopt_catalog_header(enum kopt_kind kind)
+{
+	return kind == KOPT_KIND_ANTI_PATTERN ? anti_header : opt_header;
+}
+
+/* Column names, lower-case with only letters and digits kept. */
+static int column_of(const char *cell)
+{
+	char norm[64];
+	size_t n = 0;
+
+	for (; *cell && n + 1 < sizeof(norm); cell++)
+		if (isalnum((unsigned char)*cell))
+			norm[n++] = (char)tolower((unsigned char)*cell);
+	norm[n] = '\0';
+	if (!strcmp(norm, "id"))
+		return KOPT_COL_ID;
+	if (!strcmp(norm, "optimization") || !strcmp(norm, "antipattern"))
+		return KOPT_COL_NAME;
+	if (!strcmp(norm, "triggerconditions") || !strcmp(norm, "trigger") ||
+	    !strcmp(norm, "triggers"))
+		return KOPT_COL_TRIGGER;
+	if (!strcmp(norm, "estimpact") || !strcmp(norm, "estimatedimpact"))
+		return KOPT_COL_IMPACT;
+	if (!strcmp(norm, "pitfalls"))
+		return KOPT_COL_PITFALLS;
+	if (!strcmp(norm, "failuremode"))
+		return KOPT_COL_FAILURE;
+	if (!strcmp(norm, "source"))
+		return KOPT_COL_SOURCE;
+	if (!strcmp(norm, "detailfile") || !strcmp(norm, "detail"))
+		return KOPT_COL_DETAIL;
+	return -1;
+}
+
+static const char *const col_title[KOPT_COL_NR] = {
+	"ID", "Optimization", "Trigger Conditions", "Est. Impact", "Pitfalls",
+	"Failure Mode", "Source", "Detail File",
+};
+
+struct parse {
+	struct kopt_catalog *c;
+	struct kopt_problems *problems;
+	int nproblems;
+};
+
+static void problem(struct parse *ps, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void problem(struct parse *ps, int line, const char *fmt, ...)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	kopt_buf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	kopt_problems_add(ps->problems, ps->c->path, line, "%s", sb.buf);
+	kopt_buf_release(&sb);
+	ps->nproblems++;
+}
+
+static void cell_text(struct kopt_buf *out, cmark_node *cell)
+{
+	kopt_buf_reset(out);
+	kopt_md_text(out, cell);
+	kopt_buf_trim(out);
+}
+
+/* The first code span or link under `n`. */
+static cmark_node *find_path_node(cmark_node *n)
+{
+	cmark_node *c, *hit;
+
+	if (cmark_node_get_type(n) == CMARK_NODE_CODE ||
+	    cmark_node_get_type(n) == CMARK_NODE_LINK)
+		return n;
+	for (c = cmark_node_first_child(n); c; c = cmark_node_next(c))
+		if ((hit = find_path_node(c)))
+			return hit;
+	return NULL;
+}
+
+/*
+ * Returns 1 and fills `t` when `header` is an index table's header row;
+ * reports a table that names the ID and entry columns but lacks others.
+ */
+static int read_header(struct parse *ps, cmark_node *table,
+		       struct kopt_catalog_table *t)
+{
+	cmark_node *hdr = cmark_node_first_child(table), *cell;
+	struct kopt_buf text = KOPT_BUF_INIT;
+	int i, kind = -1;
+
+	if (!kopt_md_is(hdr, "table_header"))
+		return 0;
+	memset(t, 0, sizeof(*t));
+	kopt_strvec_init(&t->columns);
+	for (i = 0; i < KOPT_COL_NR; i++)
+		t->col[i] = -1;
+	for (cell = cmark_node_first_child(hdr), i = 0; cell;
+	     cell = cmark_node_next(cell), i++) {
+		int col;
+		cell_text(&text, cell);
+		kopt_strvec_push(&t->columns, text.buf);
+		col = column_of(text.buf);
+		if (col < 0 || t->col[col] >= 0)
+			continue;
+		t->col[col] = i;
+		if (col == KOPT_COL_NAME)
+			kind = tolower((unsigned char)text.buf[0]) == 'a' ?
+			       KOPT_KIND_ANTI_PATTERN : KOPT_KIND_OPTIMIZATION;
+	}
+	t->ncols = i;
+	kopt_buf_release(&text);
+	t->header_line = kopt_md_table_header_line(table);
+	t->end_line = kopt_md_table_end_line(table);
+	if (t->col[KOPT_COL_ID] < 0 || kind < 0) {
+		kopt_strvec_clear(&t->columns);
+		return 0;
+	}
+	t->kind = (enum kopt_kind)kind;
+	{
+		static const int need_opt[] = { KOPT_COL_TRIGGER,
+			KOPT_COL_IMPACT, KOPT_COL_PITFALLS, KOPT_COL_DETAIL };
+		static const int need_anti[] = { KOPT_COL_FAILURE,
+			KOPT_COL_SOURCE, KOPT_COL_DETAIL };
+		const int *need = kind == KOPT_KIND_ANTI_PATTERN ?
+				  need_anti : need_opt;
+		size_t nneed = kind == KOPT_KIND_ANTI_PATTERN ?
+			       KOPT_ARRAY_SIZE(need_anti) :
+			       KOPT_ARRAY_SIZE(need_opt);
+		size_t j;
+
+		for (j = 0; j < nneed; j++)
+			if (t->col[need[j]] < 0)
+				problem(ps, t->header_line, "the %s index has "
+					"no '%s' column", kopt_kind_name(t->kind),
+					col_title[need[j]]);
+	}
+	return 1;
+}
+
+static void read_row(struct parse *ps, const struct kopt_catalog_table *t,
+		     cmark_node *row)
+{
+	struct kopt_catalog *c = ps->c;
+	struct kopt_catalog_row *r;
+	struct kopt_buf text = KOPT_BUF_INIT;
+	cmark_node *cell, *cells[256];
+	int i, n = 0;
+	char prefix = t->kind == KOPT_KIND_ANTI_PATTERN ? 'A' : 'O';
+	size_t j;
+
+	for (cell = cmark_node_first_child(row); cell && n < 256;
+	     cell = cmark_node_next(cell))
+		cells[n++] = cell;
+	KOPT_ALLOC_GROW(c->rows, c->rows_nr + 1, c->rows_alloc);
+	r = &c->rows[c->rows_nr++];
+	memset(r, 0, sizeof(*r));
+	r->kind = t->kind;
+	r->line = cmark_node_get_start_line(row);
+	for (i = 0; i < KOPT_COL_NR; i++) {
+		if (t->col[i] < 0)
+			continue;
+		if (t->col[i] < n)
+			cell_text(&text, cells[t->col[i]]);
+		else
+			kopt_buf_reset(&text);
+		r->cell[i] = kopt_strdup(text.buf);
+	}
+
+	/* the ID */
+	r->num = -1;
+	{
+		const char *id = r->cell[KOPT_COL_ID], *p = id + 1;
+		if (id[0] == prefix && isdigit((unsigned char)*p)) {
+			while (isdigit((unsigned char)*p))
+				p++;
+			if (!*p)
+				r->num = strtol(id + 1, NULL, 10);
+		}
+		if (r->num < 0)
+			problem(ps, r->line, "ID '%s' is not of the form "
+				"%c<n>%s", id, prefix,
+				strchr(id, ' ') ? " (a table ends at a blank "
+				"line)" : "");
+		for (j = 0; r->num >= 0 && j + 1 < c->rows_nr; j++)
+			if (c->rows[j].kind == r->kind &&
+			    c->rows[j].num == r->num) {
+				problem(ps, r->line, "duplicate ID '%s' (also "
+					"on line %d)", id, c->rows[j].line);
+				break;
+			}
+	}
+
+	/* the detail file: a code span or a link */
+	if (t->col[KOPT_COL_DETAIL] >= 0) {
+		cmark_node *pn = t->col[KOPT_COL_DETAIL] < n ?
+			find_path_node(cells[t->col[KOPT_COL_DETAIL]]) : NULL;
+		const char *d = r->cell[KOPT_COL_DETAIL];
+
+		if (pn && cmark_node_get_type(pn) == CMARK_NODE_CODE) {
+			r->detail = kopt_strdup(cmark_node_get_literal(pn));
+		} else if (pn) {
+			r->detail = kopt_strdup(cmark_node_get_url(pn));
+			r->detail_link = 1;
+		} else if (*d) {
+			problem(ps, r->line, "%s: the detail file '%s' must be "
+				"a path in backticks or a link", r->cell[0], d);
+		} else {
+			problem(ps, r->line, "%s: no detail file", r->cell[0]);
+		}
+	}
+
+	/* cells left as learn new wrote them */
+	for (i = 0; i < KOPT_COL_NR; i++) {
+		size_t plen;
+		long at;
+		if (!r->cell[i] ||
+		    (at = kopt_knowledge_placeholder(r->cell[i], &plen)) < 0)
+			continue;
+		problem(ps, r->line, "%s: template placeholder '%.*s' left in "
+			"the '%s' column", r->cell[0], (int)plen,
+			r->cell[i] + at, i == KOPT_COL_NAME &&
+			t->kind == KOPT_KIND_ANTI_PATTERN ? "Anti-Pattern" :
+			col_title[i]);
+	}
+	if (t->kind == KOPT_KIND_OPTIMIZATION && r->cell[KOPT_COL_IMPACT] &&
+	    kopt_knowledge_placeholder(r->cell[KOPT_COL_IMPACT], &j) < 0) {
+		double pct;
+		if (kopt_impact_parse(r->cell[KOPT_COL_IMPACT], &pct))
+			problem(ps, r->line, "%s: Est. Impact '%s' is not a "
+				"percentage (20-40%%), a factor (1.5x) or high, "
+				"medium, low", r->cell[0],
+				r->cell[KOPT_COL_IMPACT]);
+	}
+	kopt_buf_release(&text);
+}
+
+int kopt_catalog_parse(struct kopt_catalog *out, const char *path,
+		       const char *text, size_t len,
+		       struct kopt_problems *problems)
+{
+	struct parse ps = { out, problems, 0 };
+	cmark_node *doc, *n, *row;
+
+	memset(out, 0, sizeof(*out));
+	kopt_buf_init(&out->text, len);
+	kopt_buf_add(&out->text, text, len);
+	out->path = kopt_strdup(path);
+	doc = kopt_md_parse(text, len);
+	for (n = cmark_node_first_child(doc); n; n = cmark_node_next(n)) {
+		struct kopt_catalog_table t;
+
+		if (!kopt_md_is(n, "table") || !read_header(&ps, n, &t))
+			continue;
+		KOPT_ALLOC_GROW(out->tables, out->tables_nr + 1,
+				out->tables_alloc);
+		out->tables[out->tables_nr++] = t;
+		for (row = cmark_node_first_child(n); row;
+		     row = cmark_node_next(row))
+			if (kopt_md_is(row, "table_row"))
+				read_row(&ps, &t, row);
+	}
+	cmark_node_free(doc);
+	return ps.nproblems ? KOPT_EINVALID : 0;
+}
+
+void kopt_catalog_release(struct kopt_catalog *c)
+{
+	size_t i;
+	int j;
+
+	for (i = 0; i < c->rows_nr; i++) {
+		for (j = 0; j < KOPT_COL_NR; j++)
+			free(c->rows[i].cell[j]);
+		free(c->rows[i].detail);
+	}
+	free(c->rows);
+	for (i = 0; i < c->tables_nr; i++)
+		kopt_strvec_clear(&c->tables[i].columns);
+	free(c->tables);
+	free(c->path);
+	kopt_buf_release(&c->text);
+	memset(c, 0, sizeof(*c));
+}
+
+long kopt_catalog_next_id(const struct kopt_catalog *c, enum kopt_kind kind)
+{
+	long max = 0;
+	size_t i;
+
+	for (i = 0; i < c->rows_nr; i++)
+		if (c->rows[i].kind == kind && c->rows[i].num > max)
+			max = c->rows[i].num;
+	return max + 1;
+}
+
+const struct kopt_catalog_row *
+kopt_catalog_find(const struct kopt_catalog *c, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < c->rows_nr; i++)
+		if (c->rows[i].cell[KOPT_COL_ID] &&
+		    !strcmp(c->rows[i].cell[KOPT_COL_ID], id))
+			return &c->rows[i];
+	return NULL;
+}
+
+/* Join and resolve "." and ".."; NULL when it climbs above the top. */
+static char *normalize(const char *dir, const char *rel)
+{
+	struct kopt_strvec parts = KOPT_STRVEC_INIT;
+	struct kopt_buf all = KOPT_BUF_INIT, out = KOPT_BUF_INIT;
+	const char *p, *s;
+	size_t i;
+	int bad = 0;
+
+	if (dir && *dir)
+		kopt_buf_addf(&all, "%s/", dir);
+	kopt_buf_addstr(&all, rel);
+	for (p = all.buf; *p; p = *s ? s + 1 : s) {
+		s = strchr(p, '/');
+		if (!s)
+			s = p + strlen(p);
+		if (s == p || (s - p == 1 && *p == '.'))
+			continue;
+		if (s - p == 2 && p[0] == '.' && p[1] == '.') {
+			if (!parts.nr) {
+				bad = 1;
+				break;
+			}
+			kopt_strvec_pop(&parts);
+			continue;
+		}
+		kopt_buf_reset(&out);
+		kopt_buf_add(&out, p, (size_t)(s - p));
+		kopt_strvec_push(&parts, out.buf);
+	}
+	kopt_buf_reset(&out);
+	for (i = 0; i < parts.nr; i++)
+		kopt_buf_addf(&out, "%s%s", i ? "/" : "", parts.v[i]);
+	kopt_strvec_clear(&parts);
+	kopt_buf_release(&all);
+	if (bad || !out.len) {
+		kopt_buf_release(&out);
+		return NULL;
+	}
+	return kopt_buf_detach(&out, NULL);
+}
+
+char *kopt_catalog_detail_path(const struct kopt_catalog *c,
+			       const struct kopt_catalog_row *row, char **alt)
+{
+	char *dir, *url, *hash, *ret;
+	const char *slash;
+
+	if (alt)
+		*alt = NULL;
+	if (!row->detail || !*row->detail)
+		return NULL;
+	if (!row->detail_link)
+		return normalize(NULL, row->detail);
+	if (strstr(row->detail, "://") || kopt_starts_with(row->detail, "#") ||
+	    kopt_starts_with(row->detail, "mailto:"))
+		return NULL;
+	url = kopt_strdup(row->detail);
+	hash = strchr(url, '#');
+	if (hash)
+		*hash = '\0';
+	if (url[0] == '/') {
+		ret = normalize(NULL, url + 1);
+		free(url);
+		return ret;
+	}
+	slash = strrchr(c->path, '/');
+	dir = slash ? kopt_strndup(c->path, (size_t)(slash - c->path)) :
+		      kopt_strdup("");
+	ret = normalize(dir, url);
+	if (alt)
+		*alt = normalize(NULL, url);
+	free(dir);
+	free(url);
+	return ret;
+}
+
+static void add_cell(struct kopt_buf *out, const char *s)
+{
+	kopt_buf_addch(out, ' ');
+	for (; s && *s; s++) {
+		if (*s == '|')
+			kopt_buf_addstr(out, "\\|");
+		else if (*s == '\n' || *s == '\r')
+			kopt_buf_addch(out, ' ');
+		else
+			kopt_buf_addch(out, *s);
+	}
+	kopt_buf_addstr(out, " |");
+}
+
+void kopt_catalog_append(struct kopt_buf *out, const struct kopt_catalog *c,
+			 const struct kopt_catalog_row *row)
+{
+	const struct kopt_catalog_table *t = NULL;
+	struct kopt_buf line = KOPT_BUF_INIT;
+	const char *text = c->text.buf;
+	size_t len = c->text.len, at, i;
+	int j;
+
+	for (i = 0; i < c->tables_nr; i++)
+		if (c->tables[i].kind == row->kind &&
+		    (!t || c->tables[i].end_line > t->end_line))
+			t = &c->tables[i];
+	kopt_buf_reset(out);
+	kopt_buf_add(out, text, len);
+	kopt_buf_addch(&line, '|');
+	if (t) {
+		for (j = 0; j < t->ncols; j++) {
+			int col, k;
+			for (col = -1, k = 0; k < KOPT_COL_NR; k++)
+				if (t->col[k] == j)
+					col = k;
+			add_cell(&line, col >= 0 ? row->cell[col] : "");
+		}
+	} else {
+		static const int opt[] = { KOPT_COL_ID, KOPT_COL_NAME,
+			KOPT_COL_TRIGGER, KOPT_COL_IMPACT, KOPT_COL_PITFALLS,
+			KOPT_COL_DETAIL };
+		static const int anti[] = { KOPT_COL_ID, KOPT_COL_NAME,
+			KOPT_COL_FAILURE, KOPT_COL_SOURCE, KOPT_COL_DETAIL };
+		int anti_kind = row->kind == KOPT_KIND_ANTI_PATTERN;
+		const int *cols = anti_kind ? anti : opt;
+		size_t n = anti_kind ? KOPT_ARRAY_SIZE(anti) :
+			   KOPT_ARRAY_SIZE(opt);
+		for (i = 0; i < n; i++)
+			add_cell(&line, row->cell[cols[i]]);
+	}
+	kopt_buf_addch(&line, '\n');
+
+	if (t) {
+		at = kopt_md_line_end(text, len, t->end_line);
+		if (at == len && len && text[len - 1] != '\n')
+			kopt_buf_insert(&line, 0, "\n", 1);
+		kopt_buf_insert(out, at, line.buf, line.len);
+	} else {
+		if (len && text[len - 1] != '\n')
+			kopt_buf_addch(out, '\n');
+		if (out->len)
+			kopt_buf_addch(out, '\n');
+		kopt_buf_addf(out, "## %s Index\n\n%s",
+			      row->kind == KOPT_KIND_ANTI_PATTERN ?
+			      "Anti-Pattern" : "Optimization",
+			      kopt_catalog_header(row->kind));
+		kopt_buf_addbuf(out, &line);
+	}
+	kopt_buf_release(&line);
+}
+
+static int word_impact(const char *s, double *pct)
+{
+	static const struct { const char *w; double v; } words[] = {
+		{ "very high", 50 }, { "high", 30 }, { "medium", 15 },
+		{ "moderate", 15 }, { "low", 5 },
+	};
+	size_t i;
+
+	while (*s && !isalpha((unsigned char)*s))
+		s++;
+	for (i = 0; i < KOPT_ARRAY_SIZE(words); i++)
+		if (!strncasecmp(s, words[i].w, strlen(words[i].w))) {
+			*pct = words[i].v;
+			return 0;
+		}
+	return KOPT_EINVALID;
+}
+
+int kopt_impact_parse(const char *text, double *pct)
+{
+	const char *p = text;
+	double a, b;
+	char *end;
+
+	while (*p && !isdigit((unsigned char)*p))
+		p++;
+	if (!*p)
+		return word_impact(text, pct);
+	a = strtod(p, &end);
+	b = a;
+	p = end;
+	while (*p == ' ')
+		p++;
+	/* a range: 20-40%, 20–40% (en dash), 20 to 40% */
+	if (*p == '-' || !strncmp(p, "\xe2\x80\x93", 3) ||
+	    !strncasecmp(p, "to ", 3)) {
+		const char *q = *p == '-' ? p + 1 : *p == '\xe2' ? p + 3 :
+				p + 3;
+		while (*q == ' ')
+			q++;
+		if (isdigit((unsigned char)*q)) {
+			b = strtod(q, &end);
+			p = end;
+		}
+	}
+	while (*p == ' ')
+		p++;
+	if (*p == '%') {
+		*pct = (a + b) / 2;
+		return 0;
+	}
+	if (*p == 'x' || *p == 'X' || !strncmp(p, "\xc3\x97", 2)) {
+		*pct = ((a + b) / 2 - 1) * 100;
+		if (*pct < 0)
+			*pct = 0;
+		return 0;
+	}
+	return KOPT_EINVALID;
+}

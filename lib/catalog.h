@@ -1,0 +1,111 @@
+#ifndef KOPT_CATALOG_H
+#define KOPT_CATALOG_H
+
+/*
+ * Optimization catalogs: the index tables of the shared catalog
+ * (kopt.catalog, .claude/skills/optimization-catalog/SKILL.md) and of
+ * each language catalog.  Two table shapes are recognised wherever they
+ * sit among prose and other tables:
+ *
+ *   | ID | Optimization | Trigger Conditions | Est. Impact | Pitfalls | Detail File |
+ *   | ID | Anti-Pattern | Failure Mode | Source | Detail File |
+ *
+ * Columns are found by name (case, spaces and dots do not matter), extra
+ * columns are kept, and a table of either kind may appear more than
+ * once.  IDs are O<n> and A<n>, unique within a catalog.  The Detail
+ * File cell holds a path in backticks (from the top of the work tree) or
+ * a link (relative to the catalog file, as a Markdown viewer reads it).
+ *
+ * kopt_catalog_parse() keeps the file's bytes and reports every problem
+ * of the catalog itself (shape, IDs, cells) into `problems`; whether the
+ * detail files exist and point back is checked by lib/kb.
+ * kopt_catalog_append() splices a new row after the last row of the
+ * right table (or a new table at the end of the file) without touching
+ * any other byte.  Free with kopt_catalog_release().
+ */
+
+#include "buf.h"
+#include "knowledge.h"
+#include "problem.h"
+#include "strvec.h"
+
+enum kopt_catalog_col {
+	KOPT_COL_ID,
+	KOPT_COL_NAME,          /* Optimization / Anti-Pattern */
+	KOPT_COL_TRIGGER,
+	KOPT_COL_IMPACT,
+	KOPT_COL_PITFALLS,
+	KOPT_COL_FAILURE,
+	KOPT_COL_SOURCE,
+	KOPT_COL_DETAIL,
+	KOPT_COL_NR
+};
+
+struct kopt_catalog_row {
+	enum kopt_kind kind;
+	char *cell[KOPT_COL_NR];  /* plain text; NULL for absent columns */
+	long num;                 /* n of O<n>/A<n>, or -1 when malformed */
+	char *detail;             /* the Detail File as written, or NULL */
+	int detail_link;          /* written as a link */
+	int line;
+};
+
+struct kopt_catalog_table {
+	enum kopt_kind kind;
+	int header_line, end_line;
+	int col[KOPT_COL_NR];     /* column index of each, or -1 */
+	int ncols;
+	struct kopt_strvec columns;
+};
+
+struct kopt_catalog {
+	char *path;               /* from the top of the work tree */
+	struct kopt_buf text;
+	struct kopt_catalog_table *tables;
+	size_t tables_nr, tables_alloc;
+	struct kopt_catalog_row *rows;
+	size_t rows_nr, rows_alloc;
+};
+
+#define KOPT_CATALOG_INIT { NULL, KOPT_BUF_INIT, NULL, 0, 0, NULL, 0, 0 }
+
+/* 0, or KOPT_EINVALID when problems were added. */
+int kopt_catalog_parse(struct kopt_catalog *out, const char *path,
+		       const char *text, size_t len,
+		       struct kopt_problems *problems);
+void kopt_catalog_release(struct kopt_catalog *c);
+
+/* The ID number after the largest of this kind (1 for an empty one). */
+long kopt_catalog_next_id(const struct kopt_catalog *c, enum kopt_kind kind);
+/* The row of this kind whose ID is `id`, or NULL. */
+const struct kopt_catalog_row *
+kopt_catalog_find(const struct kopt_catalog *c, const char *id);
+
+/*
+ * The detail file of `row` as a path from the top of the work tree
+ * (owned by the caller); NULL when the row names none or names a URL.
+ * For a link, *alt (when not NULL) receives the link read from the top
+ * of the work tree instead, which hand-written catalogs often mean.
+ */
+char *kopt_catalog_detail_path(const struct kopt_catalog *c,
+			       const struct kopt_catalog_row *row, char **alt);
+
+/*
+ * The catalog's text with a row for `row` (kind and cell[] set; the ID
+ * cell included) spliced after the last row of a table of its kind, or
+ * with a new table of that kind appended when there is none.
+ */
+void kopt_catalog_append(struct kopt_buf *out, const struct kopt_catalog *c,
+			 const struct kopt_catalog_row *row);
+
+/*
+ * An Est. Impact cell as a percentage gain: "20-40%" is 30, "~15%" 15,
+ * "1.5x" 50, "up to 2x" 100, "high" 30, "medium" 15, "low" 5.
+ * KOPT_EINVALID when the text says none of these.
+ */
+int kopt_impact_parse(const char *text, double *pct);
+
+/* The header of a new table of this kind, and its delimiter row. */
+const char *kopt_catalog_header(enum kopt_kind kind);
+
+#endif

@@ -1,0 +1,359 @@
+#include "learn.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "error.h"
+#include "lockfile.h"
+#include "md.h"
+#include "banned.h"
+
+char *kopt_learn_slug(const char *name)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+	const char *p;
+
+	for (p = name; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (isalnum(c) || ((c == '_' || c == '.') && sb.len))
+			kopt_buf_addch(&sb, (char)tolower(c));
+		else if (sb.len && sb.buf[sb.len - 1] != '-')
+			kopt_buf_addch(&sb, '-');
+	}
+	while (sb.len && strchr("-._", sb.buf[sb.len - 1]))
+		kopt_buf_setlen(&sb, sb.len - 1);
+	return kopt_buf_detach(&sb, NULL);
+}
+
+char *kopt_learn_title(const char *name)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+	const char *p;
+	int plain = 1;
+
+	for (p = name; *p; p++)
+		if (isupper((unsigned char)*p) || *p == ' ')
+			plain = 0;
+	if (!plain) {
+		kopt_buf_addstr(&sb, name);
+		kopt_buf_trim(&sb);
+		return kopt_buf_detach(&sb, NULL);
+	}
+	for (p = name; *p; p++)
+		kopt_buf_addch(&sb, *p == '-' || *p == '_' ? ' ' : *p);
+	if (sb.len)
+		sb.buf[0] = (char)toupper((unsigned char)sb.buf[0]);
+	return kopt_buf_detach(&sb, NULL);
+}
+
+/* Replace the first `what` in `sb` by `with`; 0, or -1 when absent. */
+static int replace(struct kopt_buf *sb, const char *what, const char *with)
+{
+	char *at = strstr(sb->buf, what);
+
+	if (!at)
+		return -1;
+	kopt_buf_splice(sb, (size_t)(at - sb->buf), strlen(what), with,
+			strlen(with));
+	return 0;
+}
+
+/* The last line of the evidence table of a detail file, or 0. */
+static int evidence_table_end(const struct kopt_buf *text)
+{
+	cmark_node *doc = kopt_md_parse(text->buf, text->len), *n;
+	struct kopt_buf t = KOPT_BUF_INIT;
+	int in = 0, line = 0;
+
+	for (n = cmark_node_first_child(doc); n; n = cmark_node_next(n)) {
+		if (kopt_md_heading_level(n) == 2) {
+			kopt_buf_reset(&t);
+			kopt_md_text(&t, n);
+			kopt_buf_trim(&t);
+			in = !strcmp(t.buf, "Performance Evidence");
+			continue;
+		}
+		if (in && kopt_md_is(n, "table")) {
+			line = kopt_md_table_end_line(n);
+			break;
+		}
+	}
+	kopt_buf_release(&t);
+	cmark_node_free(doc);
+	return line;
+}
+
+static void fmt_us(struct kopt_buf *out, const struct kopt_results_entry *e)
+{
+	if (kopt_results_has(e->metrics[KOPT_METRIC_DURATION_US]))
+		kopt_buf_addf(out, "%.2f \xce\xbcs",
+			      e->metrics[KOPT_METRIC_DURATION_US]);
+	else
+		kopt_buf_addstr(out, "not measured");
+}
+
+int kopt_learn_fill(struct kopt_buf *out, const struct kopt_learn_request *req)
+{
+	struct kopt_buf rows = KOPT_BUF_INIT, src = KOPT_BUF_INIT;
+	char *title = kopt_learn_title(req->name);
+	size_t i, matched = 0;
+	int ret = 0;
+
+	kopt_buf_reset(out);
+	kopt_buf_add(out, req->template_text, req->template_len);
+	replace(out, req->kind == KOPT_KIND_ANTI_PATTERN ?
+		"[Anti-Pattern Name]" : "[Optimization Name]", title);
+	if (!req->before || !req->after)
+		goto done;
+
+	for (i = 0; i < req->after->entries_nr; i++) {
+		const struct kopt_results_entry *a = &req->after->entries[i];
+		const struct kopt_results_entry *b =
+			kopt_results_find_like(req->before, a);
+		if (!b)
+			continue;
+		matched++;
+		kopt_buf_addstr(&rows, "| ");
+		kopt_results_describe_entry(&rows, a);
+		kopt_buf_addstr(&rows, " | ");
+		fmt_us(&rows, b);
+		kopt_buf_addstr(&rows, " | ");
+		fmt_us(&rows, a);
+		kopt_buf_addstr(&rows, " | ");
+		if (kopt_results_has(a->metrics[KOPT_METRIC_DURATION_US]) &&
+		    kopt_results_has(b->metrics[KOPT_METRIC_DURATION_US]) &&
+		    b->metrics[KOPT_METRIC_DURATION_US] > 0) {
+			double bd = b->metrics[KOPT_METRIC_DURATION_US];
+			double ad = a->metrics[KOPT_METRIC_DURATION_US];
+			kopt_buf_addf(&rows, "%+.1f%% duration",
+				      (ad - bd) / bd * 100);
+		} else {
+			kopt_buf_addstr(&rows, "--");
+		}
+		kopt_buf_addstr(&rows, " |\n");
+	}
+	if (!matched) {
+		ret = kopt_error("no trial of %s %s was also measured on %s; "
+				 "nothing to compare", req->after->kernel,
+				 req->after->version, req->before->version);
+		goto done;
+	}
+	kopt_buf_addf(&src, "local experiment (%s %s -> %s%s%s)",
+		      req->after->kernel, req->before->version,
+		      req->after->version,
+		      req->after->entries[0].device.name ? ", " : "",
+		      req->after->entries[0].device.name ?
+		      req->after->entries[0].device.name : "");
+	replace(out, "[local experiment / external report]", src.buf);
+	{
+		int line = evidence_table_end(out);
+		size_t at;
+		if (!line) {
+			ret = kopt_error("the template has no Performance "
+					 "Evidence table");
+			goto done;
+		}
+		at = kopt_md_line_end(out->buf, out->len, line);
+		if (at == out->len && out->len &&
+		    out->buf[out->len - 1] != '\n')
+			kopt_buf_insert(&rows, 0, "\n", 1);
+		kopt_buf_insert(out, at, rows.buf, rows.len);
+	}
+done:
+	kopt_buf_release(&rows);
+	kopt_buf_release(&src);
+	free(title);
+	return ret ? KOPT_EINVALID : 0;
+}
+
+/* The mean duration gain of `after` over `before`, in percent. */
+static int mean_gain(const struct kopt_learn_request *req, double *out)
+{
+	double sum = 0;
+	size_t i, n = 0;
+
+	if (!req->before || !req->after)
+		return -1;
+	for (i = 0; i < req->after->entries_nr; i++) {
+		const struct kopt_results_entry *a = &req->after->entries[i];
+		const struct kopt_results_entry *b =
+			kopt_results_find_like(req->before, a);
+		double ad, bd;
+		if (!b || !kopt_results_has(a->metrics[KOPT_METRIC_DURATION_US]) ||
+		    !kopt_results_has(b->metrics[KOPT_METRIC_DURATION_US]))
+			continue;
+		ad = a->metrics[KOPT_METRIC_DURATION_US];
+		bd = b->metrics[KOPT_METRIC_DURATION_US];
+		if (bd <= 0)
+			continue;
+		sum += (bd - ad) / bd * 100;
+		n++;
+	}
+	if (!n)
+		return -1;
+	*out = sum / n;
+	return 0;
+}
+
+static void fill_row(struct kopt_catalog_row *row,
+		     const struct kopt_learn_request *req, long id,
+		     const char *title, const char *path)
+{
+	double gain;
+
+	memset(row, 0, sizeof(*row));
+	row->kind = req->kind;
+	row->cell[KOPT_COL_ID] = kopt_xstrfmt("%c%ld",
+		req->kind == KOPT_KIND_ANTI_PATTERN ? 'A' : 'O', id);
+	row->cell[KOPT_COL_NAME] = kopt_strdup(title);
+	row->cell[KOPT_COL_DETAIL] = kopt_xstrfmt("`%s`", path);
+	if (req->kind == KOPT_KIND_OPTIMIZATION) {
+		row->cell[KOPT_COL_TRIGGER] = kopt_strdup("[trigger conditions]");
+		if (!mean_gain(req, &gain) && gain > 0)
+			row->cell[KOPT_COL_IMPACT] = kopt_xstrfmt(
+				"~%.0f%% (measured: %s %s)", gain,
+				req->after->kernel, req->after->version);
+		else
+			row->cell[KOPT_COL_IMPACT] = kopt_strdup("[est. impact]");
+		row->cell[KOPT_COL_PITFALLS] = kopt_strdup("[pitfalls]");
+	} else {
+		row->cell[KOPT_COL_FAILURE] = kopt_strdup("[failure mode]");
+		if (req->after)
+			row->cell[KOPT_COL_SOURCE] = kopt_xstrfmt(
+				"local experiment: %s %s", req->after->kernel,
+				req->after->version);
+		else
+			row->cell[KOPT_COL_SOURCE] = kopt_strdup("[source]");
+	}
+}
+
+static void release_row(struct kopt_catalog_row *row)
+{
+	int i;
+
+	for (i = 0; i < KOPT_COL_NR; i++)
+		free(row->cell[i]);
+}
+
+static int file_exists(const char *path)
+{
+	return !access(path, F_OK);
+}
+
+int kopt_learn_new(const struct kopt_kb *kb, const char *top,
+		   const struct kopt_learn_request *req,
+		   struct kopt_buf *report)
+{
+	struct kopt_lock dlock = KOPT_LOCK_INIT, clock = KOPT_LOCK_INIT;
+	struct kopt_buf detail = KOPT_BUF_INIT, cattext = KOPT_BUF_INIT;
+	struct kopt_buf newcat = KOPT_BUF_INIT;
+	struct kopt_problems ignored = KOPT_PROBLEMS_INIT;
+	struct kopt_catalog cat = KOPT_CATALOG_INIT;
+	struct kopt_catalog_row row;
+	char *slug = kopt_learn_slug(req->name);
+	char *title = kopt_learn_title(req->name);
+	char *rel = NULL, *dpath = NULL, *cpath = NULL;
+	const struct kopt_kb_entry *have;
+	const struct kopt_kb_catalog *kc;
+	int need_file, need_row, ret = 0, committed_detail = 0;
+	size_t i;
+
+	memset(&row, 0, sizeof(row));
+	if (!*slug) {
+		ret = kopt_error("'%s' is not a usable name; use letters and "
+				 "digits", req->name);
+		goto done;
+	}
+	rel = kopt_knowledge_path(kb->root, req->kind, req->language, slug);
+	dpath = kopt_xstrfmt("%s%s", top, rel);
+	cpath = kopt_xstrfmt("%s%s", top, req->catalog);
+	kc = kopt_kb_catalog(kb, req->language);
+	have = kopt_kb_find(kb, rel);
+	need_file = !file_exists(dpath);
+	need_row = 1;
+	for (i = 0; kc && i < kb->entries_nr; i++)
+		if (kb->entries[i].row && kb->entries[i].catalog == kc &&
+		    kb->entries[i].path && !strcmp(kb->entries[i].path, rel))
+			need_row = 0;
+	if (!need_file && !need_row) {
+		const char *id = have && have->row ?
+				 have->row->cell[KOPT_COL_ID] : "?";
+		kopt_buf_addf(report, "%s '%s' exists already: %s (%s in %s); "
+			      "nothing to do\n", kopt_kind_name(req->kind),
+			      slug, rel, id, req->catalog);
+		ret = KOPT_EEXISTS;
+		goto done;
+	}
+	if (need_file) {
+		if ((ret = kopt_learn_fill(&detail, req)))
+			goto done;
+		if ((ret = kopt_mkdir_parents(dpath)) ||
+		    (ret = kopt_lock_acquire(&dlock, dpath)))
+			goto done;
+	}
+	if (need_row) {
+		const char *title_for_row = title;
+		if (!need_file && have && have->detail && have->detail->name &&
+		    *have->detail->name)
+			title_for_row = have->detail->name;
+		if ((ret = kopt_mkdir_parents(cpath)) ||
+		    (ret = kopt_lock_acquire(&clock, cpath)))
+			goto done;
+		/* read under the lock, so that the ID is ours */
+		if (kopt_buf_read_file(&cattext, cpath) && errno != ENOENT) {
+			ret = kopt_error("cannot read '%s': %s", req->catalog,
+					 strerror(errno));
+			goto done;
+		}
+		if (!cattext.len && req->language)
+			kopt_buf_addf(&cattext, "# Optimization Catalog: %s\n",
+				      req->language);
+		kopt_catalog_parse(&cat, req->catalog, cattext.buf,
+				   cattext.len, &ignored);
+		fill_row(&row, req, kopt_catalog_next_id(&cat, req->kind),
+			 title_for_row, rel);
+		kopt_catalog_append(&newcat, &cat, &row);
+		if ((ret = kopt_lock_write(&clock, newcat.buf, newcat.len)))
+			goto done;
+	}
+	if (need_file &&
+	    (ret = kopt_lock_write(&dlock, detail.buf, detail.len)))
+		goto done;
+	if (need_file) {
+		if ((ret = kopt_lock_commit(&dlock)))
+			goto done;
+		committed_detail = 1;
+		kopt_buf_addf(report, "created %s\n", rel);
+	}
+	if (need_row) {
+		if ((ret = kopt_lock_commit(&clock))) {
+			if (committed_detail)
+				unlink(dpath);
+			goto done;
+		}
+		kopt_buf_addf(report, "added %s to %s\n",
+			      row.cell[KOPT_COL_ID], req->catalog);
+	}
+done:
+	kopt_lock_rollback(&dlock);
+	kopt_lock_rollback(&clock);
+	if (ret && committed_detail && need_row)
+		kopt_buf_reset(report);
+	release_row(&row);
+	kopt_catalog_release(&cat);
+	kopt_problems_clear(&ignored);
+	kopt_buf_release(&detail);
+	kopt_buf_release(&cattext);
+	kopt_buf_release(&newcat);
+	free(slug);
+	free(title);
+	free(rel);
+	free(dpath);
+	free(cpath);
+	return ret;
+}

@@ -1,0 +1,132 @@
+#include "md.h"
+
+#include <string.h>
+
+#include <cmark-gfm-core-extensions.h>
+
+#include "banned.h"
+
+cmark_node *kopt_md_parse(const char *text, size_t len)
+{
+	cmark_syntax_extension *table;
+	cmark_parser *p;
+	cmark_node *doc;
+
+	cmark_gfm_core_extensions_ensure_registered();
+	p = cmark_parser_new(CMARK_OPT_SOURCEPOS);
+	table = cmark_find_syntax_extension("table");
+	if (table)
+		cmark_parser_attach_syntax_extension(p, table);
+	cmark_parser_feed(p, text, len);
+	doc = cmark_parser_finish(p);
+	cmark_parser_free(p);
+	return doc;
+}
+
+int kopt_md_is(cmark_node *node, const char *type)
+{
+	const char *t = node ? cmark_node_get_type_string(node) : NULL;
+
+	return t && !strcmp(t, type);
+}
+
+int kopt_md_heading_level(cmark_node *node)
+{
+	if (!node || cmark_node_get_type(node) != CMARK_NODE_HEADING)
+		return 0;
+	return cmark_node_get_heading_level(node);
+}
+
+static void text_of(struct kopt_buf *out, cmark_node *node)
+{
+	cmark_node *c;
+	const char *lit;
+
+	switch (cmark_node_get_type(node)) {
+	case CMARK_NODE_TEXT:
+	case CMARK_NODE_CODE:
+	case CMARK_NODE_HTML_INLINE:
+		lit = cmark_node_get_literal(node);
+		if (lit)
+			kopt_buf_addstr(out, lit);
+		return;
+	case CMARK_NODE_SOFTBREAK:
+	case CMARK_NODE_LINEBREAK:
+		kopt_buf_addch(out, ' ');
+		return;
+	default:
+		break;
+	}
+	for (c = cmark_node_first_child(node); c; c = cmark_node_next(c)) {
+		if (c != cmark_node_first_child(node) &&
+		    cmark_node_get_type(c) == CMARK_NODE_PARAGRAPH)
+			kopt_buf_addch(out, ' ');
+		text_of(out, c);
+	}
+}
+
+void kopt_md_text(struct kopt_buf *out, cmark_node *node)
+{
+	text_of(out, node);
+}
+
+int kopt_md_table_end_line(cmark_node *table)
+{
+	return cmark_node_get_end_line(table);
+}
+
+int kopt_md_table_header_line(cmark_node *table)
+{
+	cmark_node *row;
+
+	/*
+	 * Rows after the header carry right positions; the header does not
+	 * when a paragraph ran into the table.  The delimiter row sits just
+	 * above the first body row, or is the table's last line.
+	 */
+	for (row = cmark_node_first_child(table); row;
+	     row = cmark_node_next(row))
+		if (kopt_md_is(row, "table_row") &&
+		    cmark_node_get_start_line(row) > 0)
+			return cmark_node_get_start_line(row) - 2;
+	return cmark_node_get_end_line(table) - 1;
+}
+
+size_t kopt_md_line_start(const char *text, size_t len, int line)
+{
+	size_t off = 0;
+	int n = 1;
+
+	while (n < line && off < len) {
+		const char *nl = memchr(text + off, '\n', len - off);
+		if (!nl)
+			return len;
+		off = (size_t)(nl - text) + 1;
+		n++;
+	}
+	return off;
+}
+
+size_t kopt_md_line_end(const char *text, size_t len, int line)
+{
+	size_t off = kopt_md_line_start(text, len, line);
+	const char *nl;
+
+	if (off >= len)
+		return len;
+	nl = memchr(text + off, '\n', len - off);
+	return nl ? (size_t)(nl - text) + 1 : len;
+}
+
+int kopt_md_line_count(const char *text, size_t len)
+{
+	int n = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (text[i] == '\n')
+			n++;
+	if (len && text[len - 1] != '\n')
+		n++;
+	return n;
+}
