@@ -147,8 +147,6 @@ long kopt_knowledge_placeholder(const char *text, size_t *len)
 	} else {
 		*len = strcspn(best, "\n");
 	}
-	if (*len > 60)
-		*len = 60;
 	return best - text;
 }
 
@@ -219,8 +217,12 @@ static void check_placeholders(struct parse *ps)
 		size_t n;
 
 		while ((at = kopt_knowledge_placeholder(s, &n)) >= 0) {
-			problem(ps, line, "template placeholder '%.*s' left "
-				"in", (int)n, s + at);
+			if (n > 60)
+				problem(ps, line, "template placeholder "
+					"'%.56s...' left in", s + at);
+			else
+				problem(ps, line, "template placeholder '%.*s' "
+					"left in", (int)n, s + at);
 			s += at + n;
 		}
 		free(l);
