@@ -35,6 +35,12 @@ KOPT_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
 	-Ilib -Icmd -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP \
 	-DKOPT_SOURCE_DIR='"$(CURDIR)"'
 
+# The sanitizer build has its own directory; anything built there is
+# built with the sanitizers (make install from a test, say).
+ifeq ($(BUILD),build-asan)
+SANITIZE = 1
+endif
+
 ifdef SANITIZE
 KOPT_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined

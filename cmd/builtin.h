@@ -42,12 +42,14 @@ char *kopt_ctx_path(const struct kopt_ctx *ctx, const char *rel);
 
 #define CMD(name) int cmd_##name(int argc, const char **argv, \
 				 struct kopt_ctx *ctx)
+CMD(analyze);
 CMD(device);
 CMD(hook);
 CMD(init);
 CMD(kernel);
 CMD(learn);
 CMD(profile);
+CMD(review);
 CMD(select);
 CMD(strategize);
 

@@ -26,6 +26,8 @@ struct cmd_struct {
 
 /* Sorted by name. */
 static const struct cmd_struct commands[] = {
+	{ "analyze", cmd_analyze, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "overview, versions, best results, target gap, open obligations" },
 	{ "device", cmd_device, 0,
 	  "show the GPU, its peaks, and calibrate its real ceilings" },
 	{ "hook", cmd_hook, KOPT_NEED_REPO,
@@ -38,6 +40,8 @@ static const struct cmd_struct commands[] = {
 	  "add to and check the knowledge base" },
 	{ "profile", cmd_profile, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "measure a version on the GPU: results, devlog, profiler contract" },
+	{ "review", cmd_review, KOPT_NEED_REPO,
+	  "summarize a range for a pull request: versions, results, LEARN" },
 	{ "select", cmd_select, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "choose the language by the control the task needs" },
 	{ "strategize", cmd_strategize, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,

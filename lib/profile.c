@@ -224,8 +224,9 @@ void kopt_profile_metric_opportunities(struct kopt_results_entry *e)
 		add_opportunity(e, "Move fewer bytes: reuse loaded data, "
 				"avoid re-reads", fmin(room, 0.5 * room), trig);
 	}
-	qsort(e->opportunities, e->opportunities_nr,
-	      sizeof(*e->opportunities), by_gain);
+	if (e->opportunities_nr > 1)
+		qsort(e->opportunities, e->opportunities_nr,
+		      sizeof(*e->opportunities), by_gain);
 	/* what cannot gain a percent is not an opportunity */
 	while (e->opportunities_nr &&
 	       e->opportunities[e->opportunities_nr - 1].est_gain_pct < 1) {

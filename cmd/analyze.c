@@ -1,0 +1,657 @@
+/*
+ * git kopt analyze: the ANALYZE step.  The overview of a kernel, its
+ * versions with their durations per trial and the change against their
+ * parent, the best version per trial, the target and the gap to it,
+ * versions without results and open LEARN obligations.  Without a
+ * kernel, one line per kernel.  Reads the work tree.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "analysis.h"
+#include "builtin.h"
+#include "expr.h"
+#include "obligations.h"
+#include "render.h"
+#include "banned.h"
+
+static const char *const analyze_usage[] = {
+	"git kopt analyze [<kernel>] [--json]",
+	NULL
+};
+
+struct target_state {
+	const struct kopt_target *target;
+	int evaluated;          /* some version has the trial measured */
+	int met;
+	const struct kopt_analysis_version *version;  /* met by, or best */
+	double value, goal, gap_pct;  /* gap: NAN when not a simple bound */
+	const char *metric;
+	char *problem;          /* the expression could not be evaluated */
+};
+
+struct kernel_view {
+	const struct kopt_kernel *kernel;
+	struct kopt_analysis a;
+	struct target_state *targets;
+	size_t targets_nr;
+	struct kopt_obligation *obligations;
+	size_t obligations_nr;
+};
+
+static void evaluate_target(struct target_state *ts,
+			    const struct kopt_analysis *a)
+{
+	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_expr *e = NULL;
+	const struct kopt_analysis_version *bestv = NULL;
+	const struct kopt_results_entry *best;
+	size_t i;
+
+	ts->gap_pct = ts->value = ts->goal = NAN;
+	if (kopt_expr_parse(&e, ts->target->expr, &err)) {
+		ts->problem = kopt_buf_detach(&err, NULL);
+		return;
+	}
+	if (e->l && e->r && e->l->kind == KOPT_EXPR_NAME &&
+	    e->r->kind == KOPT_EXPR_NUM &&
+	    (e->kind == KOPT_EXPR_LE || e->kind == KOPT_EXPR_LT ||
+	     e->kind == KOPT_EXPR_GE || e->kind == KOPT_EXPR_GT)) {
+		ts->metric = kopt_metric_from_name(e->l->name) >= 0 ?
+			     kopt_metric_infos[kopt_metric_from_name(
+				     e->l->name)].name : NULL;
+		ts->goal = e->r->num;
+	}
+	/* met by the fastest version that meets it */
+	for (i = 0; i < a->versions_nr; i++) {
+		const struct kopt_analysis_version *v = &a->versions[i];
+		const struct kopt_results_entry *en;
+		double r;
+		if (!v->has_results)
+			continue;
+		en = kopt_results_find_trial(&v->results, ts->target->trial);
+		if (!en)
+			continue;
+		ts->evaluated = 1;
+		kopt_buf_reset(&err);
+		if (kopt_expr_eval(e, kopt_results_expr_lookup, (void *)en, &r,
+				   &err) || !r)
+			continue;
+		if (!ts->met || en->metrics[KOPT_METRIC_DURATION_US] <
+		    kopt_results_find_trial(&ts->version->results,
+					    ts->target->trial)
+			    ->metrics[KOPT_METRIC_DURATION_US]) {
+			ts->met = 1;
+			ts->version = v;
+		}
+	}
+	if (!ts->met) {
+		best = kopt_analysis_best(a, ts->target->trial, &bestv);
+		ts->version = bestv;
+		if (best && ts->metric && kopt_results_metric(best, ts->metric,
+							      &ts->value) == 0 &&
+		    ts->goal != 0)
+			ts->gap_pct = (ts->value - ts->goal) / fabs(ts->goal) *
+				      100.0;
+	} else if (ts->metric) {
+		kopt_results_metric(kopt_results_find_trial(
+					    &ts->version->results,
+					    ts->target->trial),
+				    ts->metric, &ts->value);
+	}
+	kopt_expr_free(e);
+	kopt_buf_release(&err);
+}
+
+static int load_view(struct kernel_view *kv, struct kopt_ctx *ctx,
+		     const struct kopt_kernel *k, struct kopt_obligations *learn)
+{
+	const struct kopt_config *cfg = kopt_ctx_config_or_die(ctx);
+	struct kopt_source src;
+	size_t i;
+
+	memset(kv, 0, sizeof(*kv));
+	kv->kernel = k;
+	kv->a = (struct kopt_analysis)KOPT_ANALYSIS_INIT;
+	kopt_source_worktree(&src, ctx->top);
+	if (kopt_analysis_load(&kv->a, &src, k->name, cfg->noise_pct))
+		return -1;
+	kv->targets_nr = k->targets_nr;
+	kv->targets = kopt_calloc(k->targets_nr + 1, sizeof(*kv->targets));
+	for (i = 0; i < k->targets_nr; i++) {
+		kv->targets[i].target = &k->targets[i];
+		evaluate_target(&kv->targets[i], &kv->a);
+	}
+	kopt_obligations_find(learn, &kv->a, &kv->obligations,
+			       &kv->obligations_nr);
+	return 0;
+}
+
+static void release_view(struct kernel_view *kv)
+{
+	size_t i;
+
+	for (i = 0; i < kv->targets_nr; i++)
+		free(kv->targets[i].problem);
+	free(kv->targets);
+	kopt_obligations_free(kv->obligations, kv->obligations_nr);
+	kopt_analysis_release(&kv->a);
+}
+
+/* Trials to show: those of .kopt, then any others the results name. */
+static void collect_trials(struct kopt_strvec *out,
+			   const struct kopt_config *cfg,
+			   const struct kopt_analysis *a)
+{
+	size_t i, j;
+
+	for (i = 0; i < cfg->trials_nr; i++)
+		kopt_strvec_push(out, cfg->trials[i].name);
+	for (i = 0; i < a->versions_nr; i++)
+		for (j = 0; j < a->versions[i].results.entries_nr; j++) {
+			const char *t = a->versions[i].results.entries[j].trial;
+			if (t && !kopt_strvec_has(out, t))
+				kopt_strvec_push(out, t);
+		}
+}
+
+static const struct kopt_compare_trial *
+trial_of(const struct kopt_analysis_version *v, const char *trial)
+{
+	size_t i;
+
+	for (i = 0; i < v->results.entries_nr; i++)
+		if (v->trials[i].cur->trial &&
+		    !strcmp(v->trials[i].cur->trial, trial))
+			return &v->trials[i];
+	return NULL;
+}
+
+static void duration_cell(struct kopt_buf *out,
+			  const struct kopt_compare_trial *t)
+{
+	int paren = 0;
+
+	if (!t) {
+		kopt_buf_addstr(out, "--");
+		return;
+	}
+	kopt_render_value(out, KOPT_METRIC_DURATION_US,
+			  t->cur->metrics[KOPT_METRIC_DURATION_US]);
+	if (t->parent && kopt_results_has(t->change_pct)) {
+		kopt_buf_addstr(out, " (");
+		kopt_render_vs(out, KOPT_METRIC_DURATION_US,
+			       t->cur->metrics[KOPT_METRIC_DURATION_US],
+			       t->parent->metrics[KOPT_METRIC_DURATION_US]);
+		paren = 1;
+	}
+	if (t->cur->replayed)
+		kopt_buf_addstr(out, paren ? ", replayed" : " (replayed");
+	if (paren || t->cur->replayed)
+		kopt_buf_addch(out, ')');
+}
+
+static void bottlenecks(struct kopt_buf *out,
+			const struct kopt_analysis_version *v)
+{
+	struct kopt_strvec seen = KOPT_STRVEC_INIT;
+	size_t i;
+
+	for (i = 0; i < v->results.entries_nr; i++) {
+		const char *b = v->results.entries[i].bottleneck;
+		if (b && !kopt_strvec_has(&seen, b))
+			kopt_strvec_push(&seen, b);
+	}
+	for (i = 0; i < seen.nr; i++)
+		kopt_buf_addf(out, "%s%s", i ? " / " : "", seen.v[i]);
+	if (!seen.nr)
+		kopt_buf_addstr(out, "--");
+	kopt_strvec_clear(&seen);
+}
+
+static const char *title_of(const struct kopt_analysis_version *v)
+{
+	return v->entry && v->entry->title && *v->entry->title ?
+	       v->entry->title : "--";
+}
+
+static void describe_target(struct kopt_buf *out, const struct target_state *ts)
+{
+	kopt_buf_addf(out, "`%s`: ", ts->target->text);
+	if (ts->problem) {
+		kopt_buf_addf(out, "cannot evaluate (%s)", ts->problem);
+	} else if (ts->met) {
+		const struct kopt_results_entry *e = kopt_results_find_trial(
+			&ts->version->results, ts->target->trial);
+		kopt_buf_addf(out, "met by %s", ts->version->name);
+		if (ts->metric && kopt_results_has(ts->value))
+			kopt_buf_addf(out, " (%s = %.2f%s)", ts->metric,
+				      ts->value, e && e->replayed ?
+				      ", replayed" : "");
+		else if (e && e->replayed)
+			kopt_buf_addstr(out, " (replayed)");
+	} else if (!ts->evaluated) {
+		kopt_buf_addf(out, "not met; no version measured on '%s' yet",
+			      ts->target->trial);
+	} else {
+		kopt_buf_addstr(out, "not met");
+		if (ts->version && ts->metric && kopt_results_has(ts->value)) {
+			kopt_buf_addf(out, "; best %s at %s = %.2f", 
+				      ts->version->name, ts->metric,
+				      ts->value);
+			if (kopt_results_has(ts->gap_pct))
+				kopt_buf_addf(out, ", %.1f%% %s the goal %g",
+					      fabs(ts->gap_pct),
+					      ts->gap_pct > 0 ? "above" :
+					      "below", ts->goal);
+		}
+	}
+}
+
+static void print_kernel(const struct kernel_view *kv,
+			 const struct kopt_config *cfg)
+{
+	const struct kopt_analysis *a = &kv->a;
+	struct kopt_strvec trials = KOPT_STRVEC_INIT, header = KOPT_STRVEC_INIT;
+	struct kopt_buf out = KOPT_BUF_INIT, cell = KOPT_BUF_INIT;
+	struct kopt_mdtable t;
+	size_t i, j;
+	int any;
+
+	collect_trials(&trials, cfg, a);
+	kopt_buf_addf(&out, "# Analyze: %s\n\n## Overview\n\n", a->kernel);
+	if (a->has_devlog && a->devlog.overview)
+		kopt_buf_addf(&out, "%s\n", a->devlog.overview);
+	else
+		kopt_buf_addf(&out, "(no overview in docs/kernels/%s.md)\n",
+			      a->kernel);
+
+	kopt_buf_addstr(&out, "\n## Versions\n\n");
+	kopt_strvec_push(&header, "Version");
+	kopt_strvec_push(&header, "Title");
+	kopt_strvec_push(&header, "Parent");
+	for (i = 0; i < trials.nr; i++)
+		kopt_strvec_push(&header, trials.v[i]);
+	kopt_strvec_push(&header, "Verdict");
+	kopt_strvec_push(&header, "Bottleneck");
+	kopt_mdtable_init(&t, header.nr, header.v);
+	for (i = 0; i < a->versions_nr; i++) {
+		const struct kopt_analysis_version *v = &a->versions[i];
+		kopt_mdtable_addf(&t, "%s%s%s%s", v->name,
+				  v->entry && v->entry->note ? " (" : "",
+				  v->entry && v->entry->note ?
+				  v->entry->note : "",
+				  v->entry && v->entry->note ? ")" : "");
+		kopt_mdtable_add(&t, title_of(v));
+		kopt_mdtable_add(&t, v->parent >= 0 ?
+				 a->versions[v->parent].name :
+				 v->has_results && v->results.parent ?
+				 v->results.parent : "--");
+		for (j = 0; j < trials.nr; j++) {
+			kopt_buf_reset(&cell);
+			duration_cell(&cell, v->has_results ?
+				      trial_of(v, trials.v[j]) : NULL);
+			kopt_mdtable_add(&t, cell.buf);
+		}
+		kopt_mdtable_add(&t, v->has_results ?
+				 kopt_change_name(v->change) : "no results");
+		kopt_buf_reset(&cell);
+		bottlenecks(&cell, v);
+		kopt_mdtable_add(&t, cell.buf);
+	}
+	if (a->versions_nr)
+		kopt_mdtable_render(&out, &t);
+	else
+		kopt_buf_addstr(&out, "No versions yet: start one with "
+				"'git kopt design'.\n");
+	kopt_mdtable_release(&t);
+	if (trials.nr) {
+		kopt_buf_addstr(&out, "\nTrials:");
+		for (j = 0; j < trials.nr; j++) {
+			const struct kopt_trial *tr =
+				kopt_config_trial(cfg, trials.v[j]);
+			kopt_buf_addf(&out, "%s %s", j ? ";" : "",
+				      trials.v[j]);
+			if (tr)
+				kopt_buf_addf(&out, " (b=%ld, s=%ld, t=%ld)",
+					      tr->b, tr->s, tr->t);
+		}
+		kopt_buf_addf(&out, ". Noise: %g%%.\n", cfg->noise_pct);
+	}
+
+	kopt_buf_addstr(&out, "\n## Best per trial\n\n");
+	{
+		static const char *const h[] = { "Trial", "Version",
+						  "Duration", "Configuration" };
+		kopt_mdtable_init(&t, 4, h);
+	}
+	any = 0;
+	for (j = 0; j < trials.nr; j++) {
+		const struct kopt_analysis_version *bv;
+		const struct kopt_results_entry *e =
+			kopt_analysis_best(a, trials.v[j], &bv);
+		if (!e)
+			continue;
+		any = 1;
+		kopt_mdtable_add(&t, trials.v[j]);
+		kopt_mdtable_add(&t, bv->name);
+		kopt_buf_reset(&cell);
+		kopt_render_value(&cell, KOPT_METRIC_DURATION_US,
+				  e->metrics[KOPT_METRIC_DURATION_US]);
+		if (e->replayed)
+			kopt_buf_addstr(&cell, " (replayed)");
+		kopt_mdtable_add(&t, cell.buf);
+		kopt_mdtable_addf(&t, "b=%ld, s=%ld, t=%ld", e->b, e->s, e->t);
+	}
+	if (any)
+		kopt_mdtable_render(&out, &t);
+	else
+		kopt_buf_addstr(&out, "No results yet: measure a version with "
+				"'git kopt profile'.\n");
+	kopt_mdtable_release(&t);
+
+	kopt_buf_addstr(&out, "\n## Target\n\n");
+	for (i = 0; i < kv->targets_nr; i++) {
+		kopt_buf_addstr(&out, "- ");
+		describe_target(&out, &kv->targets[i]);
+		kopt_buf_addch(&out, '\n');
+	}
+	if (!kv->targets_nr && a->has_devlog && a->devlog.target)
+		kopt_buf_addf(&out, "%s\n\n(no `target` in .kopt to measure "
+			      "it against)\n", a->devlog.target);
+	else if (!kv->targets_nr)
+		kopt_buf_addf(&out, "No target: add one to .kopt (`target = "
+			      "<trial> duration_us <= <us>`).\n");
+
+	kopt_buf_addstr(&out, "\n## Versions without results\n\n");
+	any = 0;
+	for (i = 0; i < a->versions_nr; i++) {
+		const struct kopt_analysis_version *v = &a->versions[i];
+		if (v->has_results && v->results.entries_nr)
+			continue;
+		any = 1;
+		kopt_buf_addf(&out, "- %s", v->name);
+		if (v->entry && v->entry->note)
+			kopt_buf_addf(&out, " (%s)", v->entry->note);
+		if (v->entry && v->entry->title && *v->entry->title)
+			kopt_buf_addf(&out, ": %s", v->entry->title);
+		kopt_buf_addch(&out, '\n');
+	}
+	if (!any)
+		kopt_buf_addstr(&out, "None.\n");
+
+	kopt_buf_addstr(&out, "\n## Open LEARN obligations\n\n");
+	for (i = 0; i < kv->obligations_nr; i++) {
+		kopt_buf_addstr(&out, "- ");
+		kopt_obligations_describe(&out, &kv->obligations[i]);
+		kopt_buf_addch(&out, '\n');
+	}
+	if (!kv->obligations_nr)
+		kopt_buf_addstr(&out, "None.\n");
+	fwrite(out.buf, 1, out.len, stdout);
+	kopt_buf_release(&out);
+	kopt_buf_release(&cell);
+	kopt_strvec_clear(&trials);
+	kopt_strvec_clear(&header);
+}
+
+static cJSON *num_or_null(double v)
+{
+	return kopt_results_has(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static cJSON *str_or_null(const char *s)
+{
+	return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static cJSON *kernel_json(const struct kernel_view *kv,
+			  const struct kopt_config *cfg)
+{
+	const struct kopt_analysis *a = &kv->a;
+	struct kopt_strvec trials = KOPT_STRVEC_INIT;
+	cJSON *o = cJSON_CreateObject(), *arr, *best, *x;
+	size_t i, j;
+
+	collect_trials(&trials, cfg, a);
+	cJSON_AddStringToObject(o, "kernel", a->kernel);
+	cJSON_AddItemToObject(o, "title", str_or_null(a->has_devlog ?
+						      a->devlog.title : NULL));
+	cJSON_AddItemToObject(o, "overview",
+			      str_or_null(a->has_devlog ? a->devlog.overview :
+					  NULL));
+	arr = cJSON_AddArrayToObject(o, "trials");
+	for (j = 0; j < trials.nr; j++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(trials.v[j]));
+	arr = cJSON_AddArrayToObject(o, "versions");
+	for (i = 0; i < a->versions_nr; i++) {
+		const struct kopt_analysis_version *v = &a->versions[i];
+		cJSON *vo = cJSON_CreateObject(), *to;
+		cJSON_AddItemToArray(arr, vo);
+		cJSON_AddStringToObject(vo, "version", v->name);
+		cJSON_AddItemToObject(vo, "title", str_or_null(
+			v->entry ? v->entry->title : NULL));
+		cJSON_AddItemToObject(vo, "note", str_or_null(
+			v->entry ? v->entry->note : NULL));
+		cJSON_AddItemToObject(vo, "parent", str_or_null(
+			v->has_results ? v->results.parent : NULL));
+		cJSON_AddBoolToObject(vo, "has_results", v->has_results);
+		cJSON_AddItemToObject(vo, "verdict", v->has_results &&
+				      v->change ? cJSON_CreateString(
+					      kopt_change_name(v->change)) :
+				      cJSON_CreateNull());
+		to = cJSON_AddArrayToObject(vo, "entries");
+		for (j = 0; v->has_results && j < v->results.entries_nr; j++) {
+			const struct kopt_compare_trial *ct = &v->trials[j];
+			cJSON *eo = cJSON_CreateObject();
+			cJSON_AddItemToArray(to, eo);
+			cJSON_AddItemToObject(eo, "trial",
+					      str_or_null(ct->cur->trial));
+			cJSON_AddNumberToObject(eo, "b", ct->cur->b);
+			cJSON_AddNumberToObject(eo, "s", ct->cur->s);
+			cJSON_AddNumberToObject(eo, "t", ct->cur->t);
+			cJSON_AddItemToObject(eo, "duration_us", num_or_null(
+				ct->cur->metrics[KOPT_METRIC_DURATION_US]));
+			cJSON_AddItemToObject(eo, "change_pct",
+					      num_or_null(ct->change_pct));
+			cJSON_AddItemToObject(eo, "verdict", ct->change ?
+				cJSON_CreateString(kopt_change_name(ct->change))
+				: cJSON_CreateNull());
+			cJSON_AddBoolToObject(eo, "replayed", ct->cur->replayed);
+			cJSON_AddItemToObject(eo, "bottleneck",
+					      str_or_null(ct->cur->bottleneck));
+		}
+	}
+	best = cJSON_AddObjectToObject(o, "best");
+	for (j = 0; j < trials.nr; j++) {
+		const struct kopt_analysis_version *bv;
+		const struct kopt_results_entry *e =
+			kopt_analysis_best(a, trials.v[j], &bv);
+		if (!e)
+			continue;
+		x = cJSON_AddObjectToObject(best, trials.v[j]);
+		cJSON_AddStringToObject(x, "version", bv->name);
+		cJSON_AddNumberToObject(x, "duration_us",
+					e->metrics[KOPT_METRIC_DURATION_US]);
+		cJSON_AddBoolToObject(x, "replayed", e->replayed);
+	}
+	arr = cJSON_AddArrayToObject(o, "targets");
+	for (i = 0; i < kv->targets_nr; i++) {
+		const struct target_state *ts = &kv->targets[i];
+		x = cJSON_CreateObject();
+		cJSON_AddItemToArray(arr, x);
+		cJSON_AddStringToObject(x, "target", ts->target->text);
+		cJSON_AddStringToObject(x, "trial", ts->target->trial);
+		cJSON_AddBoolToObject(x, "met", ts->met);
+		cJSON_AddItemToObject(x, "version", str_or_null(
+			ts->version ? ts->version->name : NULL));
+		cJSON_AddItemToObject(x, "value", num_or_null(ts->value));
+		cJSON_AddItemToObject(x, "goal", num_or_null(ts->goal));
+		cJSON_AddItemToObject(x, "gap_pct", num_or_null(
+			ts->met ? NAN : ts->gap_pct));
+		if (ts->problem)
+			cJSON_AddStringToObject(x, "problem", ts->problem);
+	}
+	cJSON_AddItemToObject(o, "target_text", str_or_null(
+		a->has_devlog ? a->devlog.target : NULL));
+	arr = cJSON_AddArrayToObject(o, "without_results");
+	for (i = 0; i < a->versions_nr; i++)
+		if (!a->versions[i].has_results ||
+		    !a->versions[i].results.entries_nr)
+			cJSON_AddItemToArray(arr, cJSON_CreateString(
+				a->versions[i].name));
+	arr = cJSON_AddArrayToObject(o, "learn_obligations");
+	for (i = 0; i < kv->obligations_nr; i++)
+		cJSON_AddItemToArray(arr, kopt_obligations_json(
+			&kv->obligations[i]));
+	kopt_strvec_clear(&trials);
+	return o;
+}
+
+static void print_json(cJSON *o)
+{
+	char *text = cJSON_Print(o);
+
+	fputs(text, stdout);
+	fputc('\n', stdout);
+	cJSON_free(text);
+	cJSON_Delete(o);
+}
+
+/* The one-line summary of a kernel, as table cells. */
+static void summary_row(struct kopt_mdtable *t, const struct kernel_view *kv,
+			const struct kopt_config *cfg)
+{
+	const struct kopt_analysis *a = &kv->a;
+	struct kopt_buf cell = KOPT_BUF_INIT;
+	size_t i, j;
+	int met = 0;
+
+	kopt_mdtable_add(t, a->kernel);
+	kopt_mdtable_addf(t, "%zu", a->versions_nr);
+	kopt_mdtable_add(t, a->versions_nr ?
+			 a->versions[a->versions_nr - 1].name : "--");
+	for (j = 0; j < cfg->trials_nr; j++) {
+		const struct kopt_analysis_version *bv;
+		const struct kopt_results_entry *e =
+			kopt_analysis_best(a, cfg->trials[j].name, &bv);
+		if (!e)
+			continue;
+		if (cell.len)
+			kopt_buf_addstr(&cell, "; ");
+		kopt_buf_addf(&cell, "%s %s ", cfg->trials[j].name, bv->name);
+		kopt_render_value(&cell, KOPT_METRIC_DURATION_US,
+				  e->metrics[KOPT_METRIC_DURATION_US]);
+		if (e->replayed)
+			kopt_buf_addstr(&cell, " (replayed)");
+	}
+	kopt_mdtable_add(t, cell.len ? cell.buf : "--");
+	kopt_buf_reset(&cell);
+	for (i = 0; i < kv->targets_nr; i++)
+		met += kv->targets[i].met;
+	if (!kv->targets_nr)
+		kopt_buf_addstr(&cell, "--");
+	else if (met == (int)kv->targets_nr)
+		kopt_buf_addstr(&cell, "met");
+	else
+		for (i = 0; i < kv->targets_nr; i++) {
+			const struct target_state *ts = &kv->targets[i];
+			if (ts->met)
+				continue;
+			if (cell.len)
+				kopt_buf_addstr(&cell, "; ");
+			kopt_buf_addstr(&cell, "not met");
+			if (kopt_results_has(ts->gap_pct))
+				kopt_buf_addf(&cell, " (%s %.1f%% %s)",
+					      ts->target->trial,
+					      fabs(ts->gap_pct),
+					      ts->gap_pct > 0 ? "above" :
+					      "below");
+		}
+	kopt_mdtable_add(t, cell.buf);
+	kopt_mdtable_addf(t, "%zu open", kv->obligations_nr);
+	kopt_buf_release(&cell);
+}
+
+int cmd_analyze(int argc, const char **argv, struct kopt_ctx *ctx)
+{
+	static const char *const h[] = { "Kernel", "Versions", "Latest",
+					 "Best", "Target", "LEARN" };
+	int json = 0, ret = 0;
+	const struct kopt_option options[] = {
+		OPT_BOOL(0, "json", &json, "print JSON instead of Markdown"),
+		OPT_END()
+	};
+	const struct kopt_config *cfg;
+	struct kopt_obligations learn;
+	size_t i;
+
+	argc = kopt_parse_options(argc, argv, options, analyze_usage, 0);
+	if (argc > 1)
+		kopt_usage_error(analyze_usage, options, "too many arguments");
+	cfg = kopt_ctx_config_or_die(ctx);
+	kopt_obligations_init(&learn, ctx->repo, ctx->top, cfg);
+
+	if (argc == 1) {
+		const struct kopt_kernel *k =
+			kopt_ctx_kernel_or_die(ctx, argv[0]);
+		struct kernel_view kv;
+		if (load_view(&kv, ctx, k, &learn)) {
+			release_view(&kv);
+			kopt_obligations_release(&learn);
+			kopt_die("cannot analyze '%s'", k->name);
+		}
+		if (json)
+			print_json(kernel_json(&kv, cfg));
+		else
+			print_kernel(&kv, cfg);
+		release_view(&kv);
+	} else {
+		struct kernel_view *views =
+			kopt_calloc(cfg->kernels_nr + 1, sizeof(*views));
+		struct kopt_mdtable t;
+		struct kopt_buf out = KOPT_BUF_INIT;
+		cJSON *arr = NULL;
+		int bad = 0;
+
+		for (i = 0; i < cfg->kernels_nr; i++)
+			if (load_view(&views[i], ctx, &cfg->kernels[i], &learn))
+				bad = 1;
+		if (bad) {
+			for (i = 0; i < cfg->kernels_nr; i++)
+				release_view(&views[i]);
+			free(views);
+			kopt_obligations_release(&learn);
+			kopt_die("cannot analyze the kernels");
+		}
+		if (json)
+			arr = cJSON_CreateArray();
+		kopt_mdtable_init(&t, 6, h);
+		for (i = 0; i < cfg->kernels_nr; i++) {
+			if (json)
+				cJSON_AddItemToArray(arr, kernel_json(&views[i],
+								      cfg));
+			else
+				summary_row(&t, &views[i], cfg);
+			release_view(&views[i]);
+		}
+		if (json) {
+			print_json(arr);
+		} else if (!cfg->kernels_nr) {
+			fputs("No kernels yet: add one with 'git kopt kernel "
+			      "add'.\n", stdout);
+		} else {
+			kopt_mdtable_render(&out, &t);
+			fwrite(out.buf, 1, out.len, stdout);
+		}
+		kopt_mdtable_release(&t);
+		kopt_buf_release(&out);
+		free(views);
+	}
+	kopt_obligations_release(&learn);
+	return ret;
+}

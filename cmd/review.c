@@ -1,0 +1,1061 @@
+/*
+ * git kopt review: Markdown for a pull request over a range of commits,
+ * read from git objects (never the work tree): versions added or
+ * changed, per trial a before/after table, regressions and their LEARN
+ * status, knowledge files and catalog rows added or changed, and the
+ * `Kopt-Learn: skip` reasons of the range.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "analysis.h"
+#include "builtin.h"
+#include "obligations.h"
+#include "render.h"
+#include "banned.h"
+
+static const char *const review_usage[] = {
+	"git kopt review [<base>...<head> | <base>..<head> | <base>] [--json]",
+	NULL
+};
+
+struct commit_info {
+	char id[GIT_OID_HEXSZ + 1];
+	char *subject;
+	char *skip;             /* Kopt-Learn: skip <reason>, or NULL */
+	char *kernel, *version; /* trailers, or NULL */
+};
+
+struct file_change {
+	char *path;
+	char status;            /* 'A', 'M', 'D' */
+};
+
+struct row {
+	char *id, *name, *text;
+};
+
+struct catalog_change {
+	char *file;
+	char *id, *name;
+	char status;
+};
+
+struct version_change {
+	char *kernel, *version;
+	const char *what;       /* "added", "results added", ... */
+	char *title;
+};
+
+struct perf_view {
+	char *kernel, *version;
+	char *before_label;     /* "v1 (parent)" or "v2 at <base>" */
+	const struct kopt_results *before;  /* borrowed */
+	const struct kopt_results *after;
+};
+
+struct regression {
+	char *kernel, *version, *against, *trial;
+	double change_pct;
+	const char *learn;      /* "recorded", "skipped", "missing" */
+	char *detail;
+};
+
+struct review {
+	git_repository *repo;
+	git_commit *base, *head;
+	git_tree *base_tree, *head_tree;
+	char base_id[GIT_OID_HEXSZ + 1], head_id[GIT_OID_HEXSZ + 1];
+	struct kopt_config base_cfg, head_cfg;
+	const struct kopt_config *cfg;      /* thresholds: the base's */
+	const char *knowledge;
+	struct commit_info *commits;
+	size_t commits_nr, commits_alloc;
+	struct file_change *files;
+	size_t files_nr, files_alloc;
+	struct kopt_strvec kernels;
+	struct kopt_analysis *before, *after;   /* per kernel */
+	struct version_change *versions;
+	size_t versions_nr, versions_alloc;
+	struct perf_view *perfs;
+	size_t perfs_nr, perfs_alloc;
+	struct regression *regressions;
+	size_t regressions_nr, regressions_alloc;
+	struct catalog_change *catalog;
+	size_t catalog_nr, catalog_alloc;
+};
+
+static git_commit *resolve(git_repository *repo, const char *spec)
+{
+	git_object *obj = NULL;
+	git_commit *c = NULL;
+
+	if (git_revparse_single(&obj, repo, spec) < 0)
+		kopt_die("unknown revision '%s'", spec);
+	if (git_object_peel((git_object **)&c, obj, GIT_OBJECT_COMMIT) < 0) {
+		git_object_free(obj);
+		kopt_die("'%s' is not a commit", spec);
+	}
+	git_object_free(obj);
+	return c;
+}
+
+static git_commit *merge_base(git_repository *repo, git_commit *a,
+			      git_commit *b, const char *what)
+{
+	git_oid oid;
+	git_commit *c = NULL;
+
+	if (git_merge_base(&oid, repo, git_commit_id(a), git_commit_id(b)) < 0)
+		kopt_die("no merge base for %s", what);
+	if (git_commit_lookup(&c, repo, &oid) < 0)
+		kopt_die("cannot read the merge base of %s", what);
+	return c;
+}
+
+/* The default branch: origin/HEAD, init.defaultBranch, main, master. */
+static char *default_branch(git_repository *repo)
+{
+	git_reference *ref = NULL;
+	git_config *cfg = NULL;
+	git_buf buf = { 0 };
+	static const char *const names[] = { "refs/heads/main",
+					     "refs/heads/master", NULL };
+	const char *const *n;
+	char *out = NULL;
+
+	if (!git_reference_lookup(&ref, repo, "refs/remotes/origin/HEAD")) {
+		const char *t = git_reference_symbolic_target(ref);
+		if (t)
+			out = kopt_strdup(t);
+		git_reference_free(ref);
+		if (out)
+			return out;
+	}
+	if (!git_repository_config_snapshot(&cfg, repo)) {
+		if (!git_config_get_string_buf(&buf, cfg,
+					       "init.defaultBranch")) {
+			char *name = kopt_xstrfmt("refs/heads/%s", buf.ptr);
+			if (!git_reference_lookup(&ref, repo, name)) {
+				git_reference_free(ref);
+				out = name;
+			} else {
+				free(name);
+			}
+			git_buf_dispose(&buf);
+		}
+		git_config_free(cfg);
+		if (out)
+			return out;
+	}
+	for (n = names; *n; n++)
+		if (!git_reference_lookup(&ref, repo, *n)) {
+			git_reference_free(ref);
+			return kopt_strdup(*n);
+		}
+	return NULL;
+}
+
+static void parse_range(struct review *rv, const char *arg)
+{
+	const char *dots;
+
+	if (!arg) {
+		char *def = default_branch(rv->repo);
+		git_commit *d;
+		if (!def)
+			kopt_die("no default branch to review against; name "
+				 "a range ('git kopt review main...HEAD')");
+		d = resolve(rv->repo, def);
+		rv->head = resolve(rv->repo, "HEAD");
+		rv->base = merge_base(rv->repo, d, rv->head, def);
+		git_commit_free(d);
+		free(def);
+	} else if ((dots = strstr(arg, "..."))) {
+		char *a = kopt_strndup(arg, dots - arg);
+		const char *b = dots[3] ? dots + 3 : "HEAD";
+		git_commit *ca = resolve(rv->repo, *a ? a : "HEAD");
+		rv->head = resolve(rv->repo, b);
+		rv->base = merge_base(rv->repo, ca, rv->head, arg);
+		git_commit_free(ca);
+		free(a);
+	} else if ((dots = strstr(arg, ".."))) {
+		char *a = kopt_strndup(arg, dots - arg);
+		rv->base = resolve(rv->repo, *a ? a : "HEAD");
+		rv->head = resolve(rv->repo, dots[2] ? dots + 2 : "HEAD");
+		free(a);
+	} else {
+		git_commit *ca = resolve(rv->repo, arg);
+		rv->head = resolve(rv->repo, "HEAD");
+		rv->base = merge_base(rv->repo, ca, rv->head, arg);
+		git_commit_free(ca);
+	}
+	git_oid_tostr(rv->base_id, sizeof(rv->base_id), git_commit_id(rv->base));
+	git_oid_tostr(rv->head_id, sizeof(rv->head_id), git_commit_id(rv->head));
+	if (git_commit_tree(&rv->base_tree, rv->base) < 0 ||
+	    git_commit_tree(&rv->head_tree, rv->head) < 0)
+		kopt_die("cannot read the trees of the range");
+}
+
+static int load_config(struct kopt_config *out, git_repository *repo,
+		       git_tree *tree, const char *id)
+{
+	struct kopt_source src;
+	struct kopt_buf data = KOPT_BUF_INIT, label = KOPT_BUF_INIT;
+	char rev[13];
+	int ret;
+
+	memcpy(rev, id, 12);
+	rev[12] = '\0';
+	kopt_source_tree(&src, repo, tree, rev);
+	ret = kopt_source_read(&src, ".kopt", &data, &label);
+	if (!ret)
+		ret = kopt_config_load_buf(out, data.buf, data.len, label.buf);
+	kopt_buf_release(&data);
+	kopt_buf_release(&label);
+	return ret;
+}
+
+static void read_commits(struct review *rv)
+{
+	git_revwalk *walk = NULL;
+	git_oid oid;
+
+	if (git_revwalk_new(&walk, rv->repo) < 0 ||
+	    git_revwalk_push(walk, git_commit_id(rv->head)) < 0 ||
+	    git_revwalk_hide(walk, git_commit_id(rv->base)) < 0)
+		kopt_die("cannot walk the range: %s",
+			 kopt_git_error("revwalk failed"));
+	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
+	while (!git_revwalk_next(&oid, walk)) {
+		git_commit *c = NULL;
+		git_message_trailer_array tr = { 0 };
+		struct commit_info *ci;
+		const char *summary;
+		size_t i;
+
+		if (git_commit_lookup(&c, rv->repo, &oid) < 0)
+			continue;
+		KOPT_ALLOC_GROW(rv->commits, rv->commits_nr + 1,
+				rv->commits_alloc);
+		ci = &rv->commits[rv->commits_nr++];
+		memset(ci, 0, sizeof(*ci));
+		git_oid_tostr(ci->id, sizeof(ci->id), &oid);
+		summary = git_commit_summary(c);
+		ci->subject = kopt_strdup(summary ? summary : "");
+		if (!git_message_trailers(&tr, git_commit_message(c))) {
+			for (i = 0; i < tr.count; i++) {
+				const char *k = tr.trailers[i].key;
+				const char *v = tr.trailers[i].value;
+				if (!strcasecmp(k, "Kopt-Learn") &&
+				    !strncasecmp(v, "skip", 4)) {
+					v += 4;
+					while (*v == ' ' || *v == ':')
+						v++;
+					free(ci->skip);
+					ci->skip = kopt_strdup(*v ? v :
+							       "(no reason)");
+				} else if (!strcasecmp(k, "Kopt-Kernel")) {
+					free(ci->kernel);
+					ci->kernel = kopt_strdup(v);
+				} else if (!strcasecmp(k, "Kopt-Version")) {
+					free(ci->version);
+					ci->version = kopt_strdup(v);
+				}
+			}
+			git_message_trailer_array_free(&tr);
+		}
+		git_commit_free(c);
+	}
+	git_revwalk_free(walk);
+}
+
+static int file_cb(const git_diff_delta *d, float progress, void *data)
+{
+	struct review *rv = data;
+	struct file_change *fc;
+
+	(void)progress;
+	KOPT_ALLOC_GROW(rv->files, rv->files_nr + 1, rv->files_alloc);
+	fc = &rv->files[rv->files_nr++];
+	fc->path = kopt_strdup(d->status == GIT_DELTA_DELETED ?
+			       d->old_file.path : d->new_file.path);
+	fc->status = d->status == GIT_DELTA_ADDED ? 'A' :
+		     d->status == GIT_DELTA_DELETED ? 'D' : 'M';
+	return 0;
+}
+
+static void read_files(struct review *rv)
+{
+	git_diff *diff = NULL;
+
+	if (git_diff_tree_to_tree(&diff, rv->repo, rv->base_tree,
+				  rv->head_tree, NULL) < 0 ||
+	    git_diff_foreach(diff, file_cb, NULL, NULL, NULL, rv) < 0)
+		kopt_die("cannot diff the range: %s",
+			 kopt_git_error("diff failed"));
+	git_diff_free(diff);
+}
+
+/* "docs/kernels/<k>.md" or "docs/kernels/<k>/results/<v>.json" */
+static int kernel_of(const char *path, char **kernel, char **version)
+{
+	const char *p, *slash;
+
+	*kernel = *version = NULL;
+	if (!kopt_skip_prefix(path, "docs/kernels/", &p))
+		return 0;
+	slash = strchr(p, '/');
+	if (!slash) {
+		if (!kopt_ends_with(p, ".md") || !strcmp(p, "README.md"))
+			return 0;
+		*kernel = kopt_strndup(p, strlen(p) - 3);
+		return kopt_valid_name(*kernel) ? 1 : (free(*kernel), 0);
+	}
+	if (strncmp(slash, "/results/", 9) || !kopt_ends_with(slash, ".json") ||
+	    strchr(slash + 9, '/'))
+		return 0;
+	*kernel = kopt_strndup(p, slash - p);
+	*version = kopt_strndup(slash + 9, strlen(slash + 9) - 5);
+	if (!kopt_valid_name(*kernel) || !kopt_valid_name(*version)) {
+		free(*kernel);
+		free(*version);
+		return 0;
+	}
+	return 2;
+}
+
+static int is_catalog(const struct review *rv, const char *path)
+{
+	const char *p;
+	size_t i;
+
+	if (rv->head_cfg.catalog && !strcmp(path, rv->head_cfg.catalog))
+		return 1;
+	for (i = 0; i < rv->head_cfg.languages_nr; i++) {
+		char *c = kopt_language_catalog_path(&rv->head_cfg.languages[i]);
+		int same = c && !strcmp(c, path);
+		free(c);
+		if (same)
+			return 1;
+	}
+	return kopt_skip_prefix(path, ".claude/skills/optimization-catalog",
+				&p) && kopt_ends_with(p, "/SKILL.md");
+}
+
+static int in_knowledge(const struct review *rv, const char *path)
+{
+	const char *p;
+
+	return kopt_skip_prefix(path, rv->knowledge, &p) && *p == '/' &&
+	       kopt_ends_with(p, ".md");
+}
+
+/* Rows of the catalog tables (those whose header starts with "ID"). */
+static void catalog_rows(const char *text, struct row **out, size_t *nr)
+{
+	size_t alloc = 0;
+	const char *line = text;
+	int in_table = 0;
+
+	*out = NULL;
+	*nr = 0;
+	while (line && *line) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		struct kopt_strvec cells = KOPT_STRVEC_INIT;
+		struct kopt_buf cell = KOPT_BUF_INIT;
+		const char *p = line;
+		size_t i;
+
+		while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
+			len--;
+		while (p < line + len && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p >= line + len || *p != '|') {
+			in_table = 0;
+			goto next;
+		}
+		for (p++; p < line + len; p++) {
+			if (*p == '\\' && p + 1 < line + len && p[1] == '|') {
+				kopt_buf_addch(&cell, '|');
+				p++;
+			} else if (*p == '|') {
+				kopt_buf_trim(&cell);
+				kopt_strvec_push(&cells, cell.buf);
+				kopt_buf_reset(&cell);
+			} else {
+				kopt_buf_addch(&cell, *p);
+			}
+		}
+		kopt_buf_trim(&cell);
+		if (cell.len)
+			kopt_strvec_push(&cells, cell.buf);
+		if (!cells.nr)
+			goto next;
+		if (!strcasecmp(cells.v[0], "ID")) {
+			in_table = 1;
+			goto next;
+		}
+		if (!in_table || strspn(cells.v[0], "-: ") == strlen(cells.v[0]))
+			goto next;
+		KOPT_ALLOC_GROW(*out, *nr + 1, alloc);
+		(*out)[*nr].id = kopt_strdup(cells.v[0]);
+		(*out)[*nr].name = kopt_strdup(cells.nr > 1 ? cells.v[1] : "");
+		kopt_buf_reset(&cell);
+		for (i = 0; i < cells.nr; i++)
+			kopt_buf_addf(&cell, "%s%s", i ? " | " : "",
+				      cells.v[i]);
+		(*out)[*nr].text = kopt_buf_detach(&cell, NULL);
+		(*nr)++;
+next:
+		kopt_strvec_clear(&cells);
+		kopt_buf_release(&cell);
+		line = end ? end + 1 : NULL;
+	}
+}
+
+static void free_rows(struct row *rows, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		free(rows[i].id);
+		free(rows[i].name);
+		free(rows[i].text);
+	}
+	free(rows);
+}
+
+static const struct row *find_row(const struct row *rows, size_t nr,
+				  const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (!strcmp(rows[i].id, id))
+			return &rows[i];
+	return NULL;
+}
+
+static void add_catalog_change(struct review *rv, const char *file,
+			       const struct row *r, char status)
+{
+	struct catalog_change *cc;
+
+	KOPT_ALLOC_GROW(rv->catalog, rv->catalog_nr + 1, rv->catalog_alloc);
+	cc = &rv->catalog[rv->catalog_nr++];
+	cc->file = kopt_strdup(file);
+	cc->id = kopt_strdup(r->id);
+	cc->name = kopt_strdup(r->name);
+	cc->status = status;
+}
+
+static void diff_catalog(struct review *rv, const char *path)
+{
+	struct kopt_source bs, hs;
+	struct kopt_buf b = KOPT_BUF_INIT, h = KOPT_BUF_INIT;
+	struct row *br, *hr;
+	size_t bn, hn, i;
+
+	kopt_source_tree(&bs, rv->repo, rv->base_tree, "base");
+	kopt_source_tree(&hs, rv->repo, rv->head_tree, "head");
+	kopt_source_read(&bs, path, &b, NULL);
+	kopt_source_read(&hs, path, &h, NULL);
+	catalog_rows(b.buf, &br, &bn);
+	catalog_rows(h.buf, &hr, &hn);
+	for (i = 0; i < hn; i++) {
+		const struct row *old = find_row(br, bn, hr[i].id);
+		if (!old)
+			add_catalog_change(rv, path, &hr[i], 'A');
+		else if (strcmp(old->text, hr[i].text))
+			add_catalog_change(rv, path, &hr[i], 'M');
+	}
+	for (i = 0; i < bn; i++)
+		if (!find_row(hr, hn, br[i].id))
+			add_catalog_change(rv, path, &br[i], 'D');
+	free_rows(br, bn);
+	free_rows(hr, hn);
+	kopt_buf_release(&b);
+	kopt_buf_release(&h);
+}
+
+static void add_version_change(struct review *rv, const char *kernel,
+			       const char *version, const char *what,
+			       const struct kopt_analysis_version *v)
+{
+	struct version_change *vc;
+	size_t i;
+
+	for (i = 0; i < rv->versions_nr; i++)
+		if (!strcmp(rv->versions[i].kernel, kernel) &&
+		    !strcmp(rv->versions[i].version, version))
+			return;
+	KOPT_ALLOC_GROW(rv->versions, rv->versions_nr + 1,
+			rv->versions_alloc);
+	vc = &rv->versions[rv->versions_nr++];
+	vc->kernel = kopt_strdup(kernel);
+	vc->version = kopt_strdup(version);
+	vc->what = what;
+	vc->title = kopt_strdup(v && v->entry && v->entry->title ?
+				v->entry->title : "");
+}
+
+/* Was the failure of kernel/version recorded in the range? */
+static const char *learn_status(struct review *rv, const char *kernel,
+				const char *version, char **detail)
+{
+	struct kopt_source hs;
+	struct kopt_buf data = KOPT_BUF_INIT;
+	size_t i;
+
+	int pass;
+
+	*detail = NULL;
+	kopt_source_tree(&hs, rv->repo, rv->head_tree, "head");
+	/* detail files first, then catalog rows */
+	for (pass = 0; pass < 2; pass++)
+	for (i = 0; i < rv->files_nr; i++) {
+		const struct file_change *f = &rv->files[i];
+		if (f->status == 'D')
+			continue;
+		if (pass == 0 && (!in_knowledge(rv, f->path) ||
+				  !strstr(f->path, "anti-patterns/")))
+			continue;
+		if (pass == 1 && !is_catalog(rv, f->path))
+			continue;
+		if (kopt_source_read(&hs, f->path, &data, NULL))
+			continue;
+		if (kopt_obligations_mentions(data.buf, kernel, version)) {
+			*detail = kopt_strdup(f->path);
+			kopt_buf_release(&data);
+			return "recorded";
+		}
+	}
+	kopt_buf_release(&data);
+	for (i = 0; i < rv->commits_nr; i++) {
+		const struct commit_info *c = &rv->commits[i];
+		if (!c->skip)
+			continue;
+		if ((c->kernel && strcmp(c->kernel, kernel)) ||
+		    (c->version && strcmp(c->version, version)))
+			continue;
+		*detail = kopt_strdup(c->skip);
+		return "skipped";
+	}
+	return "missing";
+}
+
+static void analyse(struct review *rv)
+{
+	struct kopt_source bs, hs;
+	char brev[13], hrev[13];
+	size_t i, j, k;
+
+	memcpy(brev, rv->base_id, 12);
+	brev[12] = '\0';
+	memcpy(hrev, rv->head_id, 12);
+	hrev[12] = '\0';
+	kopt_source_tree(&bs, rv->repo, rv->base_tree, brev);
+	kopt_source_tree(&hs, rv->repo, rv->head_tree, hrev);
+	for (i = 0; i < rv->files_nr; i++) {
+		char *kernel, *version;
+		if (kernel_of(rv->files[i].path, &kernel, &version)) {
+			if (!kopt_strvec_has(&rv->kernels, kernel))
+				kopt_strvec_push(&rv->kernels, kernel);
+			free(kernel);
+			free(version);
+		} else if (is_catalog(rv, rv->files[i].path)) {
+			diff_catalog(rv, rv->files[i].path);
+		}
+	}
+	rv->before = kopt_calloc(rv->kernels.nr + 1, sizeof(*rv->before));
+	rv->after = kopt_calloc(rv->kernels.nr + 1, sizeof(*rv->after));
+	for (k = 0; k < rv->kernels.nr; k++) {
+		const char *kernel = rv->kernels.v[k];
+		struct kopt_analysis *b = &rv->before[k], *a = &rv->after[k];
+		int bad = 0;
+
+		*b = (struct kopt_analysis)KOPT_ANALYSIS_INIT;
+		*a = (struct kopt_analysis)KOPT_ANALYSIS_INIT;
+		bad |= kopt_analysis_load(b, &bs, kernel, rv->cfg->noise_pct);
+		bad |= kopt_analysis_load(a, &hs, kernel, rv->cfg->noise_pct);
+		if (bad)
+			kopt_die("cannot review kernel '%s'", kernel);
+		for (i = 0; i < a->versions_nr; i++) {
+			const struct kopt_analysis_version *v = &a->versions[i];
+			const struct kopt_analysis_version *old =
+				kopt_analysis_find(b, v->name);
+			struct kopt_buf path = KOPT_BUF_INIT;
+			const char *what = NULL;
+			int results_changed = 0;
+
+			kopt_results_path(&path, kernel, v->name);
+			for (j = 0; j < rv->files_nr; j++)
+				if (!strcmp(rv->files[j].path, path.buf))
+					results_changed = 1;
+			kopt_buf_release(&path);
+			if (!old)
+				what = "added";
+			else if (results_changed && !old->has_results)
+				what = "results added";
+			else if (results_changed)
+				what = "results changed";
+			if (!what)
+				continue;
+			add_version_change(rv, kernel, v->name, what, v);
+			if (!v->has_results || !results_changed)
+				continue;
+			{
+				struct perf_view *pv;
+				KOPT_ALLOC_GROW(rv->perfs, rv->perfs_nr + 1,
+						rv->perfs_alloc);
+				pv = &rv->perfs[rv->perfs_nr++];
+				pv->kernel = kopt_strdup(kernel);
+				pv->version = kopt_strdup(v->name);
+				pv->after = &v->results;
+				if (old && old->has_results &&
+				    old->results.entries_nr) {
+					pv->before = &old->results;
+					pv->before_label = kopt_xstrfmt(
+						"%s at %.7s", v->name,
+						rv->base_id);
+				} else if (v->parent >= 0 &&
+					   a->versions[v->parent].has_results) {
+					pv->before =
+						&a->versions[v->parent].results;
+					pv->before_label = kopt_xstrfmt(
+						"%s (parent)",
+						a->versions[v->parent].name);
+				} else {
+					pv->before = NULL;
+					pv->before_label = kopt_strdup("--");
+				}
+			}
+			/* regressions: against the parent, as the gate does */
+			for (j = 0; j < v->results.entries_nr; j++) {
+				const struct kopt_compare_trial *t =
+					&v->trials[j];
+				struct regression *r;
+				if (t->change != KOPT_CHANGE_REGRESSION)
+					continue;
+				KOPT_ALLOC_GROW(rv->regressions,
+						rv->regressions_nr + 1,
+						rv->regressions_alloc);
+				r = &rv->regressions[rv->regressions_nr++];
+				r->kernel = kopt_strdup(kernel);
+				r->version = kopt_strdup(v->name);
+				r->against = kopt_strdup(
+					a->versions[v->parent].name);
+				r->trial = kopt_strdup(t->cur->trial ?
+						       t->cur->trial :
+						       "(ad hoc)");
+				r->change_pct = t->change_pct;
+				r->learn = learn_status(rv, kernel, v->name,
+							&r->detail);
+			}
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Output */
+
+static const int review_metrics[] = {
+	KOPT_METRIC_DURATION_US, KOPT_METRIC_TFLOPS, KOPT_METRIC_GBPS,
+	KOPT_METRIC_OCC_PCT, KOPT_METRIC_TC_PCT, KOPT_METRIC_DRAM_PCT,
+};
+
+static void value_cell(struct kopt_buf *out, const struct kopt_results_entry *e,
+		       int m)
+{
+	if (!e) {
+		kopt_buf_addstr(out, "--");
+		return;
+	}
+	kopt_render_value(out, m, e->metrics[m]);
+	if (e->replayed && m == KOPT_METRIC_DURATION_US)
+		kopt_buf_addstr(out, " (replayed)");
+}
+
+static const char *status_word(char s)
+{
+	return s == 'A' ? "added" : s == 'D' ? "deleted" : "changed";
+}
+
+static void print_markdown(struct review *rv)
+{
+	struct kopt_buf out = KOPT_BUF_INIT, cell = KOPT_BUF_INIT;
+	struct kopt_mdtable t;
+	size_t i, j, k;
+	int any;
+
+	kopt_buf_addf(&out, "## git kopt review: %.7s...%.7s\n\n",
+		      rv->base_id, rv->head_id);
+	kopt_buf_addf(&out, "%zu commit%s, %zu file%s changed.\n",
+		      rv->commits_nr, rv->commits_nr == 1 ? "" : "s",
+		      rv->files_nr, rv->files_nr == 1 ? "" : "s");
+
+	kopt_buf_addstr(&out, "\n### Versions\n\n");
+	if (rv->versions_nr) {
+		static const char *const h[] = { "Kernel", "Version", "Title",
+						  "Change" };
+		kopt_mdtable_init(&t, 4, h);
+		for (i = 0; i < rv->versions_nr; i++) {
+			kopt_mdtable_add(&t, rv->versions[i].kernel);
+			kopt_mdtable_add(&t, rv->versions[i].version);
+			kopt_mdtable_add(&t, *rv->versions[i].title ?
+					 rv->versions[i].title : "--");
+			kopt_mdtable_add(&t, rv->versions[i].what);
+		}
+		kopt_mdtable_render(&out, &t);
+		kopt_mdtable_release(&t);
+	} else {
+		kopt_buf_addstr(&out, "None.\n");
+	}
+
+	kopt_buf_addstr(&out, "\n### Performance\n");
+	if (!rv->perfs_nr)
+		kopt_buf_addstr(&out, "\nNo results added or changed.\n");
+	for (i = 0; i < rv->perfs_nr; i++) {
+		const struct perf_view *pv = &rv->perfs[i];
+		kopt_buf_addf(&out, "\n#### %s %s vs %s\n", pv->kernel,
+			      pv->version, pv->before_label);
+		for (j = 0; j < pv->after->entries_nr; j++) {
+			const struct kopt_results_entry *e =
+				&pv->after->entries[j];
+			const struct kopt_results_entry *p = pv->before ?
+				kopt_results_find_like(pv->before, e) : NULL;
+			static const char *const h[] = { "Metric", "Before",
+							  "After", "Change" };
+			double c;
+			enum kopt_change ch = kopt_compare_entries(
+				e, p, rv->cfg->noise_pct, &c);
+
+			kopt_buf_reset(&cell);
+			kopt_results_describe_entry(&cell, e);
+			kopt_buf_addf(&out, "\n%s", cell.buf);
+			if (ch == KOPT_CHANGE_REGRESSION)
+				kopt_buf_addf(&out, ": **regression** (%.1f%% "
+					      "slower, noise %g%%)", c,
+					      rv->cfg->noise_pct);
+			else if (ch != KOPT_CHANGE_NONE)
+				kopt_buf_addf(&out, ": %s",
+					      kopt_change_name(ch));
+			kopt_buf_addstr(&out, "\n\n");
+			kopt_mdtable_init(&t, 4, h);
+			for (k = 0; k < KOPT_ARRAY_SIZE(review_metrics); k++) {
+				int m = review_metrics[k];
+				if (!kopt_results_has(e->metrics[m]) &&
+				    !(p && kopt_results_has(p->metrics[m])))
+					continue;
+				kopt_mdtable_add(&t, kopt_metric_infos[m].label);
+				kopt_buf_reset(&cell);
+				value_cell(&cell, p, m);
+				kopt_mdtable_add(&t, cell.buf);
+				kopt_buf_reset(&cell);
+				value_cell(&cell, e, m);
+				kopt_mdtable_add(&t, cell.buf);
+				kopt_buf_reset(&cell);
+				if (m == KOPT_METRIC_DURATION_US ||
+				    m == KOPT_METRIC_TFLOPS ||
+				    m == KOPT_METRIC_GBPS)
+					kopt_render_vs(&cell, m, e->metrics[m],
+						       p ? p->metrics[m] : NAN);
+				else
+					kopt_buf_addstr(&cell, "--");
+				kopt_mdtable_add(&t, cell.buf);
+			}
+			kopt_mdtable_render(&out, &t);
+			kopt_mdtable_release(&t);
+		}
+	}
+
+	kopt_buf_addstr(&out, "\n### Regressions\n\n");
+	for (i = 0; i < rv->regressions_nr; i++) {
+		const struct regression *r = &rv->regressions[i];
+		kopt_buf_addf(&out, "- %s %s on %s: %.1f%% slower than %s; "
+			      "LEARN: ", r->kernel, r->version, r->trial,
+			      r->change_pct, r->against);
+		if (!strcmp(r->learn, "recorded"))
+			kopt_buf_addf(&out, "recorded in `%s`", r->detail);
+		else if (!strcmp(r->learn, "skipped"))
+			kopt_buf_addf(&out, "skipped (%s)", r->detail);
+		else
+			kopt_buf_addf(&out, "**missing**: run 'git kopt "
+				      "learn new anti-pattern <name> --from "
+				      "%s/%s'", r->kernel, r->version);
+		kopt_buf_addch(&out, '\n');
+	}
+	if (!rv->regressions_nr)
+		kopt_buf_addstr(&out, "None.\n");
+
+	kopt_buf_addstr(&out, "\n### Knowledge\n\n");
+	any = 0;
+	for (i = 0; i < rv->files_nr; i++)
+		if (in_knowledge(rv, rv->files[i].path)) {
+			kopt_buf_addf(&out, "- %s `%s`\n",
+				      status_word(rv->files[i].status),
+				      rv->files[i].path);
+			any = 1;
+		}
+	for (i = 0; i < rv->catalog_nr; i++) {
+		const struct catalog_change *cc = &rv->catalog[i];
+		kopt_buf_addf(&out, "- catalog `%s`: %s row %s", cc->file,
+			      status_word(cc->status), cc->id);
+		if (*cc->name)
+			kopt_buf_addf(&out, " (%s)", cc->name);
+		kopt_buf_addch(&out, '\n');
+		any = 1;
+	}
+	if (!any)
+		kopt_buf_addstr(&out, "None.\n");
+
+	kopt_buf_addstr(&out, "\n### LEARN\n\n");
+	any = 0;
+	for (i = 0; i < rv->commits_nr; i++) {
+		const struct commit_info *c = &rv->commits[i];
+		if (!c->skip)
+			continue;
+		kopt_buf_addf(&out, "- `Kopt-Learn: skip` in %.7s (%s): %s\n",
+			      c->id, c->subject, c->skip);
+		any = 1;
+	}
+	{
+		size_t missing = 0;
+		for (i = 0; i < rv->regressions_nr; i++)
+			missing += !strcmp(rv->regressions[i].learn,
+					   "missing");
+		if (missing)
+			kopt_buf_addf(&out, "- %zu regression%s without an "
+				      "anti-pattern entry\n", missing,
+				      missing == 1 ? "" : "s");
+		else if (!any)
+			kopt_buf_addstr(&out, "Nothing open.\n");
+	}
+	fwrite(out.buf, 1, out.len, stdout);
+	kopt_buf_release(&out);
+	kopt_buf_release(&cell);
+}
+
+static cJSON *entry_json(const struct kopt_results_entry *e)
+{
+	cJSON *o;
+	int m;
+
+	if (!e)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	for (m = 0; m < KOPT_METRIC__NR; m++)
+		if (kopt_results_has(e->metrics[m]))
+			cJSON_AddNumberToObject(o, kopt_metric_infos[m].name,
+						e->metrics[m]);
+	cJSON_AddBoolToObject(o, "replayed", e->replayed);
+	return o;
+}
+
+static void print_json(struct review *rv)
+{
+	cJSON *o = cJSON_CreateObject(), *arr, *x;
+	char *text;
+	size_t i, j;
+
+	cJSON_AddStringToObject(o, "base", rv->base_id);
+	cJSON_AddStringToObject(o, "head", rv->head_id);
+	arr = cJSON_AddArrayToObject(o, "commits");
+	for (i = 0; i < rv->commits_nr; i++) {
+		x = cJSON_CreateObject();
+		cJSON_AddItemToArray(arr, x);
+		cJSON_AddStringToObject(x, "id", rv->commits[i].id);
+		cJSON_AddStringToObject(x, "subject", rv->commits[i].subject);
+		if (rv->commits[i].skip)
+			cJSON_AddStringToObject(x, "learn_skip",
+						rv->commits[i].skip);
+	}
+	arr = cJSON_AddArrayToObject(o, "versions");
+	for (i = 0; i < rv->versions_nr; i++) {
+		x = cJSON_CreateObject();
+		cJSON_AddItemToArray(arr, x);
+		cJSON_AddStringToObject(x, "kernel", rv->versions[i].kernel);
+		cJSON_AddStringToObject(x, "version", rv->versions[i].version);
+		cJSON_AddStringToObject(x, "title", rv->versions[i].title);
+		cJSON_AddStringToObject(x, "change", rv->versions[i].what);
+	}
+	arr = cJSON_AddArrayToObject(o, "performance");
+	for (i = 0; i < rv->perfs_nr; i++) {
+		const struct perf_view *pv = &rv->perfs[i];
+		cJSON *trials;
+		x = cJSON_CreateObject();
+		cJSON_AddItemToArray(arr, x);
+		cJSON_AddStringToObject(x, "kernel", pv->kernel);
+		cJSON_AddStringToObject(x, "version", pv->version);
+		cJSON_AddStringToObject(x, "before", pv->before_label);
+		trials = cJSON_AddArrayToObject(x, "entries");
+		for (j = 0; j < pv->after->entries_nr; j++) {
+			const struct kopt_results_entry *e =
+				&pv->after->entries[j];
+			const struct kopt_results_entry *p = pv->before ?
+				kopt_results_find_like(pv->before, e) : NULL;
+			double c;
+			enum kopt_change ch = kopt_compare_entries(
+				e, p, rv->cfg->noise_pct, &c);
+			cJSON *t = cJSON_CreateObject();
+			cJSON_AddItemToArray(trials, t);
+			if (e->trial)
+				cJSON_AddStringToObject(t, "trial", e->trial);
+			else
+				cJSON_AddNullToObject(t, "trial");
+			cJSON_AddNumberToObject(t, "b", e->b);
+			cJSON_AddNumberToObject(t, "s", e->s);
+			cJSON_AddNumberToObject(t, "t", e->t);
+			cJSON_AddItemToObject(t, "before", entry_json(p));
+			cJSON_AddItemToObject(t, "after", entry_json(e));
+			if (isnan(c))
+				cJSON_AddNullToObject(t, "change_pct");
+			else
+				cJSON_AddNumberToObject(t, "change_pct", c);
+			if (ch)
+				cJSON_AddStringToObject(t, "verdict",
+							kopt_change_name(ch));
+			else
+				cJSON_AddNullToObject(t, "verdict");
+		}
+	}
+	arr = cJSON_AddArrayToObject(o, "regressions");
+	for (i = 0; i < rv->regressions_nr; i++) {
+		const struct regression *r = &rv->regressions[i];
+		x = cJSON_CreateObject();
+		cJSON_AddItemToArray(arr, x);
+		cJSON_AddStringToObject(x, "kernel", r->kernel);
+		cJSON_AddStringToObject(x, "version", r->version);
+		cJSON_AddStringToObject(x, "against", r->against);
+		cJSON_AddStringToObject(x, "trial", r->trial);
+		cJSON_AddNumberToObject(x, "change_pct", r->change_pct);
+		cJSON_AddStringToObject(x, "learn", r->learn);
+		if (r->detail)
+			cJSON_AddStringToObject(x, "detail", r->detail);
+	}
+	arr = cJSON_AddArrayToObject(o, "knowledge");
+	for (i = 0; i < rv->files_nr; i++)
+		if (in_knowledge(rv, rv->files[i].path)) {
+			x = cJSON_CreateObject();
+			cJSON_AddItemToArray(arr, x);
+			cJSON_AddStringToObject(x, "path", rv->files[i].path);
+			cJSON_AddStringToObject(x, "change",
+				status_word(rv->files[i].status));
+		}
+	arr = cJSON_AddArrayToObject(o, "catalog");
+	for (i = 0; i < rv->catalog_nr; i++) {
+		x = cJSON_CreateObject();
+		cJSON_AddItemToArray(arr, x);
+		cJSON_AddStringToObject(x, "file", rv->catalog[i].file);
+		cJSON_AddStringToObject(x, "id", rv->catalog[i].id);
+		cJSON_AddStringToObject(x, "name", rv->catalog[i].name);
+		cJSON_AddStringToObject(x, "change",
+					status_word(rv->catalog[i].status));
+	}
+	text = cJSON_Print(o);
+	fputs(text, stdout);
+	fputc('\n', stdout);
+	cJSON_free(text);
+	cJSON_Delete(o);
+}
+
+static void release(struct review *rv)
+{
+	size_t i;
+
+	for (i = 0; i < rv->commits_nr; i++) {
+		free(rv->commits[i].subject);
+		free(rv->commits[i].skip);
+		free(rv->commits[i].kernel);
+		free(rv->commits[i].version);
+	}
+	free(rv->commits);
+	for (i = 0; i < rv->files_nr; i++)
+		free(rv->files[i].path);
+	free(rv->files);
+	for (i = 0; i < rv->kernels.nr; i++) {
+		kopt_analysis_release(&rv->before[i]);
+		kopt_analysis_release(&rv->after[i]);
+	}
+	free(rv->before);
+	free(rv->after);
+	kopt_strvec_clear(&rv->kernels);
+	for (i = 0; i < rv->versions_nr; i++) {
+		free(rv->versions[i].kernel);
+		free(rv->versions[i].version);
+		free(rv->versions[i].title);
+	}
+	free(rv->versions);
+	for (i = 0; i < rv->perfs_nr; i++) {
+		free(rv->perfs[i].kernel);
+		free(rv->perfs[i].version);
+		free(rv->perfs[i].before_label);
+	}
+	free(rv->perfs);
+	for (i = 0; i < rv->regressions_nr; i++) {
+		free(rv->regressions[i].kernel);
+		free(rv->regressions[i].version);
+		free(rv->regressions[i].against);
+		free(rv->regressions[i].trial);
+		free(rv->regressions[i].detail);
+	}
+	free(rv->regressions);
+	for (i = 0; i < rv->catalog_nr; i++) {
+		free(rv->catalog[i].file);
+		free(rv->catalog[i].id);
+		free(rv->catalog[i].name);
+	}
+	free(rv->catalog);
+	kopt_config_release(&rv->base_cfg);
+	kopt_config_release(&rv->head_cfg);
+	git_tree_free(rv->base_tree);
+	git_tree_free(rv->head_tree);
+	git_commit_free(rv->base);
+	git_commit_free(rv->head);
+}
+
+int cmd_review(int argc, const char **argv, struct kopt_ctx *ctx)
+{
+	int json = 0, rb, rh;
+	const struct kopt_option options[] = {
+		OPT_BOOL(0, "json", &json, "print JSON instead of Markdown"),
+		OPT_END()
+	};
+	struct review rv;
+
+	argc = kopt_parse_options(argc, argv, options, review_usage, 0);
+	if (argc > 1)
+		kopt_usage_error(review_usage, options, "too many arguments");
+	memset(&rv, 0, sizeof(rv));
+	rv.repo = ctx->repo;
+	kopt_strvec_init(&rv.kernels);
+	parse_range(&rv, argc ? argv[0] : NULL);
+
+	/* thresholds come from the base, so a change cannot loosen them */
+	rh = load_config(&rv.head_cfg, rv.repo, rv.head_tree, rv.head_id);
+	rb = load_config(&rv.base_cfg, rv.repo, rv.base_tree, rv.base_id);
+	if (rh && rh != KOPT_ENOTFOUND)
+		kopt_die("cannot read .kopt at %.7s", rv.head_id);
+	if (rh)
+		rv.head_cfg.noise_pct = KOPT_DEFAULT_NOISE_PCT;
+	rv.cfg = rb ? &rv.head_cfg : &rv.base_cfg;
+	rv.knowledge = rv.head_cfg.knowledge ? rv.head_cfg.knowledge :
+		       KOPT_DEFAULT_KNOWLEDGE;
+
+	read_commits(&rv);
+	read_files(&rv);
+	analyse(&rv);
+	if (json)
+		print_json(&rv);
+	else
+		print_markdown(&rv);
+	release(&rv);
+	return 0;
+}

@@ -1,0 +1,277 @@
+#include "analysis.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "error.h"
+#include "banned.h"
+
+void kopt_source_worktree(struct kopt_source *src, const char *top)
+{
+	memset(src, 0, sizeof(*src));
+	src->top = top;
+}
+
+void kopt_source_tree(struct kopt_source *src, git_repository *repo,
+		      git_tree *tree, const char *rev)
+{
+	memset(src, 0, sizeof(*src));
+	src->repo = repo;
+	src->tree = tree;
+	src->rev = rev;
+}
+
+int kopt_source_read(const struct kopt_source *src, const char *path,
+		     struct kopt_buf *out, struct kopt_buf *label)
+{
+	kopt_buf_reset(out);
+	if (label) {
+		kopt_buf_reset(label);
+		if (src->tree)
+			kopt_buf_addf(label, "%s:", src->rev);
+		kopt_buf_addstr(label, path);
+	}
+	if (src->tree) {
+		git_tree_entry *te = NULL;
+		git_blob *blob = NULL;
+		int ret = 0;
+		if (git_tree_entry_bypath(&te, src->tree, path) < 0)
+			return KOPT_ENOTFOUND;
+		if (git_tree_entry_type(te) != GIT_OBJECT_BLOB) {
+			git_tree_entry_free(te);
+			return KOPT_ENOTFOUND;
+		}
+		if (git_blob_lookup(&blob, src->repo, git_tree_entry_id(te)) < 0)
+			ret = kopt_error("cannot read %s:%s: %s", src->rev,
+					 path, kopt_git_error("no blob"));
+		else
+			kopt_buf_add(out, git_blob_rawcontent(blob),
+				     (size_t)git_blob_rawsize(blob));
+		git_blob_free(blob);
+		git_tree_entry_free(te);
+		return ret;
+	} else {
+		char *full = kopt_xstrfmt("%s%s", src->top ? src->top : "",
+					  path);
+		int ret = kopt_buf_read_file(out, full);
+		int e = errno;
+		free(full);
+		if (!ret)
+			return 0;
+		if (e == ENOENT || e == ENOTDIR)
+			return KOPT_ENOTFOUND;
+		return kopt_error("cannot read '%s': %s", path, strerror(e));
+	}
+}
+
+int kopt_source_list(const struct kopt_source *src, const char *dir,
+		     struct kopt_strvec *out)
+{
+	if (src->tree) {
+		git_tree_entry *te = NULL;
+		git_tree *sub = NULL;
+		size_t i, n;
+		if (git_tree_entry_bypath(&te, src->tree, dir) < 0)
+			return KOPT_ENOTFOUND;
+		if (git_tree_entry_type(te) != GIT_OBJECT_TREE ||
+		    git_tree_lookup(&sub, src->repo, git_tree_entry_id(te)) < 0) {
+			git_tree_entry_free(te);
+			return KOPT_ENOTFOUND;
+		}
+		n = git_tree_entrycount(sub);
+		for (i = 0; i < n; i++) {
+			const git_tree_entry *e = git_tree_entry_byindex(sub, i);
+			if (git_tree_entry_type(e) == GIT_OBJECT_BLOB)
+				kopt_strvec_push(out, git_tree_entry_name(e));
+		}
+		git_tree_free(sub);
+		git_tree_entry_free(te);
+	} else {
+		char *full = kopt_xstrfmt("%s%s", src->top ? src->top : "",
+					  dir);
+		DIR *d = opendir(full);
+		struct dirent *de;
+		free(full);
+		if (!d)
+			return KOPT_ENOTFOUND;
+		while ((de = readdir(d)))
+			if (de->d_name[0] != '.')
+				kopt_strvec_push(out, de->d_name);
+		closedir(d);
+	}
+	kopt_strvec_sort(out);
+	return 0;
+}
+
+static int version_number(const char *name, long *out)
+{
+	char *end;
+
+	if ((name[0] != 'v' && name[0] != 'V') ||
+	    name[1] < '0' || name[1] > '9')
+		return 0;
+	*out = strtol(name + 1, &end, 10);
+	return 1;
+}
+
+static struct kopt_analysis_version *add_version(struct kopt_analysis *a,
+						 const char *name)
+{
+	struct kopt_analysis_version *v;
+	size_t i;
+
+	for (i = 0; i < a->versions_nr; i++)
+		if (!strcmp(a->versions[i].name, name))
+			return &a->versions[i];
+	KOPT_ALLOC_GROW(a->versions, a->versions_nr + 1, a->versions_alloc);
+	v = &a->versions[a->versions_nr++];
+	memset(v, 0, sizeof(*v));
+	v->name = kopt_strdup(name);
+	if (!version_number(name, &v->number))
+		v->number = -1;
+	v->results = (struct kopt_results)KOPT_RESULTS_INIT;
+	v->parent = -1;
+	return v;
+}
+
+static int by_number(const void *a, const void *b)
+{
+	const struct kopt_analysis_version *x = a, *y = b;
+
+	if (x->number != y->number)
+		return x->number < y->number ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int kopt_analysis_load(struct kopt_analysis *out,
+		       const struct kopt_source *src, const char *kernel,
+		       double noise_pct)
+{
+	struct kopt_buf path = KOPT_BUF_INIT, data = KOPT_BUF_INIT;
+	struct kopt_buf label = KOPT_BUF_INIT;
+	struct kopt_strvec files = KOPT_STRVEC_INIT;
+	size_t i, j;
+	int ret = 0, r;
+
+	out->kernel = kopt_strdup(kernel);
+	out->noise_pct = noise_pct;
+
+	kopt_devlog_path(&path, kernel);
+	r = kopt_source_read(src, path.buf, &data, &label);
+	if (!r) {
+		if (kopt_devlog_parse(&out->devlog, data.buf, data.len,
+				      label.buf))
+			ret = KOPT_EINVALID;
+		else
+			out->has_devlog = 1;
+	} else if (r != KOPT_ENOTFOUND) {
+		ret = r;
+	}
+
+	kopt_buf_reset(&path);
+	kopt_buf_addf(&path, "docs/kernels/%s/results", kernel);
+	kopt_source_list(src, path.buf, &files);
+	for (i = 0; i < files.nr; i++) {
+		struct kopt_buf file = KOPT_BUF_INIT;
+		char *version;
+		struct kopt_analysis_version *v;
+		if (!kopt_ends_with(files.v[i], ".json"))
+			continue;
+		version = kopt_strndup(files.v[i], strlen(files.v[i]) - 5);
+		kopt_buf_addf(&file, "%s/%s", path.buf, files.v[i]);
+		if (!kopt_source_read(src, file.buf, &data, &label)) {
+			v = add_version(out, version);
+			if (kopt_results_parse(&v->results, data.buf, data.len,
+					       label.buf, kernel, version))
+				ret = KOPT_EINVALID;
+			else
+				v->has_results = 1;
+		}
+		kopt_buf_release(&file);
+		free(version);
+	}
+	for (i = 0; out->has_devlog && i < out->devlog.versions_nr; i++)
+		add_version(out, out->devlog.versions[i].name);
+	qsort(out->versions, out->versions_nr, sizeof(*out->versions),
+	      by_number);
+	for (i = 0; i < out->versions_nr; i++) {
+		struct kopt_analysis_version *v = &out->versions[i];
+		const struct kopt_analysis_version *p = NULL;
+		if (out->has_devlog)
+			v->entry = kopt_devlog_find_version(&out->devlog,
+							    v->name);
+		if (v->has_results && v->results.parent)
+			for (j = 0; j < out->versions_nr; j++)
+				if (!strcmp(out->versions[j].name,
+					    v->results.parent))
+					v->parent = (int)j;
+		if (v->parent >= 0 && out->versions[v->parent].has_results)
+			p = &out->versions[v->parent];
+		if (v->has_results)
+			v->change = kopt_compare_results(&v->results,
+							 p ? &p->results : NULL,
+							 noise_pct, &v->trials);
+	}
+	kopt_buf_release(&path);
+	kopt_buf_release(&data);
+	kopt_buf_release(&label);
+	kopt_strvec_clear(&files);
+	return ret;
+}
+
+void kopt_analysis_release(struct kopt_analysis *a)
+{
+	size_t i;
+
+	free(a->kernel);
+	kopt_devlog_release(&a->devlog);
+	for (i = 0; i < a->versions_nr; i++) {
+		free(a->versions[i].name);
+		kopt_results_release(&a->versions[i].results);
+		free(a->versions[i].trials);
+	}
+	free(a->versions);
+	memset(a, 0, sizeof(*a));
+	kopt_devlog_release(&a->devlog);
+}
+
+const struct kopt_analysis_version *
+kopt_analysis_find(const struct kopt_analysis *a, const char *version)
+{
+	size_t i;
+
+	for (i = 0; i < a->versions_nr; i++)
+		if (!strcmp(a->versions[i].name, version))
+			return &a->versions[i];
+	return NULL;
+}
+
+const struct kopt_results_entry *
+kopt_analysis_best(const struct kopt_analysis *a, const char *trial,
+		   const struct kopt_analysis_version **ver)
+{
+	const struct kopt_results_entry *best = NULL;
+	size_t i;
+
+	*ver = NULL;
+	for (i = 0; i < a->versions_nr; i++) {
+		const struct kopt_results_entry *e;
+		double d;
+		if (!a->versions[i].has_results)
+			continue;
+		e = kopt_results_find_trial(&a->versions[i].results, trial);
+		if (!e)
+			continue;
+		d = e->metrics[KOPT_METRIC_DURATION_US];
+		if (!kopt_results_has(d))
+			continue;
+		if (!best || d < best->metrics[KOPT_METRIC_DURATION_US]) {
+			best = e;
+			*ver = &a->versions[i];
+		}
+	}
+	return best;
+}

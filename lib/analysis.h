@@ -1,0 +1,95 @@
+#ifndef KOPT_ANALYSIS_H
+#define KOPT_ANALYSIS_H
+
+/*
+ * A kernel's history as the views need it: its devlog and the results of
+ * every version, each version compared with its parent.  Read from the
+ * work tree (analyze) or from a git tree (review, check), through a
+ * struct kopt_source, so that both see the same model.
+ *
+ *	struct kopt_source src;
+ *	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
+ *	kopt_source_worktree(&src, ctx->top);
+ *	if (kopt_analysis_load(&a, &src, "mla-decode", cfg->noise_pct))
+ *		die;                        (problems printed, file:line)
+ *	...
+ *	kopt_analysis_release(&a);
+ *
+ * Versions are the union of the devlog's entries and the results files,
+ * sorted by number.  A version's parent is the one its results name.
+ * The analysis owns everything; pointers into it are borrowed.
+ */
+
+#include <git2.h>
+
+#include "buf.h"
+#include "compare.h"
+#include "devlog.h"
+#include "results.h"
+#include "strvec.h"
+
+struct kopt_source {
+	const char *top;        /* work tree with a trailing '/', or NULL */
+	git_repository *repo;   /* for a tree source */
+	git_tree *tree;
+	const char *rev;        /* names the tree in messages ("HEAD") */
+};
+
+/* Files of the work tree under `top`. */
+void kopt_source_worktree(struct kopt_source *src, const char *top);
+/* Blobs of `tree` (borrowed). */
+void kopt_source_tree(struct kopt_source *src, git_repository *repo,
+		      git_tree *tree, const char *rev);
+/*
+ * Read a file (path relative to the top).  0; KOPT_ENOTFOUND (nothing
+ * printed); -1 (printed).  `label` gets the name for messages:
+ * "docs/kernels/k.md" or "HEAD:docs/kernels/k.md".
+ */
+int kopt_source_read(const struct kopt_source *src, const char *path,
+		     struct kopt_buf *out, struct kopt_buf *label);
+/* Names of the files directly in `dir`, sorted; KOPT_ENOTFOUND if none. */
+int kopt_source_list(const struct kopt_source *src, const char *dir,
+		     struct kopt_strvec *out);
+
+struct kopt_analysis_version {
+	char *name;
+	long number;
+	const struct kopt_devlog_version *entry;  /* devlog entry, or NULL */
+	struct kopt_results results;
+	int has_results;
+	int parent;             /* index into versions, or -1 */
+	struct kopt_compare_trial *trials;  /* one per results entry */
+	enum kopt_change change;
+};
+
+struct kopt_analysis {
+	char *kernel;
+	struct kopt_devlog devlog;
+	int has_devlog;
+	struct kopt_analysis_version *versions;
+	size_t versions_nr, versions_alloc;
+	double noise_pct;
+};
+
+#define KOPT_ANALYSIS_INIT { NULL, KOPT_DEVLOG_INIT, 0, NULL, 0, 0, 0 }
+
+/*
+ * Load a kernel.  A missing devlog or results directory is not an error;
+ * a file that does not parse is (KOPT_EINVALID, each problem printed).
+ */
+int kopt_analysis_load(struct kopt_analysis *out,
+		       const struct kopt_source *src, const char *kernel,
+		       double noise_pct);
+void kopt_analysis_release(struct kopt_analysis *a);
+
+const struct kopt_analysis_version *
+kopt_analysis_find(const struct kopt_analysis *a, const char *version);
+/*
+ * The fastest measured entry for `trial` over all versions (NULL when
+ * none), and its version in *ver.
+ */
+const struct kopt_results_entry *
+kopt_analysis_best(const struct kopt_analysis *a, const char *trial,
+		   const struct kopt_analysis_version **ver);
+
+#endif
