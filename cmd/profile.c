@@ -19,6 +19,7 @@
 #include "device.h"
 #include "devlog.h"
 #include "filetx.h"
+#include "lockfile.h"
 #include "bench.h"
 #include "profile.h"
 #include "render.h"
@@ -30,8 +31,8 @@
 static const char *const profile_usage[] = {
 	"git kopt profile <kernel> <version> [--trial <name> | --config "
 	"b=<b>,s=<s>,t=<t>]...\n"
-	"                        [--replay <capture>]... [--json] "
-	"[--no-devlog] [--verbose]",
+	"                        [--replay <capture>]... "
+	"[--save-captures <dir>] [--json] [--no-devlog] [--verbose]",
 	NULL
 };
 
@@ -179,11 +180,36 @@ static int load_devlog(struct kopt_ctx *ctx, const char *kernel,
 	return 1;
 }
 
+static int save_capture(const char *dir, const char *kernel,
+			const char *version, const struct trial_req *r,
+			const char *capture)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	char *path;
+	int ret;
+
+	if (r->trial)
+		path = kopt_xstrfmt("%s/%s-%s-%s.json", dir, kernel, version,
+				    r->trial);
+	else
+		path = kopt_xstrfmt("%s/%s-%s-b%ld-s%ld-t%ld.json", dir, kernel,
+				    version, r->b, r->s, r->t);
+	if (kopt_buf_read_file(&text, capture))
+		ret = kopt_error("cannot read capture '%s': %s", capture,
+				 strerror(errno));
+	else
+		ret = kopt_write_file_atomic(path, text.buf, text.len, 0644);
+	kopt_buf_release(&text);
+	free(path);
+	return ret;
+}
+
 int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	struct kopt_strvec trials = KOPT_STRVEC_INIT, configs = KOPT_STRVEC_INIT;
 	struct kopt_strvec replays = KOPT_STRVEC_INIT;
 	int json = 0, no_devlog = 0, verbose = 0;
+	const char *save_dir = NULL;
 	const struct kopt_option options[] = {
 		OPT_STRING_LIST(0, "trial", &trials, "name",
 				"a trial of .kopt (default: all of them)"),
@@ -192,6 +218,9 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 		OPT_STRING_LIST(0, "replay", &replays, "capture",
 				"use a recorded capture instead of the GPU, "
 				"one per trial in order"),
+		OPT_STRING(0, "save-captures", &save_dir, "dir",
+			   "keep the raw captures as "
+			   "<dir>/<kernel>-<version>-<trial>.json"),
 		OPT_BOOL(0, "json", &json, "print the results entries as JSON"),
 		OPT_BOOL(0, "no-devlog", &no_devlog,
 			 "do not write the devlog performance blocks"),
@@ -357,6 +386,9 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 		e.tool_version = kopt_strdup(KOPT_VERSION);
 		e.tree = kopt_strdup(tree);
 		if (kopt_capture_read_file(&e, capture, k->stages))
+			exit(128);
+		if (save_dir && !replays.nr &&
+		    save_capture(save_dir, k->name, version, &reqs[i], capture))
 			exit(128);
 		if (have_dev) {
 			e.device.peak_tflops = dev.peak_tflops > 0 ?
