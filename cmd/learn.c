@@ -87,10 +87,11 @@ static int learn_new(int argc, const char **argv, struct kopt_ctx *ctx)
 				 argv[0]);
 	req.name = argv[1];
 	slug = kopt_learn_slug(req.name);
-	if (!*slug)
+	ret = !*slug;
+	free(slug);
+	if (ret)
 		kopt_die("'%s' is not a usable name; use letters and digits",
 			 req.name);
-	free(slug);
 	cfg = kopt_ctx_config_or_die(ctx);
 	if (language) {
 		const struct kopt_language *l =

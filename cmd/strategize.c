@@ -24,24 +24,28 @@ static const char *const strategize_usage[] = {
 void kopt_results_read_or_die(struct kopt_results *out, struct kopt_ctx *ctx,
 			      const char *kernel, const char *version)
 {
-	struct kopt_buf rel = KOPT_BUF_INIT;
+	struct kopt_buf rel = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
 	char *path;
-	int ret;
 
 	kopt_results_path(&rel, kernel, version);
 	path = kopt_ctx_path(ctx, rel.buf);
-	ret = kopt_results_read_file(out, path, kernel, version);
-	if (ret == KOPT_ENOTFOUND)
-		kopt_die("no results for %s %s (%s); run 'git kopt profile %s "
-			 "%s' first", kernel, version, rel.buf, kernel,
-			 version);
-	if (ret)
+	if (kopt_buf_read_file(&text, path)) {
+		if (errno == ENOENT)
+			kopt_die("no results for %s %s (%s); run 'git kopt "
+				 "profile %s %s' first", kernel, version,
+				 rel.buf, kernel, version);
+		kopt_die("cannot read '%s': %s", rel.buf, strerror(errno));
+	}
+	/* messages name the file as the user knows it */
+	if (kopt_results_parse(out, text.buf, text.len, rel.buf, kernel,
+			       version))
 		exit(128);
 	if (!out->entries_nr)
 		kopt_die("%s has no measured trials; run 'git kopt profile %s "
 			 "%s' first", rel.buf, kernel, version);
 	free(path);
 	kopt_buf_release(&rel);
+	kopt_buf_release(&text);
 }
 
 /*

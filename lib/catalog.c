@@ -170,7 +170,7 @@ static void read_row(struct parse *ps, const struct kopt_catalog_table *t,
 	struct kopt_catalog_row *r;
 	struct kopt_buf text = KOPT_BUF_INIT;
 	cmark_node *cell, *cells[256];
-	int i, n = 0;
+	int i, n = 0, filled;
 	char prefix = t->kind == KOPT_KIND_ANTI_PATTERN ? 'A' : 'O';
 	size_t j;
 
@@ -216,6 +216,13 @@ static void read_row(struct parse *ps, const struct kopt_catalog_table *t,
 			}
 	}
 
+	/* a line that ran into the table: its ID says all there is */
+	for (i = 0, filled = 0; i < KOPT_COL_NR; i++)
+		if (i != KOPT_COL_ID && r->cell[i] && *r->cell[i])
+			filled++;
+	if (r->num < 0 && !filled)
+		goto done;
+
 	/* the detail file: a code span or a link */
 	if (t->col[KOPT_COL_DETAIL] >= 0) {
 		cmark_node *pn = t->col[KOPT_COL_DETAIL] < n ?
@@ -251,12 +258,16 @@ static void read_row(struct parse *ps, const struct kopt_catalog_table *t,
 	if (t->kind == KOPT_KIND_OPTIMIZATION && r->cell[KOPT_COL_IMPACT] &&
 	    kopt_knowledge_placeholder(r->cell[KOPT_COL_IMPACT], &j) < 0) {
 		double pct;
-		if (kopt_impact_parse(r->cell[KOPT_COL_IMPACT], &pct))
+		if (!*r->cell[KOPT_COL_IMPACT])
+			problem(ps, r->line, "%s: no Est. Impact; strategize "
+				"ranks optimizations by it", r->cell[0]);
+		else if (kopt_impact_parse(r->cell[KOPT_COL_IMPACT], &pct))
 			problem(ps, r->line, "%s: Est. Impact '%s' is not a "
 				"percentage (20-40%%), a factor (1.5x) or high, "
 				"medium, low", r->cell[0],
 				r->cell[KOPT_COL_IMPACT]);
 	}
+done:
 	kopt_buf_release(&text);
 }
 

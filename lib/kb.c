@@ -252,6 +252,86 @@ static void learn_hint(struct kopt_buf *out, enum kopt_kind kind,
 		kopt_buf_addf(out, " --language %s", language);
 }
 
+/*
+ * Whether a row sits where its detail file says it belongs (its kind's
+ * index, in the shared catalog or its language's).  Such rows claim
+ * their files first, so that a stray row elsewhere is the one blamed.
+ */
+static int row_in_place(const struct kopt_kb *kb, const struct kopt_kb_catalog *c,
+			const struct kopt_catalog_row *r)
+{
+	struct kopt_buf why = KOPT_BUF_INIT;
+	char *path, *alt = NULL, *lang = NULL, *name = NULL;
+	enum kopt_kind kind;
+	int ok = 0;
+
+	path = kopt_catalog_detail_path(&c->cat, r, &alt);
+	if (path && (!kopt_knowledge_locate(kb->root, path, &kind, &lang,
+					    &name, &why) ||
+		     (alt && !kopt_knowledge_locate(kb->root, alt, &kind,
+						    &lang, &name, &why))))
+		ok = kind == r->kind && (lang == NULL) == (c->language == NULL) &&
+		     (!lang || !strcmp(lang, c->language));
+	free(path);
+	free(alt);
+	free(lang);
+	free(name);
+	kopt_buf_release(&why);
+	return ok;
+}
+
+static int by_position(const void *a_, const void *b_)
+{
+	const struct pending *a = a_, *b = b_;
+
+	if (a->catalog != b->catalog)
+		return a->catalog < b->catalog ? -1 : 1;
+	if (a->row != b->row)
+		return a->row < b->row ? -1 : 1;
+	return 0;
+}
+
+/* A row whose detail file lives somewhere its catalog does not index. */
+static void check_place(struct kopt_kb *kb, const struct kopt_kb_catalog *c,
+			const struct kopt_catalog_row *r, const char *path,
+			int ret, enum kopt_kind kind, const char *lang,
+			const struct kopt_buf *why)
+{
+	const char *id = r->cell[KOPT_COL_ID];
+
+	if (ret == KOPT_ENOTFOUND) {
+		kopt_problems_add(&kb->problems, c->path, r->line,
+				  "%s: detail file '%s' is not under '%s'",
+				  id, path, kb->root);
+	} else if (ret) {
+		kopt_problems_add(&kb->problems, c->path, r->line,
+				  "%s: detail file '%s' is %s", id, path,
+				  why->buf);
+	} else if (kind != r->kind) {
+		kopt_problems_add(&kb->problems, c->path, r->line,
+				  "%s: '%s' is an %s file (under %s/) but "
+				  "sits in the %s index", id, path,
+				  kopt_kind_name(kind), kopt_kind_dir(kind),
+				  kopt_kind_name(r->kind));
+	} else if ((lang == NULL) != (c->language == NULL) ||
+		   (lang && strcmp(lang, c->language))) {
+		size_t want = catalog_index(kb, lang);
+		const char *wpath = want != (size_t)-1 ?
+				    kb->catalogs[want].path : NULL;
+		if (lang)
+			kopt_problems_add(&kb->problems, c->path, r->line,
+					  "%s: '%s' is specific to language "
+					  "'%s'; its row belongs in %s", id,
+					  path, lang, wpath ? wpath :
+					  "that language's catalog");
+		else
+			kopt_problems_add(&kb->problems, c->path, r->line,
+					  "%s: '%s' is shared knowledge; its "
+					  "row belongs in %s", id, path,
+					  kb->catalogs[0].path);
+	}
+}
+
 static void check_row(struct loader *ld, size_t ci, size_t ri)
 {
 	struct kopt_kb *kb = ld->kb;
@@ -283,6 +363,7 @@ static void check_row(struct loader *ld, size_t ci, size_t ri)
 			alt = NULL;
 		}
 	}
+	ret = kopt_knowledge_locate(kb->root, path, &kind, &lang, &name, &why);
 	cl = find_claim(ld, path);
 	if (cl && cl->by_id) {
 		kopt_problems_add(&kb->problems, c->path, r->line,
@@ -290,9 +371,9 @@ static void check_row(struct loader *ld, size_t ci, size_t ri)
 				  "%s:%d); a detail file has exactly one",
 				  id, path, cl->by_id, cl->by_file,
 				  cl->by_line);
+		check_place(kb, c, r, path, ret, kind, lang, &why);
 		goto done;
 	}
-	ret = kopt_knowledge_locate(kb->root, path, &kind, &lang, &name, &why);
 	if (!cl) {
 		KOPT_ALLOC_GROW(ld->claims, ld->claims_nr + 1,
 				ld->claims_alloc);
@@ -315,37 +396,7 @@ static void check_row(struct loader *ld, size_t ci, size_t ri)
 				  id, path, hint.len ? "; create it with '" : "",
 				  hint.buf, hint.len ? "'" : "");
 	}
-	if (ret == KOPT_ENOTFOUND) {
-		kopt_problems_add(&kb->problems, c->path, r->line,
-				  "%s: detail file '%s' is not under '%s'",
-				  id, path, kb->root);
-	} else if (ret) {
-		kopt_problems_add(&kb->problems, c->path, r->line,
-				  "%s: detail file '%s' is %s", id, path,
-				  why.buf);
-	} else if (kind != r->kind) {
-		kopt_problems_add(&kb->problems, c->path, r->line,
-				  "%s: '%s' is an %s file (under %s/) but "
-				  "sits in the %s index", id, path,
-				  kopt_kind_name(kind), kopt_kind_dir(kind),
-				  kopt_kind_name(r->kind));
-	} else if ((lang == NULL) != (c->language == NULL) ||
-		   (lang && strcmp(lang, c->language))) {
-		size_t want = catalog_index(kb, lang);
-		const char *wpath = want != (size_t)-1 ?
-				    kb->catalogs[want].path : NULL;
-		if (lang)
-			kopt_problems_add(&kb->problems, c->path, r->line,
-					  "%s: '%s' is specific to language "
-					  "'%s'; its row belongs in %s", id,
-					  path, lang, wpath ? wpath :
-					  "that language's catalog");
-		else
-			kopt_problems_add(&kb->problems, c->path, r->line,
-					  "%s: '%s' is shared knowledge; its "
-					  "row belongs in %s", id, path,
-					  kb->catalogs[0].path);
-	}
+	check_place(kb, c, r, path, ret, kind, lang, &why);
 done:
 	add_pending(ld, r->kind, ci, ri, claim);
 	kopt_buf_release(&why);
@@ -426,7 +477,7 @@ int kopt_kb_load(struct kopt_kb *kb, const struct kopt_kb_source *src,
 	struct kopt_strvec files = KOPT_STRVEC_INIT;
 	struct kopt_buf text = KOPT_BUF_INIT;
 	size_t i, j;
-	int ret = 0;
+	int ret = 0, pass;
 
 	memset(kb, 0, sizeof(*kb));
 	kopt_strvec_init(&kb->paths);
@@ -464,12 +515,19 @@ int kopt_kb_load(struct kopt_kb *kb, const struct kopt_kb_source *src,
 		kopt_catalog_parse(&c->cat, c->path, text.buf, text.len,
 				   &kb->problems);
 	}
-	for (i = 0; i < kb->catalogs_nr; i++)
-		for (j = 0; j < kb->catalogs[i].cat.rows_nr; j++)
-			check_row(&ld, i, j);
+	for (pass = 1; pass >= 0; pass--)
+		for (i = 0; i < kb->catalogs_nr; i++)
+			for (j = 0; j < kb->catalogs[i].cat.rows_nr; j++)
+				if (row_in_place(kb, &kb->catalogs[i],
+						 &kb->catalogs[i].cat.rows[j]) ==
+				    pass)
+					check_row(&ld, i, j);
 	if ((ret = src->list(src->data, kb->root, &files)))
 		goto done;
 	check_files(&ld, &files, language);
+	/* back in catalog order, files without a row after the rows */
+	if (ld.pend_nr > 1)
+		qsort(ld.pend, ld.pend_nr, sizeof(*ld.pend), by_position);
 
 	/* every array is final: resolve the entries */
 	for (i = 0; i < ld.pend_nr; i++) {

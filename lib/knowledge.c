@@ -147,8 +147,6 @@ long kopt_knowledge_placeholder(const char *text, size_t *len)
 	} else {
 		*len = strcspn(best, "\n");
 	}
-	if (*len > 60)
-		*len = 60;
 	return best - text;
 }
 
@@ -219,8 +217,12 @@ static void check_placeholders(struct parse *ps)
 		size_t n;
 
 		while ((at = kopt_knowledge_placeholder(s, &n)) >= 0) {
-			problem(ps, line, "template placeholder '%.*s' left "
-				"in", (int)n, s + at);
+			if (n > 60)
+				problem(ps, line, "template placeholder "
+					"'%.56s...' left in", s + at);
+			else
+				problem(ps, line, "template placeholder '%.*s' "
+					"left in", (int)n, s + at);
 			s += at + n;
 		}
 		free(l);
@@ -409,6 +411,96 @@ static void check_evidence(struct parse *ps, const struct section *sec)
 	d->evidence_rows = rows;
 }
 
+/*
+ * The template's sections, in its order, each once; extra sections only
+ * after the last of them.  Sections out of order are those outside the
+ * longest run that is in order, so one moved section is one problem.
+ */
+static void check_order(struct parse *ps, struct section *secs, size_t nr,
+			int nlines)
+{
+	int first[NSECTIONS], len[64], prev[64];
+	size_t i, j, best = 0, last_known = 0;
+	int keep[64] = { 0 }, have_known = 0, k;
+
+	if (nr > 64)
+		nr = 64; /* past that, the order goes unchecked */
+	for (k = 0; k < NSECTIONS; k++)
+		first[k] = -1;
+	for (i = 0; i < nr; i++) {
+		int idx = secs[i].index;
+		if (idx < 0)
+			continue;
+		if (first[idx] >= 0) {
+			problem(ps, secs[i].line, "section '## %s' appears "
+				"twice (first on line %d)", sections[idx],
+				secs[first[idx]].line);
+			secs[i].index = -2; /* neither checked nor extra */
+			continue;
+		}
+		first[idx] = (int)i;
+		last_known = i;
+		have_known = 1;
+	}
+	/* longest increasing run of template indices */
+	for (i = 0; i < nr; i++) {
+		len[i] = secs[i].index >= 0;
+		prev[i] = -1;
+		if (secs[i].index < 0)
+			continue;
+		for (j = 0; j < i; j++)
+			if (secs[j].index >= 0 &&
+			    secs[j].index < secs[i].index &&
+			    len[j] + 1 > len[i]) {
+				len[i] = len[j] + 1;
+				prev[i] = (int)j;
+			}
+		if (len[i] > len[best] || secs[best].index < 0)
+			best = i;
+	}
+	if (have_known)
+		for (k = (int)best; k >= 0; k = prev[k])
+			keep[k] = 1;
+	for (i = 0; i < nr; i++) {
+		int idx = secs[i].index;
+		char *name;
+		if (idx >= 0 && !keep[i]) {
+			problem(ps, secs[i].line, "section '## %s' is out of "
+				"order; the template's order is When to Apply, "
+				"Mechanism, Affected Metrics, Implementation, "
+				"Performance Evidence, Generalization, "
+				"Pitfalls, Interactions", sections[idx]);
+			secs[i].index = -2;
+		} else if (idx == -1 && have_known && i < last_known) {
+			struct kopt_buf t = KOPT_BUF_INIT;
+			heading_text(&t, secs[i].heading);
+			name = kopt_buf_detach(&t, NULL);
+			problem(ps, secs[i].line, "unexpected section '## %s' "
+				"among the template's; extra sections go after "
+				"'## Interactions'", name);
+			free(name);
+		}
+	}
+	for (k = 0; k < NSECTIONS; k++) {
+		int at = nlines ? nlines : 1, l;
+		const char *before = NULL;
+		if (first[k] >= 0)
+			continue;
+		/* report it where the next section in order begins */
+		for (l = k + 1; l < NSECTIONS && !before; l++)
+			if (first[l] >= 0 && keep[first[l]]) {
+				at = secs[first[l]].line;
+				before = sections[l];
+			}
+		if (before)
+			problem(ps, at, "missing section '## %s' (expected "
+				"before '## %s')", sections[k], before);
+		else
+			problem(ps, at, "missing section '## %s'",
+				sections[k]);
+	}
+}
+
 int kopt_detail_parse(struct kopt_detail *out, const char *path,
 		      const char *text, size_t len,
 		      struct kopt_problems *problems)
@@ -418,7 +510,7 @@ int kopt_detail_parse(struct kopt_detail *out, const char *path,
 	size_t secs_nr = 0, secs_alloc = 0, i;
 	struct kopt_buf name = KOPT_BUF_INIT;
 	cmark_node *doc, *n;
-	int next = 0, nlines = kopt_md_line_count(text, len);
+	int nlines = kopt_md_line_count(text, len);
 	int seen_h2 = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -464,37 +556,7 @@ int kopt_detail_parse(struct kopt_detail *out, const char *path,
 		problem(&ps, 1, "no H1 name; a detail file starts with "
 			"'# <name>'");
 
-	/* the template's sections, in order; extra ones after them */
-	for (i = 0; i < secs_nr; i++) {
-		int idx = secs[i].index;
-
-		heading_text(&name, secs[i].heading);
-		if (idx == next) {
-			next++;
-		} else if (idx > next) {
-			for (; next < idx; next++)
-				problem(&ps, secs[i].line, "missing section "
-					"'## %s' (expected before '## %s')",
-					sections[next], sections[idx]);
-			next = idx + 1;
-		} else if (idx >= 0) {
-			problem(&ps, secs[i].line, "section '## %s' %s",
-				sections[idx], idx == next - 1 ?
-				"appears twice" : "is out of order; the "
-				"template's order is When to Apply, Mechanism, "
-				"Affected Metrics, Implementation, Performance "
-				"Evidence, Generalization, Pitfalls, "
-				"Interactions");
-			secs[i].index = -1;
-		} else if (next < NSECTIONS) {
-			problem(&ps, secs[i].line, "unexpected section '## %s' "
-				"before '## %s'; extra sections go after "
-				"'## Interactions'", name.buf, sections[next]);
-		}
-	}
-	for (; next < NSECTIONS; next++)
-		problem(&ps, nlines ? nlines : 1, "missing section '## %s'",
-			sections[next]);
+	check_order(&ps, secs, secs_nr, nlines);
 
 	for (i = 0; i < secs_nr; i++) {
 		int has = 0;

@@ -66,7 +66,8 @@ char *kopt_knowledge_path(const char *root, enum kopt_kind kind,
 /*
  * A template placeholder in `text` (e.g. "[Context 1: ..." or
  * "# Code snippet"): the first one's offset, or -1.  *len is set to the
- * length of the placeholder as it should be quoted.
+ * length of the placeholder (to its closing bracket or the end of the
+ * line).
  */
 long kopt_knowledge_placeholder(const char *text, size_t *len);
 

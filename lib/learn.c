@@ -46,6 +46,7 @@ char *kopt_learn_title(const char *name)
 	}
 	for (p = name; *p; p++)
 		kopt_buf_addch(&sb, *p == '-' || *p == '_' ? ' ' : *p);
+	kopt_buf_trim(&sb);
 	if (sb.len)
 		sb.buf[0] = (char)toupper((unsigned char)sb.buf[0]);
 	return kopt_buf_detach(&sb, NULL);

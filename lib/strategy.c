@@ -76,6 +76,7 @@ static void item_init(struct kopt_strategy_item *it,
 	kopt_buf_init(&it->holds, 0);
 	kopt_strvec_init(&it->missing);
 	kopt_strvec_init(&it->trials);
+	kopt_strvec_init(&it->unknown_on);
 }
 
 static void item_release(struct kopt_strategy_item *it)
@@ -83,6 +84,7 @@ static void item_release(struct kopt_strategy_item *it)
 	kopt_buf_release(&it->holds);
 	kopt_strvec_clear(&it->missing);
 	kopt_strvec_clear(&it->trials);
+	kopt_strvec_clear(&it->unknown_on);
 }
 
 /* Evaluate every trigger of `e` on every trial. */
@@ -142,6 +144,10 @@ static int evaluate(struct kopt_strategy_item *it,
 				kopt_buf_release(&tn);
 			}
 		} else if (t == KOPT_TRUTH_UNKNOWN) {
+			struct kopt_buf tn = KOPT_BUF_INIT;
+			trial_name(&tn, m);
+			kopt_strvec_push(&it->unknown_on, tn.buf);
+			kopt_buf_release(&tn);
 			any_unknown = 1;
 		}
 	}
@@ -193,7 +199,10 @@ static void metric_summary(struct kopt_buf *out, const double *m)
 			kopt_buf_addstr(out, ", ");
 		kopt_buf_addf(out, show[i].fmt, m[show[i].m]);
 	}
-	if (!n)
+	if (!n && kopt_results_has(m[KOPT_METRIC_DURATION_US]))
+		kopt_buf_addf(out, "duration %.2f \xce\xbcs, no profile metrics",
+			      m[KOPT_METRIC_DURATION_US]);
+	else if (!n)
 		kopt_buf_addstr(out, "no metrics measured");
 }
 
@@ -413,16 +422,16 @@ char *kopt_task_path(const char *kernel, const char *version)
 char *kopt_relative_path(const char *from_dir, const char *to)
 {
 	struct kopt_buf out = KOPT_BUF_INIT;
-	size_t common = 0, i;
+	size_t flen = strlen(from_dir), common = 0, i;
 	const char *p;
 
 	/* the longest common prefix that ends at a folder boundary */
 	for (i = 0; from_dir[i] && to[i] && from_dir[i] == to[i]; i++)
 		if (to[i] == '/')
 			common = i + 1;
-	if (!from_dir[i] && to[i] == '/')
-		common = i + 1;
-	p = from_dir + common;
+	if (i == flen && to[i] == '/')
+		common = flen + 1;      /* `to` is inside `from_dir` */
+	p = common > flen ? from_dir + flen : from_dir + common;
 	if (*p) {
 		kopt_buf_addstr(&out, "../");
 		for (; *p; p++)
@@ -543,7 +552,11 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 		kopt_kb_entry_id(out, e);
 		kopt_buf_addstr(out, "): ");
 		triggers_text(out, e->detail);
-		kopt_buf_addstr(out, " unknown: ");
+		kopt_buf_addstr(out, " unknown on ");
+		for (j = 0; j < it->unknown_on.nr; j++)
+			kopt_buf_addf(out, "%s%s", j ? ", " : "",
+				      it->unknown_on.v[j]);
+		kopt_buf_addstr(out, ": ");
 		for (j = 0; j < it->missing.nr; j++)
 			kopt_buf_addf(out, "%s%s", j ? ", " : "",
 				      it->missing.v[j]);
@@ -595,6 +608,12 @@ static cJSON *item_json(const struct kopt_strategy_item *it, int rank,
 			cJSON_AddItemToArray(arr, cJSON_CreateString(
 				it->trials.v[i]));
 		cJSON_AddStringToObject(o, "holds", it->holds.buf);
+	}
+	if (it->truth == KOPT_TRUTH_UNKNOWN) {
+		arr = cJSON_AddArrayToObject(o, "unknown_on");
+		for (i = 0; i < it->unknown_on.nr; i++)
+			cJSON_AddItemToArray(arr, cJSON_CreateString(
+				it->unknown_on.v[i]));
 	}
 	arr = cJSON_AddArrayToObject(o, "missing");
 	for (i = 0; i < it->missing.nr; i++)

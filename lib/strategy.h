@@ -39,6 +39,7 @@ struct kopt_strategy_item {
 	struct kopt_buf holds;    /* "decode (waves=0.42)" ... */
 	struct kopt_strvec missing;
 	struct kopt_strvec trials;    /* names of the trials where it holds */
+	struct kopt_strvec unknown_on;    /* ... and where it is unknown */
 };
 
 struct kopt_strategy {
