@@ -14,6 +14,7 @@
 
 #include "analysis.h"
 #include "builtin.h"
+#include "cache.h"
 #include "expr.h"
 #include "obligations.h"
 #include "render.h"
@@ -108,7 +109,8 @@ static void evaluate_target(struct target_state *ts,
 }
 
 static int load_view(struct kernel_view *kv, struct kopt_ctx *ctx,
-		     const struct kopt_kernel *k, struct kopt_obligations *learn)
+		     const struct kopt_kernel *k, struct kopt_obligations *learn,
+		     struct kopt_cache *cache)
 {
 	const struct kopt_config *cfg = kopt_ctx_config_or_die(ctx);
 	struct kopt_source src;
@@ -118,6 +120,7 @@ static int load_view(struct kernel_view *kv, struct kopt_ctx *ctx,
 	kv->kernel = k;
 	kv->a = (struct kopt_analysis)KOPT_ANALYSIS_INIT;
 	kopt_source_worktree(&src, ctx->top);
+	src.cache = cache;
 	if (kopt_analysis_load(&kv->a, &src, k->name, cfg->noise_pct))
 		return -1;
 	kv->targets_nr = k->targets_nr;
@@ -588,6 +591,7 @@ int cmd_analyze(int argc, const char **argv, struct kopt_ctx *ctx)
 	};
 	const struct kopt_config *cfg;
 	struct kopt_obligations learn;
+	struct kopt_cache cache = KOPT_CACHE_INIT;
 	size_t i;
 
 	argc = kopt_parse_options(argc, argv, options, analyze_usage, 0);
@@ -595,14 +599,16 @@ int cmd_analyze(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_usage_error(analyze_usage, options, "too many arguments");
 	cfg = kopt_ctx_config_or_die(ctx);
 	kopt_obligations_init(&learn, ctx->repo, ctx->top, cfg);
+	kopt_cache_open(&cache, ctx->repo, "analyze");
 
 	if (argc == 1) {
 		const struct kopt_kernel *k =
 			kopt_ctx_kernel_or_die(ctx, argv[0]);
 		struct kernel_view kv;
-		if (load_view(&kv, ctx, k, &learn)) {
+		if (load_view(&kv, ctx, k, &learn, &cache)) {
 			release_view(&kv);
 			kopt_obligations_release(&learn);
+			kopt_cache_release(&cache);
 			kopt_die("cannot analyze '%s'", k->name);
 		}
 		if (json)
@@ -619,13 +625,15 @@ int cmd_analyze(int argc, const char **argv, struct kopt_ctx *ctx)
 		int bad = 0;
 
 		for (i = 0; i < cfg->kernels_nr; i++)
-			if (load_view(&views[i], ctx, &cfg->kernels[i], &learn))
+			if (load_view(&views[i], ctx, &cfg->kernels[i], &learn,
+				      &cache))
 				bad = 1;
 		if (bad) {
 			for (i = 0; i < cfg->kernels_nr; i++)
 				release_view(&views[i]);
 			free(views);
 			kopt_obligations_release(&learn);
+			kopt_cache_release(&cache);
 			kopt_die("cannot analyze the kernels");
 		}
 		if (json)
@@ -653,5 +661,8 @@ int cmd_analyze(int argc, const char **argv, struct kopt_ctx *ctx)
 		free(views);
 	}
 	kopt_obligations_release(&learn);
+	/* what was read stays valid for the next run */
+	kopt_cache_save(&cache);
+	kopt_cache_release(&cache);
 	return ret;
 }

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
+#include "cache.h"
 #include "config.h"
 #include "error.h"
 #include "banned.h"
@@ -106,6 +109,78 @@ int kopt_source_list(const struct kopt_source *src, const char *dir,
 	return 0;
 }
 
+/*
+ * Through the cache: stat the file; on a hit rebuild the model from the
+ * cached summary, else read and parse it and store its summary.
+ */
+static int stat_source(const struct kopt_source *src, const char *path,
+		       struct stat *st)
+{
+	char *full;
+	int ret;
+
+	if (!src->cache || src->tree)
+		return -1;
+	full = kopt_xstrfmt("%s%s", src->top ? src->top : "", path);
+	ret = stat(full, st);
+	free(full);
+	return ret;
+}
+
+static int load_devlog(struct kopt_devlog *out, const struct kopt_source *src,
+		       const char *path, struct kopt_buf *data,
+		       struct kopt_buf *label)
+{
+	struct stat st;
+	const char *hit;
+	size_t hlen;
+	int cached = !stat_source(src, path, &st), r;
+
+	if (cached && kopt_cache_get(src->cache, path, &st, &hit, &hlen) &&
+	    !kopt_devlog_from_summary(out, hit, hlen, path))
+		return 0;
+	r = kopt_source_read(src, path, data, label);
+	if (r)
+		return r;
+	if (kopt_devlog_parse(out, data->buf, data->len, label->buf))
+		return KOPT_EINVALID;
+	if (cached) {
+		kopt_buf_reset(data);
+		kopt_devlog_summary(data, out);
+		kopt_cache_put(src->cache, path, &st, data->buf, data->len);
+	}
+	return 0;
+}
+
+static int load_results(struct kopt_results *out,
+			const struct kopt_source *src, const char *path,
+			const char *kernel, const char *version,
+			struct kopt_buf *data, struct kopt_buf *label)
+{
+	struct stat st;
+	const char *hit;
+	size_t hlen;
+	int cached = !stat_source(src, path, &st), r;
+
+	/* a summary is stored only for results that were valid */
+	if (cached && kopt_cache_get(src->cache, path, &st, &hit, &hlen) &&
+	    !kopt_results_from_summary(out, hit, hlen) &&
+	    !strcmp(out->kernel, kernel) && !strcmp(out->version, version))
+		return 0;
+	r = kopt_source_read(src, path, data, label);
+	if (r)
+		return r;
+	if (kopt_results_parse(out, data->buf, data->len, label->buf, kernel,
+			       version))
+		return KOPT_EINVALID;
+	if (cached) {
+		kopt_buf_reset(data);
+		kopt_results_summary(data, out);
+		kopt_cache_put(src->cache, path, &st, data->buf, data->len);
+	}
+	return 0;
+}
+
 static int version_number(const char *name, long *out)
 {
 	char *end;
@@ -160,16 +235,11 @@ int kopt_analysis_load(struct kopt_analysis *out,
 	out->noise_pct = noise_pct;
 
 	kopt_devlog_path(&path, kernel);
-	r = kopt_source_read(src, path.buf, &data, &label);
-	if (!r) {
-		if (kopt_devlog_parse(&out->devlog, data.buf, data.len,
-				      label.buf))
-			ret = KOPT_EINVALID;
-		else
-			out->has_devlog = 1;
-	} else if (r != KOPT_ENOTFOUND) {
+	r = load_devlog(&out->devlog, src, path.buf, &data, &label);
+	if (!r)
+		out->has_devlog = 1;
+	else if (r != KOPT_ENOTFOUND)
 		ret = r;
-	}
 
 	kopt_buf_reset(&path);
 	kopt_buf_addf(&path, "docs/kernels/%s/results", kernel);
@@ -182,21 +252,21 @@ int kopt_analysis_load(struct kopt_analysis *out,
 			continue;
 		version = kopt_strndup(files.v[i], strlen(files.v[i]) - 5);
 		kopt_buf_addf(&file, "%s/%s", path.buf, files.v[i]);
-		if (!kopt_source_read(src, file.buf, &data, &label)) {
-			v = add_version(out, version);
-			if (kopt_results_parse(&v->results, data.buf, data.len,
-					       label.buf, kernel, version))
-				ret = KOPT_EINVALID;
-			else
-				v->has_results = 1;
-		}
+		v = add_version(out, version);
+		r = load_results(&v->results, src, file.buf, kernel, version,
+				 &data, &label);
+		if (!r)
+			v->has_results = 1;
+		else if (r != KOPT_ENOTFOUND)
+			ret = r;
 		kopt_buf_release(&file);
 		free(version);
 	}
 	for (i = 0; out->has_devlog && i < out->devlog.versions_nr; i++)
 		add_version(out, out->devlog.versions[i].name);
-	qsort(out->versions, out->versions_nr, sizeof(*out->versions),
-	      by_number);
+	if (out->versions_nr)
+		qsort(out->versions, out->versions_nr,
+		      sizeof(*out->versions), by_number);
 	for (i = 0; i < out->versions_nr; i++) {
 		struct kopt_analysis_version *v = &out->versions[i];
 		const struct kopt_analysis_version *p = NULL;

@@ -28,8 +28,15 @@
 #include "results.h"
 #include "strvec.h"
 
+struct kopt_cache;
+
 struct kopt_source {
 	const char *top;        /* work tree with a trailing '/', or NULL */
+	/*
+	 * Work tree only, optional: devlogs and results read through it come
+	 * back slim (see kopt_devlog_summary(), kopt_results_to_json()).
+	 */
+	struct kopt_cache *cache;
 	git_repository *repo;   /* for a tree source */
 	git_tree *tree;
 	const char *rev;        /* names the tree in messages ("HEAD") */

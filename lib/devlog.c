@@ -9,6 +9,7 @@
 #include <cmark-gfm.h>
 #include <cmark-gfm-core-extensions.h>
 
+#include "cache.h"
 #include "error.h"
 #include "lockfile.h"
 #include "banned.h"
@@ -1601,6 +1602,78 @@ kopt_devlog_find_perf(const struct kopt_devlog_version *v, long b, long s,
 		if (perf_matches(&v->perfs[i], b, s, t, 0))
 			return &v->perfs[i];
 	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Summary */
+
+void kopt_devlog_summary(struct kopt_buf *out, const struct kopt_devlog *dl)
+{
+	size_t i;
+
+	kopt_cache_add_str(out, "D");
+	kopt_cache_add_str(out, dl->title);
+	kopt_cache_add_str(out, dl->overview);
+	kopt_cache_add_str(out, dl->target);
+	kopt_cache_add_num(out, (double)dl->versions_nr);
+	kopt_buf_addch(out, '\n');
+	for (i = 0; i < dl->versions_nr; i++) {
+		const struct kopt_devlog_version *v = &dl->versions[i];
+		kopt_cache_add_str(out, "V");
+		kopt_cache_add_str(out, v->name);
+		kopt_cache_add_num(out, (double)v->number);
+		kopt_cache_add_str(out, v->title);
+		kopt_cache_add_str(out, v->note);
+		kopt_cache_add_num(out, v->level);
+		kopt_cache_add_num(out, v->line);
+		kopt_cache_add_num(out, v->last_line);
+		kopt_buf_addch(out, '\n');
+	}
+}
+
+static char *dup_field(const char *f)
+{
+	return f ? kopt_strdup(f) : NULL;
+}
+
+int kopt_devlog_from_summary(struct kopt_devlog *out, const char *data,
+			     size_t len, const char *label)
+{
+	char *text = kopt_strndup(data, len), *f[8];
+	size_t pos = 0, n, i;
+
+	kopt_devlog_release(out);
+	out->label = kopt_strdup(label);
+	if (kopt_cache_split(text, len, &pos, f, 5) != 5 || !f[0] ||
+	    strcmp(f[0], "D"))
+		goto bad;
+	out->title = dup_field(f[1]);
+	out->overview = dup_field(f[2]);
+	out->target = dup_field(f[3]);
+	n = (size_t)kopt_cache_num(f[4]);
+	for (i = 0; i < n; i++) {
+		struct kopt_devlog_version *v;
+		if (kopt_cache_split(text, len, &pos, f, 8) != 8 || !f[0] ||
+		    strcmp(f[0], "V") || !f[1] || !f[3])
+			goto bad;
+		KOPT_ALLOC_GROW(out->versions, out->versions_nr + 1,
+				out->versions_alloc);
+		v = &out->versions[out->versions_nr++];
+		version_init(v);
+		v->name = kopt_strdup(f[1]);
+		v->number = (long)kopt_cache_num(f[2]);
+		v->title = kopt_strdup(f[3]);
+		v->note = dup_field(f[4]);
+		v->level = (int)kopt_cache_num(f[5]);
+		v->line = (int)kopt_cache_num(f[6]);
+		v->last_line = (int)kopt_cache_num(f[7]);
+	}
+	free(text);
+	return 0;
+bad:
+	free(text);
+	kopt_devlog_release(out);
+	return KOPT_EINVALID;
 }
 
 /* ------------------------------------------------------------------ */

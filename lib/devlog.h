@@ -141,6 +141,17 @@ const struct kopt_devlog_perf *
 kopt_devlog_find_perf(const struct kopt_devlog_version *v, long b, long s,
 		      long t);
 
+/*
+ * What the views read of a devlog (title, Overview, Target, and each
+ * version's name, title, note and lines) as lines of text for lib/cache,
+ * and a devlog rebuilt from it: no text, no performance blocks, versions
+ * with only those fields.  KOPT_EINVALID (nothing printed) on damaged
+ * text.
+ */
+void kopt_devlog_summary(struct kopt_buf *out, const struct kopt_devlog *dl);
+int kopt_devlog_from_summary(struct kopt_devlog *out, const char *data,
+			     size_t len, const char *label);
+
 /* A readable dump of the model, for golden tests and debugging. */
 void kopt_devlog_dump(struct kopt_buf *out, const struct kopt_devlog *dl);
 

@@ -169,26 +169,62 @@ static void load_skips(struct kopt_obligations *ob)
 	git_revwalk_free(walk);
 }
 
+static int word_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '-' || c == '_' || c == '.';
+}
+
+/* Is `p` past the end of a name ("v2." at the end of a sentence is)? */
+static int name_end(const char *p)
+{
+	if (*p == '.')
+		return !word_char(p[1]);
+	return !word_char(*p);
+}
+
+/* Does `p` start with `word` as a whole word? */
+static int word_at(const char *p, const char *word)
+{
+	size_t n = strlen(word);
+
+	return !strncmp(p, word, n) && name_end(p + n);
+}
+
+static const char *skip_space(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
 int kopt_obligations_mentions(const char *text, const char *kernel,
 			      const char *version)
 {
-	struct kopt_buf needle = KOPT_BUF_INIT;
+	size_t klen = strlen(kernel);
 	const char *p = text;
-	int found = 0;
 
-	kopt_buf_addf(&needle, "%s/%s", kernel, version);
-	while ((p = strstr(p, needle.buf))) {
-		char before = p > text ? p[-1] : ' ';
-		char after = p[needle.len];
-		if (!isalnum((unsigned char)before) && before != '-' &&
-		    before != '_' && !isalnum((unsigned char)after)) {
-			found = 1;
-			break;
+	while ((p = strstr(p, kernel))) {
+		const char *q = p + klen;
+		if ((p > text && word_char(p[-1])) || !name_end(q)) {
+			p++;
+			continue;
 		}
+		/* "<kernel>/<version>" or "<kernel> <version>" */
+		if (*q == '/')
+			q++;
+		else
+			q = skip_space(q);
+		if (word_at(q, version))
+			return 1;
+		/* "<kernel> <parent> -> <version>" */
+		while (word_char(*q))
+			q++;
+		q = skip_space(q);
+		if (!strncmp(q, "->", 2) && word_at(skip_space(q + 2), version))
+			return 1;
 		p++;
 	}
-	kopt_buf_release(&needle);
-	return found;
+	return 0;
 }
 
 static int skipped(struct kopt_obligations *ob, const char *kernel,

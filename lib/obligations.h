@@ -5,7 +5,9 @@
  * Open LEARN obligations: a version that regressed against its parent
  * (lib/compare) and whose failure is recorded nowhere.  It is recorded
  * when an anti-pattern detail file or a catalog names the version as
- * "<kernel>/<version>" (the Source of the anti-pattern row), or when a
+ * "<kernel>/<version>", "<kernel> <version>" or "<kernel> <parent> ->
+ * <version>" (the forms `git kopt learn new --from` writes in the
+ * evidence and the Source of the row), or when a
  * commit reachable from HEAD carries `Kopt-Learn: skip <reason>` with
  * the version's Kopt-Kernel and Kopt-Version trailers.
  *
@@ -57,7 +59,7 @@ int kopt_obligations_find(struct kopt_obligations *ob,
 			  struct kopt_obligation **out, size_t *nr);
 void kopt_obligations_free(struct kopt_obligation *arr, size_t nr);
 
-/* 1 if `text` names "<kernel>/<version>" as a whole word. */
+/* 1 if `text` names the version in one of the forms above. */
 int kopt_obligations_mentions(const char *text, const char *kernel,
 			      const char *version);
 

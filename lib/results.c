@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "buf.h"
+#include "cache.h"
 #include "config.h"
 #include "error.h"
 #include "lockfile.h"
@@ -562,12 +563,10 @@ int kopt_results_parse(struct kopt_results *out, const char *data,
 		       size_t len, const char *label, const char *kernel,
 		       const char *version)
 {
-	struct reader rd = { label, KOPT_BUF_INIT, 0 };
 	const char *end = NULL;
 	cJSON *root;
-	const cJSON *v, *it;
-	size_t i, j;
-	int idx;
+	size_t i;
+	int ret;
 
 	kopt_results_release(out);
 	for (i = 0; i < len && strchr(" \t\r\n", data[i]); i++)
@@ -587,10 +586,24 @@ int kopt_results_parse(struct kopt_results *out, const char *data,
 		cJSON_Delete(root);
 		return KOPT_EINVALID;
 	}
+	ret = kopt_results_from_json(out, root, label, kernel, version);
+	cJSON_Delete(root);
+	return ret;
+}
+
+int kopt_results_from_json(struct kopt_results *out, const struct cJSON *root,
+			   const char *label, const char *kernel,
+			   const char *version)
+{
+	struct reader rd = { label, KOPT_BUF_INIT, 0 };
+	const cJSON *v, *it;
+	size_t j;
+	int idx;
+
+	kopt_results_release(out);
 	if (!cJSON_IsObject(root)) {
 		kopt_error("%s: expected a JSON object, found %s", label,
 			   type_name(root));
-		cJSON_Delete(root);
 		return KOPT_EINVALID;
 	}
 
@@ -662,7 +675,6 @@ int kopt_results_parse(struct kopt_results *out, const char *data,
 	out->extra = collect_extra(root, top_keys);
 
 done:
-	cJSON_Delete(root);
 	kopt_buf_release(&rd.path);
 	if (rd.errors) {
 		kopt_results_release(out);
@@ -809,10 +821,9 @@ static cJSON *entry_json(const struct kopt_results_entry *e)
 	return o;
 }
 
-void kopt_results_format(struct kopt_buf *out, const struct kopt_results *r)
+struct cJSON *kopt_results_to_json(const struct kopt_results *r)
 {
 	cJSON *root = cJSON_CreateObject(), *a;
-	char *text;
 	size_t i;
 
 	cJSON_AddNumberToObject(root, "schema", KOPT_RESULTS_SCHEMA);
@@ -823,6 +834,14 @@ void kopt_results_format(struct kopt_buf *out, const struct kopt_results *r)
 	for (i = 0; i < r->entries_nr; i++)
 		cJSON_AddItemToArray(a, entry_json(&r->entries[i]));
 	add_extra(root, r->extra);
+	return root;
+}
+
+void kopt_results_format(struct kopt_buf *out, const struct kopt_results *r)
+{
+	cJSON *root = kopt_results_to_json(r);
+	char *text;
+
 	text = cJSON_Print(root);
 	kopt_buf_addstr(out, text);
 	kopt_buf_addch(out, '\n');
@@ -1052,4 +1071,87 @@ void kopt_results_describe_entry(struct kopt_buf *out,
 			      e->s, e->t);
 	else
 		kopt_buf_addf(out, "b=%ld, s=%ld, t=%ld", e->b, e->s, e->t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Summary */
+
+void kopt_results_summary(struct kopt_buf *out, const struct kopt_results *r)
+{
+	size_t i;
+	int m;
+
+	kopt_cache_add_str(out, "R");
+	kopt_cache_add_str(out, r->kernel);
+	kopt_cache_add_str(out, r->version);
+	kopt_cache_add_str(out, r->parent);
+	kopt_cache_add_num(out, (double)r->entries_nr);
+	kopt_buf_addch(out, '\n');
+	for (i = 0; i < r->entries_nr; i++) {
+		const struct kopt_results_entry *e = &r->entries[i];
+		kopt_cache_add_str(out, "E");
+		kopt_cache_add_str(out, e->trial);
+		kopt_cache_add_num(out, (double)e->b);
+		kopt_cache_add_num(out, (double)e->s);
+		kopt_cache_add_num(out, (double)e->t);
+		kopt_cache_add_num(out, (double)e->b_requested);
+		kopt_cache_add_num(out, e->replayed);
+		kopt_cache_add_num(out, e->spread_pct);
+		kopt_cache_add_str(out, e->device.name);
+		kopt_cache_add_str(out, e->bottleneck);
+		kopt_cache_add_str(out, e->dtype);
+		for (m = 0; m < KOPT_METRIC__NR; m++)
+			kopt_cache_add_num(out, e->metrics[m]);
+		kopt_buf_addch(out, '\n');
+	}
+}
+
+static char *dup_field(const char *f)
+{
+	return f ? kopt_strdup(f) : NULL;
+}
+
+int kopt_results_from_summary(struct kopt_results *out, const char *data,
+			      size_t len)
+{
+	char *text = kopt_strndup(data, len), *f[11 + KOPT_METRIC__NR];
+	size_t pos = 0, n, i;
+	int m;
+
+	kopt_results_release(out);
+	if (kopt_cache_split(text, len, &pos, f, 5) != 5 || !f[0] ||
+	    strcmp(f[0], "R") || !f[1] || !f[2])
+		goto bad;
+	out->kernel = kopt_strdup(f[1]);
+	out->version = kopt_strdup(f[2]);
+	out->parent = dup_field(f[3]);
+	n = (size_t)kopt_cache_num(f[4]);
+	for (i = 0; i < n; i++) {
+		struct kopt_results_entry *e;
+		if (kopt_cache_split(text, len, &pos, f, 11 + KOPT_METRIC__NR)
+		    != 11 + KOPT_METRIC__NR || !f[0] || strcmp(f[0], "E"))
+			goto bad;
+		KOPT_ALLOC_GROW(out->entries, out->entries_nr + 1,
+				out->entries_alloc);
+		e = &out->entries[out->entries_nr++];
+		kopt_results_entry_init(e);
+		e->trial = dup_field(f[1]);
+		e->b = (long)kopt_cache_num(f[2]);
+		e->s = (long)kopt_cache_num(f[3]);
+		e->t = (long)kopt_cache_num(f[4]);
+		e->b_requested = (long)kopt_cache_num(f[5]);
+		e->replayed = kopt_cache_num(f[6]) != 0;
+		e->spread_pct = kopt_cache_num(f[7]);
+		e->device.name = dup_field(f[8]);
+		e->bottleneck = dup_field(f[9]);
+		e->dtype = dup_field(f[10]);
+		for (m = 0; m < KOPT_METRIC__NR; m++)
+			e->metrics[m] = kopt_cache_num(f[11 + m]);
+	}
+	free(text);
+	return 0;
+bad:
+	free(text);
+	kopt_results_release(out);
+	return KOPT_EINVALID;
 }

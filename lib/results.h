@@ -178,6 +178,28 @@ int kopt_results_parse(struct kopt_results *out, const char *data,
 int kopt_results_read_file(struct kopt_results *out, const char *path,
 			   const char *kernel, const char *version);
 
+/*
+ * The same from a parsed JSON value (borrowed), for callers that hold
+ * one already (a cache).
+ */
+int kopt_results_from_json(struct kopt_results *out, const struct cJSON *root,
+			   const char *label, const char *kernel,
+			   const char *version);
+/* As a JSON value (the caller frees it with cJSON_Delete()). */
+struct cJSON *kopt_results_to_json(const struct kopt_results *r);
+
+/*
+ * What the views need of validated results (kernel, version, parent, and
+ * per entry the trial, configuration, replayed, device name, bottleneck,
+ * dtype, spread and metrics), as lines of text for lib/cache, and back:
+ * results without stages, opportunities, provenance or unknown members.
+ * kopt_results_from_summary() returns KOPT_EINVALID (nothing printed) on
+ * damaged text.
+ */
+void kopt_results_summary(struct kopt_buf *out, const struct kopt_results *r);
+int kopt_results_from_summary(struct kopt_results *out, const char *data,
+			      size_t len);
+
 /* Serialise (deterministic key order, unrounded numbers, final newline). */
 void kopt_results_format(struct kopt_buf *out, const struct kopt_results *r);
 /* Write atomically through lib/lockfile, creating parent directories. */

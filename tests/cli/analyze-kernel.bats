@@ -85,3 +85,29 @@ Kopt-Learn: skip the box was throttled"
 	assert_output --partial '"learn_obligations":	[]'
 	assert_output --partial '"verdict":	"neutral"'
 }
+
+@test "the evidence 'learn new --from' writes closes the obligation" {
+	write_results mla-decode v2 v1 50 110
+	mkdir -p docs/knowledge/anti-patterns
+	printf 'Source type: local experiment (mla-decode v1 -> v2, NVIDIA H200)\n' \
+		>docs/knowledge/anti-patterns/over-splitting.md
+	run --separate-stderr git kopt analyze mla-decode
+	assert_success
+	assert_output --partial $'## Open LEARN obligations\n\nNone.'
+}
+
+@test "analyze keeps a cache in .git and sees every edit, even a same-size one" {
+	write_results mla-decode v2 v1 50 110
+	sleep 2    # files younger than two seconds are not cached
+	git kopt analyze mla-decode >first.out
+	grep -q "docs/kernels/mla-decode/results/v2.json" .git/kopt/analyze.cache
+	run --separate-stderr git kopt analyze mla-decode
+	assert_output "$(cat first.out)"
+	run --separate-stderr env KOPT_NO_CACHE=1 git kopt analyze mla-decode
+	assert_output "$(cat first.out)"
+	sed -i 's/"duration_us": 50,/"duration_us": 60,/' \
+		docs/kernels/mla-decode/results/v2.json
+	run --separate-stderr git kopt analyze mla-decode
+	assert_line --partial "| v2      | --       | v1     | 60.00 μs (45.3% slower)"
+	rm first.out
+}
