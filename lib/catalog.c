@@ -157,7 +157,8 @@ static int read_header(struct parse *ps, cmark_node *table,
 		for (j = 0; j < nneed; j++)
 			if (t->col[need[j]] < 0)
 				problem(ps, t->header_line, "the %s index has "
-					"no '%s' column", kopt_kind_name(t->kind),
+					"no '%s' column",
+					kopt_kind_name(t->kind),
 					col_title[need[j]]);
 	}
 	return 1;
@@ -262,9 +263,9 @@ static void read_row(struct parse *ps, const struct kopt_catalog_table *t,
 			problem(ps, r->line, "%s: no Est. Impact; strategize "
 				"ranks optimizations by it", r->cell[0]);
 		else if (kopt_impact_parse(r->cell[KOPT_COL_IMPACT], &pct))
-			problem(ps, r->line, "%s: Est. Impact '%s' is not a "
-				"percentage (20-40%%), a factor (1.5x) or high, "
-				"medium, low", r->cell[0],
+			problem(ps, r->line, "%s: Est. Impact '%s' is not "
+				"a percentage (20-40%%), a factor (1.5x) or "
+				"high, medium, low", r->cell[0],
 				r->cell[KOPT_COL_IMPACT]);
 	}
 done:

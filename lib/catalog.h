@@ -7,7 +7,8 @@
  * each language catalog.  Two table shapes are recognised wherever they
  * sit among prose and other tables:
  *
- *   | ID | Optimization | Trigger Conditions | Est. Impact | Pitfalls | Detail File |
+ *   | ID | Optimization | Trigger Conditions | Est. Impact | Pitfalls |
+ *     Detail File |
  *   | ID | Anti-Pattern | Failure Mode | Source | Detail File |
  *
  * Columns are found by name (case, spaces and dots do not matter), extra

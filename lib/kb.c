@@ -257,7 +257,8 @@ static void learn_hint(struct kopt_buf *out, enum kopt_kind kind,
  * index, in the shared catalog or its language's).  Such rows claim
  * their files first, so that a stray row elsewhere is the one blamed.
  */
-static int row_in_place(const struct kopt_kb *kb, const struct kopt_kb_catalog *c,
+static int row_in_place(const struct kopt_kb *kb,
+			const struct kopt_kb_catalog *c,
 			const struct kopt_catalog_row *r)
 {
 	struct kopt_buf why = KOPT_BUF_INIT;
@@ -270,7 +271,8 @@ static int row_in_place(const struct kopt_kb *kb, const struct kopt_kb_catalog *
 					    &name, &why) ||
 		     (alt && !kopt_knowledge_locate(kb->root, alt, &kind,
 						    &lang, &name, &why))))
-		ok = kind == r->kind && (lang == NULL) == (c->language == NULL) &&
+		ok = kind == r->kind &&
+		     (lang == NULL) == (c->language == NULL) &&
 		     (!lang || !strcmp(lang, c->language));
 	free(path);
 	free(alt);
@@ -349,8 +351,8 @@ static void check_row(struct loader *ld, size_t ci, size_t ri)
 	if (!path) {
 		if (r->detail && *r->detail)
 			kopt_problems_add(&kb->problems, c->path, r->line,
-					  "%s: detail file '%s' is not a path in "
-					  "the repository", id, r->detail);
+					  "%s: detail file '%s' is not a path "
+					  "in the repository", id, r->detail);
 		goto done;
 	}
 	if (alt && strcmp(alt, path)) {
@@ -393,7 +395,8 @@ static void check_row(struct loader *ld, size_t ci, size_t ri)
 			learn_hint(&hint, kind, lang, name);
 		kopt_problems_add(&kb->problems, c->path, r->line,
 				  "%s: detail file '%s' does not exist%s%s%s",
-				  id, path, hint.len ? "; create it with '" : "",
+				  id, path,
+				  hint.len ? "; create it with '" : "",
 				  hint.buf, hint.len ? "'" : "");
 	}
 	check_place(kb, c, r, path, ret, kind, lang, &why);
@@ -515,13 +518,15 @@ int kopt_kb_load(struct kopt_kb *kb, const struct kopt_kb_source *src,
 		kopt_catalog_parse(&c->cat, c->path, text.buf, text.len,
 				   &kb->problems);
 	}
-	for (pass = 1; pass >= 0; pass--)
-		for (i = 0; i < kb->catalogs_nr; i++)
-			for (j = 0; j < kb->catalogs[i].cat.rows_nr; j++)
-				if (row_in_place(kb, &kb->catalogs[i],
-						 &kb->catalogs[i].cat.rows[j]) ==
+	for (pass = 1; pass >= 0; pass--) {
+		for (i = 0; i < kb->catalogs_nr; i++) {
+			const struct kopt_kb_catalog *c = &kb->catalogs[i];
+			for (j = 0; j < c->cat.rows_nr; j++)
+				if (row_in_place(kb, c, &c->cat.rows[j]) ==
 				    pass)
 					check_row(&ld, i, j);
+		}
+	}
 	if ((ret = src->list(src->data, kb->root, &files)))
 		goto done;
 	check_files(&ld, &files, language);

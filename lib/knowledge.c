@@ -373,10 +373,13 @@ static void check_evidence(struct parse *ps, const struct section *sec)
 			const char *v = l.buf + 12;
 			while (*v == ' ' || *v == '\t')
 				v++;
+			const char *st = NULL;
 			if (!strncasecmp(v, "local experiment", 16))
-				d->source_type = kopt_strdup("local experiment");
+				st = "local experiment";
 			else if (!strncasecmp(v, "external report", 15))
-				d->source_type = kopt_strdup("external report");
+				st = "external report";
+			if (st)
+				d->source_type = kopt_strdup(st);
 			else if (*v != '[') /* else: a placeholder */
 				problem(ps, line, "source type '%s' is neither "
 					"'local experiment' nor 'external "

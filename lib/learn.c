@@ -185,11 +185,12 @@ static int mean_gain(const struct kopt_learn_request *req, double *out)
 		const struct kopt_results_entry *b =
 			kopt_results_find_like(req->before, a);
 		double ad, bd;
-		if (!b || !kopt_results_has(a->metrics[KOPT_METRIC_DURATION_US]) ||
-		    !kopt_results_has(b->metrics[KOPT_METRIC_DURATION_US]))
+		if (!b)
 			continue;
 		ad = a->metrics[KOPT_METRIC_DURATION_US];
 		bd = b->metrics[KOPT_METRIC_DURATION_US];
+		if (!kopt_results_has(ad) || !kopt_results_has(bd))
+			continue;
 		if (bd <= 0)
 			continue;
 		sum += (bd - ad) / bd * 100;
@@ -214,13 +215,15 @@ static void fill_row(struct kopt_catalog_row *row,
 	row->cell[KOPT_COL_NAME] = kopt_strdup(title);
 	row->cell[KOPT_COL_DETAIL] = kopt_xstrfmt("`%s`", path);
 	if (req->kind == KOPT_KIND_OPTIMIZATION) {
-		row->cell[KOPT_COL_TRIGGER] = kopt_strdup("[trigger conditions]");
+		row->cell[KOPT_COL_TRIGGER] =
+			kopt_strdup("[trigger conditions]");
 		if (!mean_gain(req, &gain) && gain > 0)
 			row->cell[KOPT_COL_IMPACT] = kopt_xstrfmt(
 				"~%.0f%% (measured: %s %s)", gain,
 				req->after->kernel, req->after->version);
 		else
-			row->cell[KOPT_COL_IMPACT] = kopt_strdup("[est. impact]");
+			row->cell[KOPT_COL_IMPACT] =
+				kopt_strdup("[est. impact]");
 		row->cell[KOPT_COL_PITFALLS] = kopt_strdup("[pitfalls]");
 	} else {
 		row->cell[KOPT_COL_FAILURE] = kopt_strdup("[failure mode]");

@@ -200,8 +200,8 @@ static void metric_summary(struct kopt_buf *out, const double *m)
 		kopt_buf_addf(out, show[i].fmt, m[show[i].m]);
 	}
 	if (!n && kopt_results_has(m[KOPT_METRIC_DURATION_US]))
-		kopt_buf_addf(out, "duration %.2f \xce\xbcs, no profile metrics",
-			      m[KOPT_METRIC_DURATION_US]);
+		kopt_buf_addf(out, "duration %.2f \xce\xbcs, no profile "
+			      "metrics", m[KOPT_METRIC_DURATION_US]);
 	else if (!n)
 		kopt_buf_addstr(out, "no metrics measured");
 }
@@ -486,10 +486,10 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 		kopt_buf_addch(out, '\n');
 	}
 	if (!s->chosen)
-		kopt_buf_addf(out, "1. None: no optimization's trigger holds on "
-			      "%s's results; add what profiling taught with "
-			      "'git kopt learn new optimization <name>'\n",
-			      s->current);
+		kopt_buf_addf(out, "1. None: no optimization's trigger holds "
+			      "on %s's results; add what profiling taught "
+			      "with 'git kopt learn new optimization "
+			      "<name>'\n", s->current);
 
 	kopt_buf_addstr(out, "\n### Constraints\n");
 	kopt_buf_addf(out, "- Register budget: at most %d registers/thread, "
@@ -728,8 +728,8 @@ static void scan_dir(const char *dir, const char *prefix, const char *suffix,
 }
 
 int kopt_kernel_versions(const char *top, git_repository *repo,
-			 const struct kopt_kernel *kernel, char **newest_results,
-			 char **next)
+			 const struct kopt_kernel *kernel,
+			 char **newest_results, char **next)
 {
 	long max = -1, with_results = -1;
 	char *dir;

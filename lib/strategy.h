@@ -98,8 +98,8 @@ char *kopt_relative_path(const char *from_dir, const char *to);
  * the first version number after all of them; both owned by the caller.
  */
 int kopt_kernel_versions(const char *top, git_repository *repo,
-			 const struct kopt_kernel *kernel, char **newest_results,
-			 char **next);
+			 const struct kopt_kernel *kernel,
+			 char **newest_results, char **next);
 
 /* SELECT */
 struct kopt_selection {

@@ -122,6 +122,31 @@ struct eval_ctx {
 	struct kopt_strvec seen;
 };
 
+/* A measured value as people read it: 3.88, 81.2, 1850, 0.00352. */
+static void format_value(struct kopt_buf *out, double v)
+{
+	size_t start = out->len;
+	double a = fabs(v);
+
+	if (v == floor(v) && a < 1e15) {
+		kopt_buf_addf(out, "%.0f", v);
+		return;
+	}
+	if (a >= 100)
+		kopt_buf_addf(out, "%.1f", v);
+	else if (a >= 1)
+		kopt_buf_addf(out, "%.2f", v);
+	else
+		kopt_buf_addf(out, "%.3g", v);
+	if (!memchr(out->buf + start, '.', out->len - start) ||
+	    memchr(out->buf + start, 'e', out->len - start))
+		return;
+	while (out->buf[out->len - 1] == '0')
+		kopt_buf_setlen(out, out->len - 1);
+	if (out->buf[out->len - 1] == '.')
+		kopt_buf_setlen(out, out->len - 1);
+}
+
 static int lookup(void *data, const char *name, double *v)
 {
 	struct eval_ctx *c = data;
@@ -133,8 +158,9 @@ static int lookup(void *data, const char *name, double *v)
 	}
 	if (!kopt_strvec_has(&c->seen, name)) {
 		kopt_strvec_push(&c->seen, name);
-		kopt_buf_addf(&c->out->values, "%s%s=%.6g",
-			      c->out->values.len ? ", " : "", name, *v);
+		kopt_buf_addf(&c->out->values, "%s%s=",
+			      c->out->values.len ? ", " : "", name);
+		format_value(&c->out->values, *v);
 	}
 	return 0;
 }

@@ -153,10 +153,10 @@ static void test_detail_paths(void **state)
 	parse(&c, ".claude/skills/optimization-catalog/SKILL.md", "links.md",
 	      &probs);
 	for (i = 0; i < KOPT_ARRAY_SIZE(want); i++) {
-		const struct kopt_catalog_row *r = kopt_catalog_find(&c,
-								     want[i].id);
+		const struct kopt_catalog_row *r;
 		char *alt, *p;
 
+		r = kopt_catalog_find(&c, want[i].id);
 		assert_non_null(r);
 		assert_true(r->detail_link);
 		p = kopt_catalog_detail_path(&c, r, &alt);
@@ -192,6 +192,7 @@ static void test_append(void **state)
 			struct kopt_buf probs = KOPT_BUF_INIT;
 			struct kopt_buf out = KOPT_BUF_INIT;
 			struct kopt_buf want = KOPT_BUF_INIT;
+			struct kopt_problems none = KOPT_PROBLEMS_INIT;
 			struct kopt_catalog c, again;
 			struct kopt_catalog_row row;
 			char *md = kopt_xstrfmt("%s.md", shapes[i]);
@@ -230,9 +231,8 @@ static void test_append(void **state)
 
 			/* the row is there, and nothing else changed */
 			kopt_buf_reset(&probs);
-			assert_int_equal(kopt_catalog_parse(&again, "c/SKILL.md",
-				out.buf, out.len, &(struct kopt_problems)
-				KOPT_PROBLEMS_INIT), 0);
+			assert_int_equal(kopt_catalog_parse(&again,
+				"c/SKILL.md", out.buf, out.len, &none), 0);
 			assert_non_null(kopt_catalog_find(&again,
 						row.cell[KOPT_COL_ID]));
 			assert_int_equal(again.rows_nr, c.rows_nr + 1);

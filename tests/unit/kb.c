@@ -86,7 +86,8 @@ static void test_consistent(void **state)
 		  "| O1 | Split | `waves < 1` | 20% | p | "
 		  "`docs/knowledge/optimizations/split.md` |\n\n" ANTI_HDR
 		  "| A1 | Spill | slow | report | "
-		  "[spill](../../../docs/knowledge/anti-patterns/spill.md) |\n" },
+		  "[spill](../../../docs/knowledge/anti-patterns/"
+		  "spill.md) |\n" },
 		{ CUTE, OPT_HDR "| O1 | TMA | `dram_pct < 50` | 10% | p | "
 		  "[tma](/docs/knowledge/languages/cute-dsl/optimizations/"
 		  "tma.md) |\n" },
@@ -173,20 +174,20 @@ static void test_problems(void **state)
 	load(&kb, files, NULL);
 	problems(&out, &kb);
 	assert_string_equal(out.buf,
-		CUTE ":3: O1: 'docs/knowledge/optimizations/shared.md' is shared "
-		"knowledge; its row belongs in " SHARED "\n"
+		CUTE ":3: O1: 'docs/knowledge/optimizations/shared.md' is "
+		"shared knowledge; its row belongs in " SHARED "\n"
 		SHARED ":4: O2: detail file 'docs/knowledge/optimizations/"
-		"missing.md' does not exist; create it with 'git kopt learn new "
-		"optimization missing'\n"
+		"missing.md' does not exist; create it with 'git kopt learn "
+		"new optimization missing'\n"
 		SHARED ":5: O3: 'docs/knowledge/anti-patterns/c.md' is an "
 		"anti-pattern file (under anti-patterns/) but sits in the "
 		"optimization index\n"
 		SHARED ":6: O4: 'docs/knowledge/languages/cute-dsl/"
 		"optimizations/d.md' is specific to language 'cute-dsl'; its "
 		"row belongs in " CUTE "\n"
-		SHARED ":7: O5: detail file 'docs/knowledge/optimizations/a.md' "
-		"already has a row (O1, " SHARED ":3); a detail file has "
-		"exactly one\n"
+		SHARED ":7: O5: detail file 'docs/knowledge/optimizations/"
+		"a.md' already has a row (O1, " SHARED ":3); a detail file "
+		"has exactly one\n"
 		SHARED ":8: O6: detail file 'src/notes.md' is not under "
 		"'docs/knowledge'\n"
 		SHARED ":9: O7: detail file 'https://example.com/g.md' is not "
@@ -195,13 +196,14 @@ static void test_problems(void **state)
 		"the anti-pattern index of .claude/skills/optimization-catalog-"
 		"cuda-c/SKILL.md; add one ('git kopt learn new anti-pattern y "
 		"--language cuda-c' adds it)\n"
-		"docs/knowledge/notes/x.md: detail file in the wrong folder: not "
-		"in a folder of detail files (docs/knowledge/optimizations/, "
-		"docs/knowledge/anti-patterns/ or docs/knowledge/languages/"
-		"<language>/{optimizations,anti-patterns}/)\n"
+		"docs/knowledge/notes/x.md: detail file in the wrong folder: "
+		"not in a folder of detail files (docs/knowledge/"
+		"optimizations/, docs/knowledge/anti-patterns/ or "
+		"docs/knowledge/languages/<language>/{optimizations,"
+		"anti-patterns}/)\n"
 		"docs/knowledge/optimizations/broken.md:3: '## When to Apply' "
-		"names no context; add a bullet saying where this applies (e.g. "
-		"'- Decode attention with a small batch')\n"
+		"names no context; add a bullet saying where this applies "
+		"(e.g. '- Decode attention with a small batch')\n"
 		"docs/knowledge/optimizations/broken.md:4: missing section "
 		"'## Mechanism'\n"
 		"docs/knowledge/optimizations/broken.md:4: missing section "
@@ -221,8 +223,8 @@ static void test_problems(void **state)
 		"occ_pct, l2_hit_pct, spill_bytes, regs, waves, tflops, gbps, "
 		"roofline_pct, b, s, t)\n"
 		"docs/knowledge/optimizations/orphan.md: no row in the "
-		"optimization index of " SHARED "; add one ('git kopt learn new "
-		"optimization orphan' adds it)\n");
+		"optimization index of " SHARED "; add one ('git kopt learn "
+		"new optimization orphan' adds it)\n");
 	kopt_kb_release(&kb);
 
 	/* one language: the others' files and stray folders are not read */

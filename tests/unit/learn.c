@@ -212,8 +212,8 @@ static void test_new(void **state)
 	assert_string_equal(text.buf, after.buf);
 
 	/* the next ID follows the largest, in the index of its kind */
-	assert_int_equal(learn(&report, KOPT_KIND_ANTI_PATTERN, "bank-conflicts",
-			       NULL, NULL, NULL), 0);
+	assert_int_equal(learn(&report, KOPT_KIND_ANTI_PATTERN,
+			       "bank-conflicts", NULL, NULL, NULL), 0);
 	assert_non_null(strstr(report.buf, "added A3 to "));
 	assert_int_equal(learn(&report, KOPT_KIND_OPTIMIZATION, "another",
 			       NULL, NULL, NULL), 0);
