@@ -9,6 +9,8 @@
  * 129 usage.
  */
 
+#include <stdio.h>
+
 #include <git2.h>
 
 #include "buf.h"
@@ -40,10 +42,22 @@ const struct kopt_kernel *kopt_ctx_kernel_or_die(struct kopt_ctx *ctx,
 /* Path of `rel` (relative to the top of the work tree) for open(). */
 char *kopt_ctx_path(const struct kopt_ctx *ctx, const char *rel);
 
+/*
+ * cmd/check.c, for the pre-push hook too: judge the commits `walk`
+ * yields (oldest first) with settings read from `base` (default: the
+ * first parent of the oldest commit, else `tip`), print one line per
+ * violation to `out`; the number of violations, or -1.
+ */
+int kopt_check_walk(struct kopt_ctx *ctx, git_revwalk *walk,
+		    const git_oid *base, const git_oid *tip, FILE *out);
+
 #define CMD(name) int cmd_##name(int argc, const char **argv, \
 				 struct kopt_ctx *ctx)
 CMD(analyze);
+CMD(check);
+CMD(design);
 CMD(device);
+CMD(evaluate);
 CMD(hook);
 CMD(init);
 CMD(kernel);
@@ -51,6 +65,7 @@ CMD(learn);
 CMD(profile);
 CMD(review);
 CMD(select);
+CMD(status);
 CMD(strategize);
 
 #endif

@@ -28,8 +28,14 @@ struct cmd_struct {
 static const struct cmd_struct commands[] = {
 	{ "analyze", cmd_analyze, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "overview, versions, best results, target gap, open obligations" },
+	{ "check", cmd_check, KOPT_NEED_REPO,
+	  "run the hooks' rules over a range of commits (for CI)" },
+	{ "design", cmd_design, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "start a new version of a kernel on its own branch" },
 	{ "device", cmd_device, 0,
 	  "show the GPU, its peaks, and calibrate its real ceilings" },
+	{ "evaluate", cmd_evaluate, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "the target against the best results: met, or back to SELECT" },
 	{ "hook", cmd_hook, KOPT_NEED_REPO,
 	  "run the checks behind the installed git hooks" },
 	{ "init", cmd_init, KOPT_NEED_REPO,
@@ -44,6 +50,8 @@ static const struct cmd_struct commands[] = {
 	  "summarize a range for a pull request: versions, results, LEARN" },
 	{ "select", cmd_select, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "choose the language by the control the task needs" },
+	{ "status", cmd_status, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "where each kernel is in the cycle, and what to run next" },
 	{ "strategize", cmd_strategize, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "write the optimization task for the next version" },
 };

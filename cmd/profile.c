@@ -19,11 +19,13 @@
 #include "device.h"
 #include "devlog.h"
 #include "filetx.h"
+#include "kb.h"
 #include "lockfile.h"
 #include "bench.h"
 #include "profile.h"
 #include "render.h"
 #include "results.h"
+#include "strategy.h"
 #include "strvec.h"
 #include "version.h"
 #include "banned.h"
@@ -180,6 +182,53 @@ static int load_devlog(struct kopt_ctx *ctx, const char *kernel,
 	return 1;
 }
 
+/*
+ * The top three optimizations of the knowledge base whose triggers hold
+ * on this entry, ranked as strategize ranks them.
+ */
+static void catalog_opportunities(const struct kopt_kb *kb,
+				  const struct kopt_config *cfg,
+				  const struct kopt_kernel *k,
+				  const char *version,
+				  struct kopt_results_entry *e)
+{
+	struct kopt_results one = KOPT_RESULTS_INIT;
+	struct kopt_strategy st;
+	size_t i;
+
+	memset(&st, 0, sizeof(st));
+	/* a view of the one entry; nothing of it is owned here */
+	one.kernel = k->name;
+	one.version = (char *)version;
+	one.entries = e;
+	one.entries_nr = 1;
+	if (kopt_strategy_compute(&st, kb, &one, cfg, k, version, version, 3))
+		goto done;
+	for (i = 0; i < st.apply_nr && e->opportunities_nr < 3; i++) {
+		const struct kopt_strategy_item *it = &st.apply[i];
+		const struct kopt_kb_entry *en = it->entry;
+		struct kopt_results_opportunity *o;
+		const char *name = en->row && en->row->cell[KOPT_COL_NAME] ?
+				   en->row->cell[KOPT_COL_NAME] : en->path;
+		const char *paren = strchr(it->holds.buf, '(');
+		KOPT_ALLOC_GROW(e->opportunities, e->opportunities_nr + 1,
+				e->opportunities_alloc);
+		o = &e->opportunities[e->opportunities_nr++];
+		memset(o, 0, sizeof(*o));
+		o->name = kopt_strdup(name ? name : "?");
+		o->est_gain_pct = it->impact_known ? it->impact : NAN;
+		/* "decode (waves=0.42)" -> "waves=0.42" */
+		if (paren)
+			o->trigger = kopt_strndup(paren + 1,
+						  strcspn(paren + 1, ")"));
+		else
+			o->trigger = kopt_strdup(it->holds.buf);
+		o->detail = kopt_strdup(en->path);
+	}
+done:
+	kopt_strategy_release(&st);
+}
+
 static int save_capture(const char *dir, const char *kernel,
 			const char *version, const struct trial_req *r,
 			const char *capture)
@@ -246,6 +295,8 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 	struct kopt_buf js = KOPT_BUF_INIT;
 	char *dpath = NULL;
 	int have_dev = 0, ret = 0, have_parent = 0, have_devlog = 0;
+	struct kopt_kb kb = KOPT_KB_INIT;
+	int have_kb = 0;
 	cJSON *jarr = NULL;
 
 	argc = kopt_parse_options(argc, argv, options, profile_usage, 0);
@@ -358,6 +409,12 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 	}
 	if (json)
 		jarr = cJSON_CreateArray();
+	{
+		struct kopt_kb_source ksrc;
+		kopt_kb_source_worktree(&ksrc, ctx->top);
+		have_kb = !kopt_kb_load(&kb, &ksrc, cfg, k->language) &&
+			  kb.entries_nr;
+	}
 	for (i = 0; i < nreq; i++) {
 		struct kopt_results_entry e;
 		struct kopt_bench_run run = KOPT_BENCH_RUN_INIT;
@@ -405,7 +462,10 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 			kopt_die(".kopt: kernel '%s': flops/bytes: %s", k->name,
 				 err.buf);
 		kopt_profile_classify(&e);
-		kopt_profile_metric_opportunities(&e);
+		if (have_kb)
+			catalog_opportunities(&kb, cfg, k, version, &e);
+		if (!e.opportunities_nr)
+			kopt_profile_metric_opportunities(&e);
 		if (have_parent)
 			pe = kopt_results_find_like(&pres, &e);
 		kopt_buf_reset(&out);
@@ -439,6 +499,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 
 	kopt_bench_unlock_gpu(&m);
 	kopt_devlog_release(&dl);
+	kopt_kb_release(&kb);
 	kopt_filetx_release(&tx);
 	kopt_buf_release(&js);
 	free(dpath);

@@ -15,9 +15,12 @@ static void default_report(const char *prefix, const char *msg)
 
 static kopt_report_fn report = default_report;
 
-void kopt_error_set_routine(kopt_report_fn fn)
+kopt_report_fn kopt_error_set_routine(kopt_report_fn fn)
 {
+	kopt_report_fn old = report == default_report ? NULL : report;
+
 	report = fn ? fn : default_report;
+	return old;
 }
 
 int kopt_errorv(const char *fmt, va_list ap)

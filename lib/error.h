@@ -32,7 +32,8 @@ void kopt_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A routine receives the prefix ("error", "warning") and the message. */
 typedef void (*kopt_report_fn)(const char *prefix, const char *msg);
-void kopt_error_set_routine(kopt_report_fn fn);
+/* Install `fn` (NULL: the default); returns the routine it replaces. */
+kopt_report_fn kopt_error_set_routine(kopt_report_fn fn);
 
 /* libgit2's last error message, or `fallback` when there is none. */
 const char *kopt_git_error(const char *fallback);

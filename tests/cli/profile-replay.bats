@@ -177,3 +177,18 @@ wrote docs/kernels/mm.md" ]
 	[[ "$stderr" == *"docs/kernels/mm.md:"* ]]
 	[ ! -e docs/kernels/mm/results/v0.json ]
 }
+
+@test "with a knowledge base, the opportunities are its entries whose triggers hold" {
+	rm .kopt
+	git kopt init -q
+	git kopt kernel add mla-decode --language cuda-c \
+		--source 'kernels/mla_decode/{version}' \
+		--run 'kernels/mla_decode/build/{version}/bench --b {b} --s {s} --t {t}' \
+		--flops '2*b*s*h*t*(dqk+dv)' \
+		--bytes '2*(b*t*dqk + b*s*h*dqk + b*s*h*dv)' \
+		--param h=128 --param dqk=576 --param dv=512 >/dev/null
+	run --separate-stderr git kopt profile mla-decode v1 --trial decode \
+		--replay "$GPU/mla-decode-v1-decode.json"
+	assert_success
+	assert_line --regexp '^1\. Split-KV decode -- est\. [0-9]+% gain -- trigger: waves=0\.48[0-9]* -- see `docs/knowledge/optimizations/split-kv\.md`$'
+}

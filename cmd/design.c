@@ -1,0 +1,908 @@
+/*
+ * git kopt design <kernel>: start a new version on its own branch.
+ *
+ * Everything is prepared in memory and checked first; then the files are
+ * written, the scaffold commit is made and the branch is created, in that
+ * order, and a failure on the way removes what was written, so no branch
+ * or file is left half-made.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "builtin.h"
+#include "lockfile.h"
+#include "repo.h"
+#include "scaffold.h"
+#include "banned.h"
+
+static const char *const design_usage[] = {
+	"git kopt design <kernel> [--from <version>] [--to <version>] "
+	"[--task <file>] [--title <text>]",
+	NULL
+};
+
+struct planned {
+	char *path;             /* relative to the top */
+	git_filemode_t mode;
+	git_oid id;
+	struct kopt_buf data;
+	int renamed;            /* the name or the text changed */
+	int binary;
+};
+
+struct plan {
+	struct planned *files;
+	size_t nr, alloc;
+	size_t renamed, binary, skipped;
+};
+
+struct design {
+	struct kopt_ctx *ctx;
+	const struct kopt_kernel *kernel;
+	struct kopt_layout layout;
+	git_tree *head;
+	git_oid head_id;
+	const char *from, *to;
+	struct kopt_buf from_dir, to_dir;
+	struct kopt_buf devlog_path, devlog_old, devlog_new;
+	int devlog_existed;
+	struct kopt_buf task_path, task;
+	int task_existed;       /* in the work tree before */
+	struct kopt_rename rename;
+	struct plan plan;
+};
+
+/* ---- choosing the versions ---- */
+
+/* Version folders in the work tree, committed or not: never clobbered. */
+static void work_tree_versions(struct design *d, struct kopt_strvec *out)
+{
+	char *root = kopt_ctx_path(d->ctx, d->layout.root);
+	DIR *dir = opendir(root);
+	struct dirent *de;
+
+	while (dir && (de = readdir(dir))) {
+		char *v = kopt_layout_match(&d->layout, de->d_name);
+		if (v)
+			kopt_strvec_push(out, v);
+		free(v);
+	}
+	if (dir)
+		closedir(dir);
+	free(root);
+}
+
+static long newest(const struct kopt_strvec *v)
+{
+	long n = -1;
+	size_t i;
+
+	for (i = 0; i < v->nr; i++)
+		if (kopt_version_number(v->v[i]) > n)
+			n = kopt_version_number(v->v[i]);
+	return n;
+}
+
+/* "## Optimization Task: mla-decode v2 -> v3" names the current version */
+static char *task_current(const struct kopt_buf *task)
+{
+	const char *p = strstr(task->buf, "Optimization Task:");
+	const char *eol;
+
+	if (!p)
+		return NULL;
+	eol = strchr(p, '\n');
+	if (!eol)
+		eol = task->buf + task->len;
+	for (p += 18; p < eol; p++) {
+		const char *s = p;
+		char *v;
+		if (*p != 'v' || (p > task->buf && p[-1] != ' ' && p[-1] != '['))
+			continue;
+		while (p < eol && p[1] >= '0' && p[1] <= '9')
+			p++;
+		v = kopt_strndup(s, (size_t)(p - s + 1));
+		if (kopt_version_number(v) >= 0)
+			return v;
+		free(v);
+	}
+	return NULL;
+}
+
+/* ---- the devlog entry ---- */
+
+static int fence_of(const char *line, size_t len, char *ch, size_t *n)
+{
+	size_t i = 0, k = 0;
+
+	while (i < len && i < 3 && line[i] == ' ')
+		i++;
+	if (i >= len || (line[i] != '`' && line[i] != '~'))
+		return 0;
+	*ch = line[i];
+	while (i + k < len && line[i + k] == *ch)
+		k++;
+	*n = k;
+	return k >= 3;
+}
+
+static int heading_level(const char *line, size_t len, const char **text,
+			 size_t *tlen)
+{
+	size_t i = 0;
+	int level = 0;
+
+	while (i < len && i < 3 && line[i] == ' ')
+		i++;
+	while (i < len && line[i] == '#' && level < 7) {
+		i++;
+		level++;
+	}
+	if (!level || level > 6 || (i < len && line[i] != ' ' &&
+				    line[i] != '\t'))
+		return 0;
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	*text = line + i;
+	*tlen = len - i;
+	while (*tlen && ((*text)[*tlen - 1] == ' ' ||
+			 (*text)[*tlen - 1] == '\t' || (*text)[*tlen - 1] == '\r'))
+		(*tlen)--;
+	return level;
+}
+
+/*
+ * Where the entry goes: the end of the "## Development log" section (the
+ * next heading of level 1 or 2, or the end).  -1 when there is no such
+ * section.
+ */
+static long log_end(const struct kopt_buf *text)
+{
+	const char *p = text->buf, *end = text->buf + text->len;
+	char fence = 0;
+	size_t fence_n = 0;
+	int in_log = 0;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		size_t len = eol ? (size_t)(eol - p) : (size_t)(end - p);
+		const char *h;
+		size_t hl, n;
+		char ch;
+		int level;
+
+		if (fence_of(p, len, &ch, &n)) {
+			if (!fence) {
+				fence = ch;
+				fence_n = n;
+			} else if (ch == fence && n >= fence_n) {
+				fence = 0;
+			}
+		} else if (!fence &&
+			   (level = heading_level(p, len, &h, &hl)) &&
+			   level <= 2) {
+			if (in_log)
+				return (long)(p - text->buf);
+			in_log = level == 2 && hl == 15 &&
+				 !strncasecmp(h, "Development log", 15);
+		}
+		p = eol ? eol + 1 : end;
+	}
+	return in_log ? (long)text->len : -1;
+}
+
+static void task_list(struct kopt_buf *out, const struct kopt_buf *task)
+{
+	const char *p = task->buf, *end = task->buf + task->len;
+	int in = 0;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		size_t len = eol ? (size_t)(eol - p) : (size_t)(end - p);
+		const char *h;
+		size_t hl;
+
+		if (heading_level(p, len, &h, &hl)) {
+			if (in)
+				break;
+			in = memmem(h, hl, "Optimizations to Apply", 22) != NULL;
+		} else if (in) {
+			kopt_buf_add(out, p, len);
+			kopt_buf_addch(out, '\n');
+		}
+		p = eol ? eol + 1 : end;
+	}
+	kopt_buf_trim(out);
+}
+
+static void make_entry(struct kopt_buf *out, const struct design *d,
+		       const char *title)
+{
+	kopt_buf_addf(out, "### V%ld: %s\n\n", kopt_version_number(d->to),
+		      title && *title ? title : "[Brief description]");
+	kopt_buf_addf(out, "**Location**: `%s`\n\n", d->to_dir.buf);
+	kopt_buf_addf(out, "**What changed**:\n- Created from V%ld (`%s`)\n",
+		      kopt_version_number(d->from), d->from_dir.buf);
+	kopt_buf_addstr(out, "- [...]\n\n");
+	kopt_buf_addstr(out, "**High-level description of main code "
+			"changes**:\n");
+	if (d->task.len)
+		kopt_buf_addf(out, "- Task: `%s`\n", d->task_path.buf);
+	kopt_buf_addstr(out, "- [optimizations and how they relate to "
+			"profiling insights]\n");
+}
+
+/* Splice the entry in, leaving every other byte as it was. */
+static void add_entry(struct design *d, const char *title)
+{
+	struct kopt_buf entry = KOPT_BUF_INIT, ins = KOPT_BUF_INIT;
+	struct kopt_buf *t = &d->devlog_new;
+	long at;
+	size_t pos;
+	int blank_follows = 0;
+
+	kopt_buf_addbuf(t, &d->devlog_old);
+	if (!d->devlog_existed)
+		kopt_buf_addf(t, "# %s\n", d->kernel->name);
+	make_entry(&entry, d, title);
+	at = log_end(t);
+	if (at < 0) {
+		pos = t->len;
+		if (pos && t->buf[pos - 1] != '\n')
+			kopt_buf_addch(&ins, '\n');
+		if (pos)
+			kopt_buf_addch(&ins, '\n');
+		kopt_buf_addstr(&ins, "## Development log\n\n");
+	} else if ((size_t)at == t->len) {
+		pos = t->len;
+		if (pos && t->buf[pos - 1] != '\n')
+			kopt_buf_addch(&ins, '\n');
+		if (pos < 2 || t->buf[pos - 1] != '\n' || t->buf[pos - 2] != '\n')
+			kopt_buf_addch(&ins, '\n');
+	} else {
+		/* before the next section: after the log's last line */
+		size_t q = (size_t)at;
+		while (q >= 2 && t->buf[q - 1] == '\n' && t->buf[q - 2] == '\n')
+			q--;
+		pos = q;
+		kopt_buf_addch(&ins, '\n');
+		blank_follows = q < (size_t)at;
+	}
+	kopt_buf_addbuf(&ins, &entry);
+	if (pos < t->len && !blank_follows)
+		kopt_buf_addch(&ins, '\n');
+	kopt_buf_insert(t, pos, ins.buf, ins.len);
+	kopt_buf_release(&entry);
+	kopt_buf_release(&ins);
+}
+
+/* ---- the copy ---- */
+
+struct walk_data {
+	struct design *d;
+	int ret;
+};
+
+static int plan_entry(const char *root, const git_tree_entry *e,
+		      void *payload)
+{
+	struct walk_data *w = payload;
+	struct design *d = w->d;
+	struct kopt_buf rel = KOPT_BUF_INIT, renamed = KOPT_BUF_INIT;
+	git_filemode_t mode = git_tree_entry_filemode(e);
+	git_blob *blob = NULL;
+	struct planned *p;
+
+	if (git_tree_entry_type(e) == GIT_OBJECT_TREE)
+		return 0;
+	kopt_buf_addf(&rel, "%s%s", root, git_tree_entry_name(e));
+	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB) {
+		kopt_warning("'%s/%s' is a submodule; not copied",
+			     d->from_dir.buf, rel.buf);
+		d->plan.skipped++;
+		kopt_buf_release(&rel);
+		return 0;
+	}
+	if (git_blob_lookup(&blob, d->ctx->repo, git_tree_entry_id(e)) < 0) {
+		w->ret = kopt_error("cannot read '%s/%s': %s", d->from_dir.buf,
+				    rel.buf, kopt_git_error("missing blob"));
+		kopt_buf_release(&rel);
+		return -1;
+	}
+	KOPT_ALLOC_GROW(d->plan.files, d->plan.nr + 1, d->plan.alloc);
+	p = &d->plan.files[d->plan.nr++];
+	memset(p, 0, sizeof(*p));
+	kopt_buf_init(&p->data, 0);
+	p->mode = mode;
+	kopt_rename_path(&renamed, &d->rename, rel.buf);
+	p->path = kopt_xstrfmt("%s/%s", d->to_dir.buf, renamed.buf);
+	p->renamed = strcmp(rel.buf, renamed.buf) != 0;
+	if (mode == GIT_FILEMODE_LINK || git_blob_is_binary(blob)) {
+		p->binary = mode != GIT_FILEMODE_LINK;
+		kopt_buf_add(&p->data, git_blob_rawcontent(blob),
+			     (size_t)git_blob_rawsize(blob));
+	} else {
+		p->renamed |= kopt_rename_text(&p->data, &d->rename,
+					       git_blob_rawcontent(blob),
+					       (size_t)git_blob_rawsize(blob)) > 0;
+	}
+	d->plan.binary += p->binary;
+	d->plan.renamed += p->renamed;
+	git_blob_free(blob);
+	kopt_buf_release(&rel);
+	kopt_buf_release(&renamed);
+	return 0;
+}
+
+static int collect_stem(const char *root, const git_tree_entry *e,
+			void *payload)
+{
+	struct kopt_strvec *prefixes = ((void **)payload)[1];
+	struct kopt_rename *r = ((void **)payload)[0];
+
+	(void)root;
+	if (git_tree_entry_type(e) == GIT_OBJECT_BLOB)
+		kopt_rename_add_file(r, git_tree_entry_name(e), prefixes);
+	return 0;
+}
+
+/* Identifiers of the kernel's shared code (outside every version). */
+static int scan_shared(const char *root, const git_tree_entry *e,
+		       void *payload)
+{
+	struct design *d = payload;
+	const char *name = git_tree_entry_name(e);
+	git_blob *blob = NULL;
+
+	if (!*root) {
+		/* a version folder at the top of the kernel's root: skip it */
+		char *v = kopt_layout_match(&d->layout, name);
+		free(v);
+		if (v && git_tree_entry_type(e) == GIT_OBJECT_TREE)
+			return 1;
+	}
+	/* names count too: "mla_decode.h" of the harness is included */
+	kopt_rename_scan_shared(&d->rename, name, strlen(name));
+	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB)
+		return 0;
+	if (git_blob_lookup(&blob, d->ctx->repo, git_tree_entry_id(e)) < 0) {
+		git_error_clear();
+		return 0;
+	}
+	if (!git_blob_is_binary(blob) && git_blob_rawsize(blob) < (1 << 22))
+		kopt_rename_scan_shared(&d->rename, git_blob_rawcontent(blob),
+					(size_t)git_blob_rawsize(blob));
+	git_blob_free(blob);
+	return 0;
+}
+
+static git_tree *subtree(struct design *d, const char *path)
+{
+	git_tree_entry *e = NULL;
+	git_tree *t = NULL;
+
+	if (!*path) {
+		git_tree_dup(&t, d->head);
+		return t;
+	}
+	if (git_tree_entry_bypath(&e, d->head, path) < 0 ||
+	    git_tree_entry_type(e) != GIT_OBJECT_TREE ||
+	    git_tree_lookup(&t, d->ctx->repo, git_tree_entry_id(e)) < 0)
+		t = NULL;
+	git_error_clear();
+	git_tree_entry_free(e);
+	return t;
+}
+
+static void name_prefixes(struct design *d, struct kopt_strvec *out)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+	const char *slash = strrchr(d->layout.root, '/');
+	char *p;
+
+	kopt_buf_addstr(&sb, d->kernel->name);
+	for (p = sb.buf; *p; p++)
+		if (*p == '-' || *p == '.')
+			*p = '_';
+	kopt_strvec_push(out, sb.buf);
+	kopt_buf_reset(&sb);
+	/* the folder holding the versions: kernels/<this>/v0 */
+	kopt_buf_addstr(&sb, slash ? slash + 1 : d->layout.root);
+	if (sb.len && !kopt_strvec_has(out, sb.buf))
+		kopt_strvec_push(out, sb.buf);
+	kopt_buf_release(&sb);
+}
+
+static int plan_copy(struct design *d)
+{
+	git_tree *src = subtree(d, d->from_dir.buf), *root;
+	struct kopt_strvec prefixes = KOPT_STRVEC_INIT;
+	struct walk_data w = { d, 0 };
+	void *stem_data[2];
+	size_t i, j;
+	int ret = 0;
+
+	if (!src)
+		return kopt_error("'%s' is not a folder at HEAD", d->from_dir.buf);
+	if (d->rename.enabled && d->rename.from == 0) {
+		name_prefixes(d, &prefixes);
+		stem_data[0] = &d->rename;
+		stem_data[1] = &prefixes;
+		git_tree_walk(src, GIT_TREEWALK_PRE, collect_stem, stem_data);
+		root = subtree(d, d->layout.root);
+		if (root && d->rename.stems.nr)
+			git_tree_walk(root, GIT_TREEWALK_PRE, scan_shared, d);
+		git_tree_free(root);
+	}
+	if (git_tree_walk(src, GIT_TREEWALK_PRE, plan_entry, &w) < 0 && !w.ret)
+		w.ret = kopt_error("cannot read '%s': %s", d->from_dir.buf,
+				   kopt_git_error("unknown error"));
+	ret = w.ret;
+	for (i = 0; !ret && i < d->plan.nr; i++)
+		for (j = i + 1; j < d->plan.nr; j++)
+			if (!strcmp(d->plan.files[i].path,
+				    d->plan.files[j].path)) {
+				ret = kopt_error("renaming makes two files '%s'; "
+						 "set 'kernel.%s.rename = none' "
+						 "in .kopt", d->plan.files[i].path,
+						 d->kernel->name);
+				break;
+			}
+	if (!ret && !d->plan.nr)
+		ret = kopt_error("'%s' holds no file to copy", d->from_dir.buf);
+	git_tree_free(src);
+	kopt_strvec_clear(&prefixes);
+	return ret;
+}
+
+/* ---- writing, and undoing ---- */
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+			struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void rollback(struct design *d, int wrote_devlog, int wrote_task)
+{
+	char *dir = kopt_ctx_path(d->ctx, d->to_dir.buf);
+	char *path;
+
+	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(dir);
+	if (wrote_devlog) {
+		path = kopt_ctx_path(d->ctx, d->devlog_path.buf);
+		if (d->devlog_existed)
+			kopt_write_file_atomic(path, d->devlog_old.buf,
+					       d->devlog_old.len, 0644);
+		else
+			unlink(path);
+		free(path);
+	}
+	if (wrote_task && !d->task_existed) {
+		path = kopt_ctx_path(d->ctx, d->task_path.buf);
+		unlink(path);
+		free(path);
+	}
+}
+
+static int write_files(struct design *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->plan.nr; i++) {
+		struct planned *p = &d->plan.files[i];
+		char *path = kopt_ctx_path(d->ctx, p->path);
+		int ret = kopt_mkdir_parents(path);
+		if (!ret && p->mode == GIT_FILEMODE_LINK) {
+			if (symlink(p->data.buf, path))
+				ret = kopt_error("cannot create '%s': %s", p->path,
+						 strerror(errno));
+		} else if (!ret) {
+			ret = kopt_write_file_atomic(path, p->data.buf,
+						     p->data.len,
+						     p->mode == GIT_FILEMODE_BLOB_EXECUTABLE ?
+						     0755 : 0644);
+		}
+		free(path);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int add_blob(git_index *idx, git_repository *repo, const char *path,
+		    git_filemode_t mode, const struct kopt_buf *data)
+{
+	git_index_entry e;
+	git_oid id;
+
+	if (git_blob_create_from_buffer(&id, repo, data->buf, data->len) < 0)
+		return kopt_error("cannot store '%s': %s", path,
+				  kopt_git_error("unknown error"));
+	memset(&e, 0, sizeof(e));
+	e.path = path;
+	e.mode = mode;
+	git_oid_cpy(&e.id, &id);
+	if (git_index_add(idx, &e) < 0)
+		return kopt_error("cannot stage '%s': %s", path,
+				  kopt_git_error("unknown error"));
+	return 0;
+}
+
+/* The scaffold commit: HEAD plus the new files, whatever else is staged. */
+static int make_commit(struct design *d, git_oid *out, const char *title)
+{
+	git_repository *repo = d->ctx->repo;
+	git_index *idx = NULL;
+	struct kopt_buf msg = KOPT_BUF_INIT;
+	struct kopt_trailers tr = KOPT_TRAILERS_INIT;
+	git_oid tree;
+	size_t i;
+	int ret = 0;
+
+	if (git_index_new(&idx) < 0 || git_index_read_tree(idx, d->head) < 0) {
+		ret = kopt_error("cannot build the commit: %s",
+				 kopt_git_error("unknown error"));
+		goto done;
+	}
+	for (i = 0; !ret && i < d->plan.nr; i++)
+		ret = add_blob(idx, repo, d->plan.files[i].path,
+			       d->plan.files[i].mode, &d->plan.files[i].data);
+	if (!ret)
+		ret = add_blob(idx, repo, d->devlog_path.buf, GIT_FILEMODE_BLOB,
+			       &d->devlog_new);
+	if (!ret && d->task.len)
+		ret = add_blob(idx, repo, d->task_path.buf, GIT_FILEMODE_BLOB,
+			       &d->task);
+	if (ret)
+		goto done;
+	if (git_index_write_tree_to(&tree, idx, repo) < 0) {
+		ret = kopt_error("cannot build the commit: %s",
+				 kopt_git_error("unknown error"));
+		goto done;
+	}
+	kopt_buf_addf(&msg, "Design %s %s from %s\n", d->kernel->name, d->to,
+		      d->from);
+	if (title && *title)
+		kopt_buf_addf(&msg, "\n%s\n", title);
+	kopt_trailers_add(&tr, KOPT_TRAILER_KERNEL, d->kernel->name);
+	kopt_trailers_add(&tr, KOPT_TRAILER_VERSION, d->to);
+	kopt_trailers_add(&tr, KOPT_TRAILER_STEP, "design");
+	kopt_message_add_trailers(&msg, &tr);
+	ret = kopt_repo_commit(out, repo, NULL, &tree, &d->head_id, msg.buf);
+done:
+	git_index_free(idx);
+	kopt_buf_release(&msg);
+	kopt_trailers_release(&tr);
+	return ret;
+}
+
+/* Stage the new files in the real index too, keeping what else is staged. */
+static int update_index(struct design *d)
+{
+	git_index *idx = NULL;
+	size_t i;
+	int ret = 0;
+
+	if (git_repository_index(&idx, d->ctx->repo) < 0 ||
+	    git_index_read(idx, 1) < 0) {
+		git_index_free(idx);
+		return kopt_error("cannot update the index: %s",
+				  kopt_git_error("unknown error"));
+	}
+	for (i = 0; !ret && i < d->plan.nr; i++)
+		if (git_index_add_bypath(idx, d->plan.files[i].path) < 0)
+			ret = -1;
+	if (!ret && git_index_add_bypath(idx, d->devlog_path.buf) < 0)
+		ret = -1;
+	if (!ret && d->task.len &&
+	    git_index_add_bypath(idx, d->task_path.buf) < 0)
+		ret = -1;
+	if (!ret && git_index_write(idx) < 0)
+		ret = -1;
+	if (ret)
+		kopt_error("cannot update the index: %s (run 'git reset' to "
+			   "match it to the new commit)",
+			   kopt_git_error("unknown error"));
+	git_index_free(idx);
+	return ret;
+}
+
+static int write_and_commit(struct design *d, const char *title)
+{
+	char *path;
+	git_oid commit;
+	int wrote_devlog = 0, wrote_task = 0, ret;
+
+	ret = write_files(d);
+	if (!ret) {
+		path = kopt_ctx_path(d->ctx, d->devlog_path.buf);
+		ret = kopt_write_file_atomic(path, d->devlog_new.buf,
+					     d->devlog_new.len, 0644);
+		wrote_devlog = !ret;
+		free(path);
+	}
+	if (!ret && d->task.len) {
+		path = kopt_ctx_path(d->ctx, d->task_path.buf);
+		ret = kopt_write_file_atomic(path, d->task.buf, d->task.len,
+					     0644);
+		wrote_task = !ret;
+		free(path);
+	}
+	if (!ret)
+		ret = make_commit(d, &commit, title);
+	if (!ret)
+		ret = kopt_repo_branch_create(d->ctx->repo, d->kernel->name,
+					      d->to, &commit);
+	if (!ret && kopt_repo_branch_switch(d->ctx->repo, d->kernel->name,
+					    d->to)) {
+		kopt_repo_branch_delete(d->ctx->repo, d->kernel->name, d->to);
+		ret = -1;
+	}
+	if (ret) {
+		rollback(d, wrote_devlog, wrote_task);
+		return ret;
+	}
+	/* the branch is made: a failure here leaves only the index behind */
+	update_index(d);
+	return 0;
+}
+
+/* ---- the prompt ---- */
+
+static void print_prompt(struct design *d)
+{
+	struct kopt_buf list = KOPT_BUF_INIT;
+
+	printf("Create %s %s from %s.\n", d->kernel->name, d->to, d->from);
+	printf("Language: %s.\n", d->kernel->language);
+	printf("Load /design-%s-kernel and the matching reference skill if "
+	       "one exists.\n", d->kernel->language);
+	if (d->task.len)
+		task_list(&list, &d->task);
+	if (list.len)
+		printf("Apply optimizations:\n%s\n", list.buf);
+	else if (d->task.len)
+		printf("Apply optimizations: those of the task in %s.\n",
+		       d->task_path.buf);
+	else
+		printf("Apply optimizations: none given yet (write the task "
+		       "with 'git kopt strategize %s').\n", d->kernel->name);
+	printf("Return implementation summary per the output contract.\n");
+	kopt_buf_release(&list);
+}
+
+/* ---- the step ---- */
+
+static void check_clean(struct design *d)
+{
+	struct kopt_strvec specs = KOPT_STRVEC_INIT, dirty = KOPT_STRVEC_INIT;
+	struct kopt_buf list = KOPT_BUF_INIT;
+	size_t i, shown = 0;
+
+	kopt_strvec_push(&specs, *d->layout.root ? d->layout.root :
+			 d->from_dir.buf);
+	kopt_strvec_push(&specs, d->devlog_path.buf);
+	kopt_strvec_pushf(&specs, "docs/kernels/%s", d->kernel->name);
+	if (kopt_repo_dirty_paths(&dirty, d->ctx->repo, &specs))
+		exit(128);
+	for (i = 0; i < dirty.nr; i++) {
+		/* the task strategize wrote for this version is expected */
+		if (!strcmp(dirty.v[i], d->task_path.buf))
+			continue;
+		if (shown++ < 5)
+			kopt_buf_addf(&list, "\n\t%s", dirty.v[i]);
+	}
+	if (shown > 5)
+		kopt_buf_addf(&list, "\n\t... and %zu more", shown - 5);
+	if (shown)
+		kopt_die("uncommitted changes to %s; commit or stash them "
+			 "first:%s", d->kernel->name, list.buf);
+	kopt_strvec_clear(&specs);
+	kopt_strvec_clear(&dirty);
+	kopt_buf_release(&list);
+}
+
+static void release(struct design *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->plan.nr; i++) {
+		free(d->plan.files[i].path);
+		kopt_buf_release(&d->plan.files[i].data);
+	}
+	free(d->plan.files);
+	kopt_layout_release(&d->layout);
+	kopt_rename_release(&d->rename);
+	git_tree_free(d->head);
+	kopt_buf_release(&d->from_dir);
+	kopt_buf_release(&d->to_dir);
+	kopt_buf_release(&d->devlog_path);
+	kopt_buf_release(&d->devlog_old);
+	kopt_buf_release(&d->devlog_new);
+	kopt_buf_release(&d->task_path);
+	kopt_buf_release(&d->task);
+}
+
+static void choose_versions(struct design *d, const char *from_opt,
+			    const char *to_opt, struct kopt_strvec *versions)
+{
+	struct kopt_strvec branches = KOPT_STRVEC_INIT;
+	struct kopt_strvec on_disk = KOPT_STRVEC_INIT;
+	static char to_buf[32];
+	long next;
+	struct stat st;
+	char *path;
+
+	if (from_opt && kopt_version_number(from_opt) < 0)
+		kopt_die("'%s' is not a version (v0, v1, ...)", from_opt);
+	if (to_opt && kopt_version_number(to_opt) < 0)
+		kopt_die("'%s' is not a version (v0, v1, ...)", to_opt);
+	if (kopt_layout_versions(versions, d->ctx->repo, d->head, &d->layout) ||
+	    kopt_repo_branch_list(d->ctx->repo, d->kernel->name, &branches))
+		exit(128);
+	work_tree_versions(d, &on_disk);
+	next = newest(versions);
+	if (newest(&branches) > next)
+		next = newest(&branches);
+	if (newest(&on_disk) > next)
+		next = newest(&on_disk);
+	if (to_opt) {
+		d->to = to_opt;
+	} else {
+		snprintf(to_buf, sizeof(to_buf), "v%ld", next + 1);
+		d->to = to_buf;
+	}
+	kopt_layout_dir(&d->to_dir, &d->layout, d->to);
+	if (kopt_repo_branch_exists(d->ctx->repo, d->kernel->name, d->to) == 1)
+		kopt_die("branch 'kopt/%s/%s' already exists; %s %s was designed "
+			 "already", d->kernel->name, d->to, d->kernel->name,
+			 d->to);
+	path = kopt_ctx_path(d->ctx, d->to_dir.buf);
+	if (kopt_strvec_has(versions, d->to) || !lstat(path, &st)) {
+		free(path);
+		kopt_die("'%s' already exists; %s %s was designed already",
+			 d->to_dir.buf, d->kernel->name, d->to);
+	}
+	free(path);
+	kopt_strvec_clear(&branches);
+	kopt_strvec_clear(&on_disk);
+}
+
+int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
+{
+	const char *from_opt = NULL, *to_opt = NULL, *task_opt = NULL;
+	const char *title = NULL;
+	const struct kopt_option options[] = {
+		OPT_STRING(0, "from", &from_opt, "version",
+			   "the version to start from (default: the task's, "
+			   "else the newest)"),
+		OPT_STRING(0, "to", &to_opt, "version",
+			   "the new version (default: the next free one)"),
+		OPT_STRING(0, "task", &task_opt, "file",
+			   "the Optimization Task to hand to the designer"),
+		OPT_STRING(0, "title", &title, "text",
+			   "a brief description for the devlog entry"),
+		OPT_END()
+	};
+	struct design d;
+	struct kopt_strvec versions = KOPT_STRVEC_INIT;
+	const struct kopt_config *cfg;
+	char *from_task = NULL, *path;
+	int ret;
+
+	argc = kopt_parse_options(argc, argv, options, design_usage, 0);
+	if (argc != 1)
+		kopt_usage_error(design_usage, options, argc ? "too many "
+				 "arguments" : "which kernel?");
+	if (title && strchr(title, '\n'))
+		kopt_usage_error(design_usage, options, "--title is one line");
+	memset(&d, 0, sizeof(d));
+	d.ctx = ctx;
+	kopt_buf_init(&d.from_dir, 0);
+	kopt_buf_init(&d.to_dir, 0);
+	kopt_buf_init(&d.devlog_path, 0);
+	kopt_buf_init(&d.devlog_old, 0);
+	kopt_buf_init(&d.devlog_new, 0);
+	kopt_buf_init(&d.task_path, 0);
+	kopt_buf_init(&d.task, 0);
+	kopt_rename_init(&d.rename, 0, 0, 0);
+	cfg = kopt_ctx_config_or_die(ctx);
+	d.kernel = kopt_ctx_kernel_or_die(ctx, argv[0]);
+	(void)cfg;
+	if (!kopt_repo_has_commits(ctx->repo))
+		kopt_die("the repository has no commits yet; commit %s's base "
+			 "version (v0) first", d.kernel->name);
+	if (kopt_layout_init(&d.layout, d.kernel))
+		exit(128);
+	if (git_reference_name_to_id(&d.head_id, ctx->repo, "HEAD") < 0 ||
+	    kopt_repo_rev_tree(&d.head, ctx->repo, "HEAD"))
+		kopt_die("cannot read HEAD: %s", kopt_git_error("unknown error"));
+
+	choose_versions(&d, from_opt, to_opt, &versions);
+	kopt_buf_addf(&d.devlog_path, "docs/kernels/%s.md", d.kernel->name);
+	kopt_buf_addf(&d.task_path, "docs/kernels/%s/tasks/%s.md",
+		      d.kernel->name, d.to);
+
+	/* the task: the one --task names, else the one strategize wrote */
+	path = kopt_ctx_path(ctx, d.task_path.buf);
+	d.task_existed = !access(path, F_OK);
+	if (task_opt) {
+		char *file = task_opt[0] == '/' ? kopt_strdup(task_opt) :
+			     kopt_xstrfmt("%s%s", ctx->prefix, task_opt);
+		char *abs = file[0] == '/' ? kopt_strdup(file) :
+			    kopt_ctx_path(ctx, file);
+		int err = kopt_buf_read_file(&d.task, abs) ? errno : 0;
+		free(file);
+		free(abs);
+		if (err)
+			kopt_die("cannot read the task '%s': %s", task_opt,
+				 strerror(err));
+		if (!d.task.len)
+			kopt_die("the task '%s' is empty", task_opt);
+	} else if (d.task_existed && kopt_buf_read_file(&d.task, path)) {
+		kopt_die("cannot read '%s': %s", d.task_path.buf,
+			 strerror(errno));
+	}
+	free(path);
+	if (d.task.len && !from_opt)
+		from_task = task_current(&d.task);
+
+	d.from = from_opt ? from_opt : from_task;
+	if (!d.from) {
+		if (!versions.nr)
+			kopt_die("%s has no version at HEAD (no folder matching "
+				 "'%s'); commit its base version v0 first",
+				 d.kernel->name, d.kernel->source);
+		d.from = versions.v[versions.nr - 1];
+	}
+	kopt_layout_dir(&d.from_dir, &d.layout, d.from);
+	if (!kopt_strvec_has(&versions, d.from))
+		kopt_die("%s has no version '%s' ('%s' is not at HEAD)",
+			 d.kernel->name, d.from, d.from_dir.buf);
+	if (!strcmp(d.from, d.to))
+		kopt_die("cannot design %s from itself", d.to);
+	check_clean(&d);
+
+	kopt_rename_init(&d.rename, kopt_version_number(d.from),
+			 kopt_version_number(d.to),
+			 !d.kernel->rename || strcmp(d.kernel->rename, "none"));
+	if (plan_copy(&d))
+		exit(128);
+	d.devlog_existed = !kopt_repo_read_tree(&d.devlog_old, ctx->repo,
+						d.head, d.devlog_path.buf);
+	add_entry(&d, title);
+
+	ret = write_and_commit(&d, title);
+	if (ret) {
+		fprintf(stderr, "fatal: nothing was changed\n");
+		ret = 128;
+		goto done;
+	}
+	fprintf(stderr, "Switched to a new branch 'kopt/%s/%s'\n",
+		d.kernel->name, d.to);
+	fprintf(stderr, "created %s from %s: %zu file%s (%zu renamed, %zu "
+		"binary copied as is)\n", d.to_dir.buf, d.from, d.plan.nr,
+		d.plan.nr == 1 ? "" : "s", d.plan.renamed, d.plan.binary);
+	if (!d.task.len)
+		fprintf(stderr, "hint: no task for %s; write %s or run 'git "
+			"kopt strategize %s'\n", d.to, d.task_path.buf,
+			d.kernel->name);
+	print_prompt(&d);
+done:
+	free(from_task);
+	kopt_strvec_clear(&versions);
+	release(&d);
+	return ret;
+}

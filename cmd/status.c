@@ -1,0 +1,381 @@
+/*
+ * git kopt status: where each kernel is in the cycle and what to run
+ * next.  Nothing is stored: the step is derived from the version folders
+ * and branches, the results files (in the work tree, and whether they are
+ * committed), the verdict against the parent, the trailers of the
+ * history and the targets.
+ *
+ *   profile   the base version has no results yet
+ *   design    the newest version has no results yet (being implemented)
+ *   verify    it has results, not committed yet (the LEARN gate is ahead)
+ *   evaluate  its results are committed and the target is not met
+ *   done      the target is met
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "builtin.h"
+#include "hooks.h"
+#include "repo.h"
+#include "scaffold.h"
+#include "verdict.h"
+#include "banned.h"
+
+static const char *const status_usage[] = {
+	"git kopt status [--json]",
+	NULL
+};
+
+struct row {
+	const char *kernel;
+	char *version;          /* NULL: no version yet */
+	const char *step;
+	enum kopt_verdict verdict;
+	int committed;
+	int target_met;
+	int learned;            /* a Kopt-Step: learn commit for the version */
+	char *skip;             /* a Kopt-Learn: skip reason */
+	struct kopt_buf next;
+};
+
+/* Trailers of the history of HEAD, for the newest versions. */
+struct history {
+	struct kopt_strvec learned;     /* "kernel/version" */
+	struct kopt_strvec skipped;     /* "kernel/version\treason" */
+};
+
+#define HISTORY_LIMIT 5000
+
+static void read_history(git_repository *repo, struct history *h)
+{
+	git_revwalk *walk = NULL;
+	git_oid id;
+	int n = 0;
+
+	if (!kopt_repo_has_commits(repo) || git_revwalk_new(&walk, repo) < 0 ||
+	    git_revwalk_push_head(walk) < 0) {
+		git_error_clear();
+		git_revwalk_free(walk);
+		return;
+	}
+	while (n++ < HISTORY_LIMIT && !git_revwalk_next(&id, walk)) {
+		struct kopt_trailers t = KOPT_TRAILERS_INIT;
+		git_commit *c = NULL;
+		const char *k, *v, *step, *learn;
+		if (git_commit_lookup(&c, repo, &id) < 0)
+			break;
+		if (!kopt_trailers_parse(&t, git_commit_message(c), 0) &&
+		    (k = kopt_trailers_get(&t, KOPT_TRAILER_KERNEL)) &&
+		    (v = kopt_trailers_get(&t, KOPT_TRAILER_VERSION))) {
+			step = kopt_trailers_get(&t, KOPT_TRAILER_STEP);
+			learn = kopt_trailers_get(&t, KOPT_TRAILER_LEARN);
+			if (step && !strcmp(step, "learn"))
+				kopt_strvec_pushf(&h->learned, "%s/%s", k, v);
+			if (learn && kopt_starts_with(learn, "skip "))
+				kopt_strvec_pushf(&h->skipped, "%s/%s\t%s", k, v,
+						  learn + 5);
+		}
+		kopt_trailers_release(&t);
+		git_commit_free(c);
+	}
+	git_error_clear();
+	git_revwalk_free(walk);
+}
+
+static const char *skip_reason(const struct history *h, const char *kv)
+{
+	size_t i, n = strlen(kv);
+
+	for (i = 0; i < h->skipped.nr; i++)
+		if (!strncmp(h->skipped.v[i], kv, n) &&
+		    h->skipped.v[i][n] == '\t')
+			return h->skipped.v[i] + n + 1;
+	return NULL;
+}
+
+static void add_unique(struct kopt_strvec *v, const char *s)
+{
+	if (!kopt_strvec_has(v, s))
+		kopt_strvec_push(v, s);
+}
+
+/* The newest version of `k` by folders (HEAD and work tree) and branches. */
+static char *newest_version(struct kopt_ctx *ctx, git_tree *head,
+			    const struct kopt_layout *l,
+			    const struct kopt_kernel *k)
+{
+	struct kopt_strvec all = KOPT_STRVEC_INIT, tmp = KOPT_STRVEC_INIT;
+	struct kopt_buf dir = KOPT_BUF_INIT;
+	char *newest = NULL;
+	size_t i;
+	long n = -1;
+
+	if (head && !kopt_layout_versions(&tmp, ctx->repo, head, l))
+		for (i = 0; i < tmp.nr; i++)
+			add_unique(&all, tmp.v[i]);
+	kopt_strvec_clear(&tmp);
+	if (!kopt_repo_branch_list(ctx->repo, k->name, &tmp))
+		for (i = 0; i < tmp.nr; i++)
+			add_unique(&all, tmp.v[i]);
+	kopt_strvec_clear(&tmp);
+	/* folders in the work tree (a design not committed is no version) */
+	for (i = 0; i < all.nr; i++) {
+		struct stat st;
+		char *path;
+		kopt_buf_reset(&dir);
+		kopt_layout_dir(&dir, l, all.v[i]);
+		path = kopt_ctx_path(ctx, dir.buf);
+		if (!stat(path, &st) && kopt_version_number(all.v[i]) > n) {
+			n = kopt_version_number(all.v[i]);
+			free(newest);
+			newest = kopt_strdup(all.v[i]);
+		}
+		free(path);
+	}
+	kopt_strvec_clear(&all);
+	kopt_buf_release(&dir);
+	return newest;
+}
+
+static const struct kopt_results *find_version(const struct kopt_results *all,
+					       size_t nr, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (!strcmp(all[i].version, v))
+			return &all[i];
+	return NULL;
+}
+
+static int results_committed(struct kopt_ctx *ctx, git_tree *head,
+			     const char *kernel, const char *version)
+{
+	struct kopt_buf rel = KOPT_BUF_INIT, a = KOPT_BUF_INIT, b = KOPT_BUF_INIT;
+	char *path;
+	int same = 0;
+
+	kopt_results_path(&rel, kernel, version);
+	path = kopt_ctx_path(ctx, rel.buf);
+	if (head && !kopt_repo_read_tree(&a, ctx->repo, head, rel.buf) &&
+	    !kopt_buf_read_file(&b, path))
+		same = a.len == b.len && !memcmp(a.buf, b.buf, a.len);
+	free(path);
+	kopt_buf_release(&rel);
+	kopt_buf_release(&a);
+	kopt_buf_release(&b);
+	return same;
+}
+
+/* "### V<N>: title" of the work tree's devlog, as a knowledge file name. */
+static void learn_name(struct kopt_ctx *ctx, struct kopt_buf *out,
+		       const char *kernel, const char *version)
+{
+	struct kopt_buf text = KOPT_BUF_INIT, want = KOPT_BUF_INIT;
+	char *path = kopt_xstrfmt("%sdocs/kernels/%s.md", ctx->top, kernel);
+	const char *p;
+
+	kopt_buf_addf(&want, "\n### V%ld:", kopt_version_number(version));
+	if (!kopt_buf_read_file(&text, path) &&
+	    (p = strstr(text.buf, want.buf))) {
+		const char *eol = strchr(p + want.len, '\n');
+		char *title = eol ? kopt_strndup(p + want.len,
+						 (size_t)(eol - p - want.len)) :
+			      kopt_strdup(p + want.len);
+		const char *t = title;
+		while (*t == ' ')
+			t++;
+		if (*t != '[')
+			kopt_gate_slug(out, t);
+		free(title);
+	}
+	if (!out->len)
+		kopt_buf_addf(out, "%s-%s-regression", kernel, version);
+	free(path);
+	kopt_buf_release(&text);
+	kopt_buf_release(&want);
+}
+
+static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
+		       const struct kopt_kernel *k, git_tree *head,
+		       const struct history *h, struct row *r)
+{
+	struct kopt_layout l = KOPT_LAYOUT_INIT;
+	struct kopt_results *all = NULL;
+	const struct kopt_results *res, *parent = NULL;
+	struct kopt_buf kv = KOPT_BUF_INIT;
+	size_t nr = 0, i;
+	const char *skip;
+
+	r->kernel = k->name;
+	kopt_buf_init(&r->next, 0);
+	if (kopt_layout_init(&l, k)) {
+		r->step = "error";
+		kopt_buf_addf(&r->next, "fix 'kernel.%s.source' in .kopt",
+			      k->name);
+		return;
+	}
+	r->version = newest_version(ctx, head, &l, k);
+	kopt_layout_release(&l);
+	if (!r->version) {
+		r->step = "none";
+		kopt_buf_addf(&r->next, "commit the base version v0 under '%s'",
+			      k->source);
+		return;
+	}
+	if (kopt_target_load_results(&all, &nr, ctx->top, k->name)) {
+		r->step = "error";
+		kopt_buf_addf(&r->next, "fix the results of %s", k->name);
+		return;
+	}
+	kopt_buf_addf(&kv, "%s/%s", k->name, r->version);
+	r->learned = kopt_strvec_has(&h->learned, kv.buf);
+	skip = skip_reason(h, kv.buf);
+	r->skip = skip ? kopt_strdup(skip) : NULL;
+	res = find_version(all, nr, r->version);
+	if (res && res->parent)
+		parent = find_version(all, nr, res->parent);
+	if (res && parent) {
+		struct kopt_verdicts v = KOPT_VERDICTS_INIT;
+		kopt_verdict_compare(&v, parent, res, cfg->noise_pct);
+		r->verdict = v.overall;
+		kopt_verdicts_release(&v);
+	}
+	r->committed = res && results_committed(ctx, head, k->name,
+						r->version);
+	r->target_met = 0;
+	if (nr && k->targets_nr) {
+		r->target_met = 1;
+		for (i = 0; i < k->targets_nr; i++) {
+			struct kopt_target_result t;
+			if (kopt_target_evaluate(&t, cfg, &k->targets[i], all, nr) ||
+			    !t.met)
+				r->target_met = 0;
+		}
+	}
+	if (!res) {
+		if (kopt_version_number(r->version) == 0) {
+			r->step = "profile";
+			kopt_buf_addf(&r->next, "git kopt profile %s %s", k->name,
+				      r->version);
+		} else {
+			r->step = "design";
+			kopt_buf_addf(&r->next, "implement %s, then git kopt "
+				      "verify %s %s", r->version, k->name,
+				      r->version);
+		}
+	} else if (!r->committed) {
+		struct kopt_buf rel = KOPT_BUF_INIT;
+		r->step = "verify";
+		kopt_results_path(&rel, k->name, r->version);
+		if (r->verdict == KOPT_VERDICT_REGRESSION) {
+			struct kopt_buf name = KOPT_BUF_INIT;
+			learn_name(ctx, &name, k->name, r->version);
+			kopt_buf_addf(&r->next, "git kopt learn new anti-pattern "
+				      "%s --from %s/%s, then commit %s with it",
+				      name.buf, k->name, r->version, rel.buf);
+			kopt_buf_release(&name);
+		} else {
+			kopt_buf_addf(&r->next, "commit %s", rel.buf);
+		}
+		kopt_buf_release(&rel);
+	} else if (r->target_met) {
+		r->step = "done";
+		kopt_buf_addf(&r->next, "git kopt review (the target is met)");
+	} else if (!k->targets_nr) {
+		r->step = "evaluate";
+		kopt_buf_addf(&r->next, "add a target to [kernel \"%s\"] in "
+			      ".kopt, or git kopt select %s", k->name, k->name);
+	} else {
+		r->step = "evaluate";
+		kopt_buf_addf(&r->next, "back to SELECT: git kopt select %s",
+			      k->name);
+	}
+	kopt_target_results_free(all, nr);
+	kopt_buf_release(&kv);
+}
+
+int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
+{
+	int json = 0;
+	const struct kopt_option options[] = {
+		OPT_BOOL(0, "json", &json, "print the status as JSON"),
+		OPT_END()
+	};
+	const struct kopt_config *cfg;
+	struct history h = { KOPT_STRVEC_INIT, KOPT_STRVEC_INIT };
+	struct row *rows;
+	git_tree *head = NULL;
+	size_t i;
+
+	argc = kopt_parse_options(argc, argv, options, status_usage, 0);
+	if (argc)
+		kopt_usage_error(status_usage, options, "too many arguments");
+	cfg = kopt_ctx_config_or_die(ctx);
+	if (kopt_repo_has_commits(ctx->repo) &&
+	    kopt_repo_rev_tree(&head, ctx->repo, "HEAD"))
+		exit(128);
+	read_history(ctx->repo, &h);
+	rows = kopt_calloc(cfg->kernels_nr + 1, sizeof(*rows));
+	for (i = 0; i < cfg->kernels_nr; i++)
+		kernel_row(ctx, cfg, &cfg->kernels[i], head, &h, &rows[i]);
+
+	if (json) {
+		cJSON *arr = cJSON_CreateArray();
+		char *text;
+		for (i = 0; i < cfg->kernels_nr; i++) {
+			const struct row *r = &rows[i];
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "kernel", r->kernel);
+			if (r->version)
+				cJSON_AddStringToObject(o, "version", r->version);
+			else
+				cJSON_AddNullToObject(o, "version");
+			cJSON_AddStringToObject(o, "step", r->step);
+			if (r->verdict)
+				cJSON_AddStringToObject(o, "verdict",
+							kopt_verdict_name(r->verdict));
+			else
+				cJSON_AddNullToObject(o, "verdict");
+			cJSON_AddBoolToObject(o, "committed", r->committed);
+			cJSON_AddBoolToObject(o, "target_met", r->target_met);
+			cJSON_AddBoolToObject(o, "learned", r->learned);
+			if (r->skip)
+				cJSON_AddStringToObject(o, "learn_skipped", r->skip);
+			cJSON_AddStringToObject(o, "next", r->next.buf);
+			cJSON_AddItemToArray(arr, o);
+		}
+		text = cJSON_Print(arr);
+		printf("%s\n", text);
+		free(text);
+		cJSON_Delete(arr);
+	} else {
+		if (!cfg->kernels_nr)
+			printf("no kernels yet: add one with 'git kopt kernel "
+			       "add'\n");
+		for (i = 0; i < cfg->kernels_nr; i++) {
+			const struct row *r = &rows[i];
+			printf("%-16s %-6s %-9s %-12s next: %s\n", r->kernel,
+			       r->version ? r->version : "-", r->step,
+			       r->verdict ? kopt_verdict_name(r->verdict) : "-",
+			       r->next.buf);
+			if (r->skip)
+				printf("%-16s LEARN skipped: %s\n", "", r->skip);
+		}
+	}
+	for (i = 0; i < cfg->kernels_nr; i++) {
+		free(rows[i].version);
+		free(rows[i].skip);
+		kopt_buf_release(&rows[i].next);
+	}
+	free(rows);
+	kopt_strvec_clear(&h.learned);
+	kopt_strvec_clear(&h.skipped);
+	git_tree_free(head);
+	return 0;
+}

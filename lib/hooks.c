@@ -1,0 +1,1414 @@
+#include "hooks.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "error.h"
+#include "knowledge.h"
+#include "problem.h"
+#include "repo.h"
+#include "results.h"
+#include "verdict.h"
+#include "banned.h"
+
+/*
+ * The rules read Markdown with small line scanners of their own: the
+ * gate must stay fast, and it only needs headings, fences and table rows.
+ */
+
+enum kind {
+	KIND_NONE = 0,
+	KIND_OPTIMIZATION,
+	KIND_ANTI_PATTERN,
+};
+
+struct change {
+	char *path;
+	char status;            /* 'A', 'M' or 'D' */
+};
+
+struct row {
+	char *catalog;
+	int line;
+	enum kind kind;
+	char *id;
+	char *target;           /* as written */
+	char *detail;           /* resolved, or NULL when it names nothing */
+};
+
+struct loaded {
+	char *path;
+	int side;               /* 0: snapshot, 1: base */
+	int ret;                /* 0, KOPT_ENOTFOUND or KOPT_EINVALID */
+	char *err;
+	struct kopt_results m;
+};
+
+struct ctx {
+	struct kopt_gate *g;
+	const char *kroot;      /* knowledge root, no trailing '/' */
+	struct kopt_strvec catalogs;
+	struct change *changes;
+	size_t changes_nr, changes_alloc;
+	struct kopt_trailers trailers;
+	struct row *rows;
+	size_t rows_nr, rows_alloc;
+	int rows_loaded;
+	struct kopt_strvec catalog_problems;
+	struct loaded *loaded;
+	size_t loaded_nr, loaded_alloc;
+};
+
+/* ---- violations ---- */
+
+static struct kopt_violation *add(struct ctx *c, const char *rule,
+				  const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static struct kopt_violation *add(struct ctx *c, const char *rule,
+				  const char *fmt, ...)
+{
+	struct kopt_gate *g = c->g;
+	struct kopt_violation *v;
+	struct kopt_buf sb = KOPT_BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	kopt_buf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	KOPT_ALLOC_GROW(g->violations, g->nr + 1, g->alloc);
+	v = &g->violations[g->nr++];
+	v->rule = rule;
+	v->what = kopt_buf_detach(&sb, NULL);
+	kopt_strvec_init(&v->fix);
+	v->hint = NULL;
+	return v;
+}
+
+/* ---- content ---- */
+
+static int snap_read(struct ctx *c, const char *path, struct kopt_buf *out)
+{
+	if (c->g->index)
+		return kopt_repo_read_index(out, c->g->repo, c->g->index, path);
+	return kopt_repo_read_tree(out, c->g->repo, c->g->tree, path);
+}
+
+static int base_read(struct ctx *c, const char *path, struct kopt_buf *out)
+{
+	if (!c->g->base)
+		return KOPT_ENOTFOUND;
+	return kopt_repo_read_tree(out, c->g->repo, c->g->base, path);
+}
+
+static int side_read(struct ctx *c, int side, const char *path,
+		     struct kopt_buf *out)
+{
+	return side ? base_read(c, path, out) : snap_read(c, path, out);
+}
+
+static int snap_has(struct ctx *c, const char *path)
+{
+	git_tree_entry *e = NULL;
+	int ret;
+
+	if (c->g->index) {
+		ret = git_index_get_bypath(c->g->index, path, 0) != NULL;
+		if (!ret)
+			git_error_clear();
+		return ret;
+	}
+	ret = !git_tree_entry_bypath(&e, c->g->tree, path) &&
+	      git_tree_entry_type(e) == GIT_OBJECT_BLOB;
+	git_tree_entry_free(e);
+	git_error_clear();
+	return ret;
+}
+
+static int collect_change(const git_diff_delta *d, float progress,
+			  void *payload)
+{
+	struct ctx *c = payload;
+	struct change *ch;
+
+	(void)progress;
+	KOPT_ALLOC_GROW(c->changes, c->changes_nr + 1, c->changes_alloc);
+	ch = &c->changes[c->changes_nr++];
+	switch (d->status) {
+	case GIT_DELTA_ADDED:
+		ch->status = 'A';
+		ch->path = kopt_strdup(d->new_file.path);
+		break;
+	case GIT_DELTA_DELETED:
+		ch->status = 'D';
+		ch->path = kopt_strdup(d->old_file.path);
+		break;
+	default:
+		ch->status = 'M';
+		ch->path = kopt_strdup(d->new_file.path);
+		break;
+	}
+	return 0;
+}
+
+static int load_changes(struct ctx *c)
+{
+	git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
+	struct kopt_strvec specs = KOPT_STRVEC_INIT;
+	git_diff *diff = NULL;
+	size_t i;
+	int ret = 0;
+
+	/* only these paths matter to the rules: skip the kernels' sources */
+	kopt_strvec_push(&specs, "docs/kernels");
+	kopt_strvec_push(&specs, c->kroot);
+	for (i = 0; i < c->catalogs.nr; i++)
+		kopt_strvec_push(&specs, c->catalogs.v[i]);
+	opts.pathspec.strings = (char **)specs.v;
+	opts.pathspec.count = specs.nr;
+	opts.flags = GIT_DIFF_SKIP_BINARY_CHECK;
+	if (c->g->index)
+		ret = git_diff_tree_to_index(&diff, c->g->repo, c->g->base,
+					     c->g->index, &opts);
+	else
+		ret = git_diff_tree_to_tree(&diff, c->g->repo, c->g->base,
+					    c->g->tree, &opts);
+	if (ret < 0) {
+		ret = kopt_error("cannot compare with the parent: %s",
+				 kopt_git_error("unknown error"));
+		goto done;
+	}
+	if (git_diff_foreach(diff, collect_change, NULL, NULL, NULL, c) < 0)
+		ret = kopt_error("cannot compare with the parent: %s",
+				 kopt_git_error("unknown error"));
+done:
+	git_diff_free(diff);
+	kopt_strvec_clear(&specs);
+	return ret;
+}
+
+/* ---- paths ---- */
+
+static int is_name(const char *s, size_t n)
+{
+	char *tmp = kopt_strndup(s, n);
+	int ok = kopt_valid_name(tmp);
+
+	free(tmp);
+	return ok;
+}
+
+/* docs/kernels/<k>/<sub>/<v>.<ext> -> kernel and version */
+static int kernel_file(const char *path, const char *sub, const char *ext,
+		       char **kernel, char **version)
+{
+	const char *p, *slash, *rest, *dot;
+
+	if (!kopt_skip_prefix(path, "docs/kernels/", &p))
+		return 0;
+	slash = strchr(p, '/');
+	if (!slash || !is_name(p, (size_t)(slash - p)))
+		return 0;
+	if (!kopt_skip_prefix(slash + 1, sub, &rest) || *rest != '/')
+		return 0;
+	rest++;
+	dot = strrchr(rest, '.');
+	if (!dot || strchr(rest, '/') || strcmp(dot + 1, ext))
+		return 0;
+	*version = kopt_strndup(rest, (size_t)(dot - rest));
+	if (kopt_version_number(*version) < 0) {
+		free(*version);
+		*version = NULL;
+		return 0;
+	}
+	*kernel = kopt_strndup(p, (size_t)(slash - p));
+	return 1;
+}
+
+/* docs/kernels/<k>.md -> kernel */
+static int devlog_file(const char *path, char **kernel)
+{
+	const char *p;
+	size_t n;
+
+	if (!kopt_skip_prefix(path, "docs/kernels/", &p) || strchr(p, '/') ||
+	    !kopt_ends_with(p, ".md"))
+		return 0;
+	n = strlen(p) - 3;
+	if (!is_name(p, n))
+		return 0;
+	*kernel = kopt_strndup(p, n);
+	return 1;
+}
+
+/*
+ * The kind of a knowledge detail file, from where it lies (lib/knowledge
+ * knows the folders).  A README.md describes a folder and is no detail
+ * file.
+ */
+static enum kind detail_kind(const struct ctx *c, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	enum kopt_kind kind;
+	char *language = NULL, *name = NULL;
+	struct kopt_buf why = KOPT_BUF_INIT;
+	int ret;
+
+	if (base && !strcasecmp(base + 1, "README.md"))
+		return KIND_NONE;
+	ret = kopt_knowledge_locate(c->kroot, path, &kind, &language, &name,
+				    &why);
+	free(language);
+	free(name);
+	kopt_buf_release(&why);
+	if (ret)
+		return KIND_NONE;
+	return kind == KOPT_KIND_ANTI_PATTERN ? KIND_ANTI_PATTERN :
+	       KIND_OPTIMIZATION;
+}
+
+/* Resolve "a/b/../c/./d" in place; 0, or -1 when it climbs above the top. */
+static int normalize(struct kopt_buf *path)
+{
+	struct kopt_strvec parts = KOPT_STRVEC_INIT;
+	char *copy = kopt_strdup(path->buf), *p = copy, *slash;
+	size_t i;
+	int ret = 0;
+
+	while (p) {
+		slash = strchr(p, '/');
+		if (slash)
+			*slash = '\0';
+		if (!*p || !strcmp(p, ".")) {
+			/* nothing */
+		} else if (!strcmp(p, "..")) {
+			if (!parts.nr) {
+				ret = -1;
+				break;
+			}
+			kopt_strvec_pop(&parts);
+		} else {
+			kopt_strvec_push(&parts, p);
+		}
+		p = slash ? slash + 1 : NULL;
+	}
+	kopt_buf_reset(path);
+	for (i = 0; i < parts.nr; i++)
+		kopt_buf_addf(path, "%s%s", i ? "/" : "", parts.v[i]);
+	kopt_strvec_clear(&parts);
+	free(copy);
+	return ret;
+}
+
+/*
+ * A link target written in file `from`: relative to that file's folder
+ * first, then to the top of the repository.  The existing path, or NULL.
+ */
+static char *resolve_link(struct ctx *c, const char *from, const char *target,
+			  size_t len)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+	const char *slash = strrchr(from, '/');
+	const char *hash = memchr(target, '#', len);
+	int pass;
+
+	if (hash)
+		len = (size_t)(hash - target);
+	if (!len || memmem(target, len, "://", 3))
+		return NULL;
+	for (pass = 0; pass < 2; pass++) {
+		kopt_buf_reset(&sb);
+		if (pass == 0 && slash && *target != '/')
+			kopt_buf_add(&sb, from, (size_t)(slash - from + 1));
+		kopt_buf_add(&sb, target, len);
+		if (!normalize(&sb) && sb.len && snap_has(c, sb.buf))
+			return kopt_buf_detach(&sb, NULL);
+	}
+	kopt_buf_release(&sb);
+	return NULL;
+}
+
+/* ---- Markdown lines ---- */
+
+struct line {
+	const char *p;
+	size_t len;
+	int no;                 /* 1-based */
+	int in_fence;           /* inside a fenced code block (or its fence) */
+};
+
+struct lines {
+	const char *p, *end;
+	int no;
+	char fence;             /* '`' or '~' while in a fence */
+	size_t fence_len;
+	int fence_line;
+};
+
+static void lines_init(struct lines *it, const char *text, size_t len)
+{
+	memset(it, 0, sizeof(*it));
+	it->p = text;
+	it->end = text + len;
+}
+
+static int lines_next(struct lines *it, struct line *out)
+{
+	const char *eol, *q;
+	size_t n = 0, indent = 0;
+
+	if (it->p >= it->end)
+		return 0;
+	eol = memchr(it->p, '\n', (size_t)(it->end - it->p));
+	if (!eol)
+		eol = it->end;
+	out->p = it->p;
+	out->len = (size_t)(eol - it->p);
+	if (out->len && out->p[out->len - 1] == '\r')
+		out->len--;
+	out->no = ++it->no;
+	q = out->p;
+	while (indent < 4 && q < out->p + out->len && *q == ' ') {
+		q++;
+		indent++;
+	}
+	if (indent < 4 && q < out->p + out->len && (*q == '`' || *q == '~')) {
+		char ch = *q;
+		while (q + n < out->p + out->len && q[n] == ch)
+			n++;
+		if (n >= 3) {
+			if (!it->fence) {
+				it->fence = ch;
+				it->fence_len = n;
+				it->fence_line = out->no;
+				out->in_fence = 1;
+				goto next;
+			}
+			if (ch == it->fence && n >= it->fence_len) {
+				const char *r = q + n;
+				while (r < out->p + out->len &&
+				       (*r == ' ' || *r == '\t'))
+					r++;
+				if (r == out->p + out->len) {
+					it->fence = 0;
+					out->in_fence = 1;
+					goto next;
+				}
+			}
+		}
+	}
+	out->in_fence = it->fence != 0;
+next:
+	it->p = eol < it->end ? eol + 1 : it->end;
+	return 1;
+}
+
+/* ATX heading level of a line (0 when not a heading); *text its words. */
+static int heading(const struct line *l, const char **text, size_t *len)
+{
+	const char *p = l->p, *end = l->p + l->len;
+	int level = 0;
+
+	if (l->in_fence)
+		return 0;
+	while (p < end && *p == ' ' && p - l->p < 3)
+		p++;
+	while (p < end && *p == '#' && level < 7) {
+		p++;
+		level++;
+	}
+	if (!level || level > 6 || (p < end && *p != ' ' && *p != '\t'))
+		return 0;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	*text = p;
+	*len = (size_t)(end - p);
+	return level;
+}
+
+static int same_words(const char *a, size_t alen, const char *b)
+{
+	return alen == strlen(b) && !strncasecmp(a, b, alen);
+}
+
+/* ---- catalogs (lib/catalog reads the index tables) ---- */
+
+static void parse_catalog(struct ctx *c, const char *path, const char *text,
+			  size_t len)
+{
+	struct kopt_catalog cat = KOPT_CATALOG_INIT;
+	struct kopt_problems problems = KOPT_PROBLEMS_INIT;
+	size_t i;
+
+	kopt_catalog_parse(&cat, path, text, len, &problems);
+	for (i = 0; i < cat.rows_nr; i++) {
+		const struct kopt_catalog_row *r = &cat.rows[i];
+		char *alt = NULL, *detail;
+		struct row *row;
+
+		detail = kopt_catalog_detail_path(&cat, r, &alt);
+		KOPT_ALLOC_GROW(c->rows, c->rows_nr + 1, c->rows_alloc);
+		row = &c->rows[c->rows_nr++];
+		row->catalog = kopt_strdup(path);
+		row->line = r->line;
+		row->kind = r->kind == KOPT_KIND_ANTI_PATTERN ?
+			    KIND_ANTI_PATTERN : KIND_OPTIMIZATION;
+		row->id = kopt_strdup(r->cell[KOPT_COL_ID] ?
+				      r->cell[KOPT_COL_ID] : "");
+		row->target = kopt_strdup(r->detail ? r->detail : "");
+		/* a link read from the catalog's folder, or from the top */
+		if (detail && snap_has(c, detail)) {
+			row->detail = detail;
+			detail = NULL;
+		} else if (alt && snap_has(c, alt)) {
+			row->detail = alt;
+			alt = NULL;
+		} else {
+			row->detail = NULL;
+		}
+		free(detail);
+		free(alt);
+	}
+	/* the catalog's own problems: shape, IDs, cells */
+	for (i = 0; i < problems.nr; i++)
+		kopt_strvec_pushf(&c->catalog_problems, "%s:%d: %s",
+				  problems.v[i].file, problems.v[i].line,
+				  problems.v[i].what);
+	kopt_problems_clear(&problems);
+	kopt_catalog_release(&cat);
+}
+
+static void load_rows(struct ctx *c)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	size_t i;
+
+	if (c->rows_loaded)
+		return;
+	c->rows_loaded = 1;
+	for (i = 0; i < c->catalogs.nr; i++) {
+		kopt_buf_reset(&text);
+		if (snap_read(c, c->catalogs.v[i], &text))
+			continue;
+		parse_catalog(c, c->catalogs.v[i], text.buf, text.len);
+	}
+	kopt_buf_release(&text);
+}
+
+static const struct row *row_for(struct ctx *c, const char *detail)
+{
+	size_t i;
+
+	load_rows(c);
+	for (i = 0; i < c->rows_nr; i++)
+		if (c->rows[i].detail && !strcmp(c->rows[i].detail, detail))
+			return &c->rows[i];
+	return NULL;
+}
+
+/* A detail file of `kind` (KIND_NONE: any) added or changed, with its row. */
+static int staged_knowledge(struct ctx *c, enum kind kind)
+{
+	size_t i;
+
+	for (i = 0; i < c->changes_nr; i++) {
+		enum kind k;
+		if (c->changes[i].status == 'D')
+			continue;
+		k = detail_kind(c, c->changes[i].path);
+		if (k == KIND_NONE || (kind != KIND_NONE && k != kind))
+			continue;
+		if (row_for(c, c->changes[i].path))
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- results and verdicts ---- */
+
+/* The messages of the results reader, collected for a violation. */
+static struct kopt_buf *captured;
+
+static void capture(const char *prefix, const char *msg)
+{
+	if (!captured)
+		return;
+	if (captured->len)
+		kopt_buf_addstr(captured, "; ");
+	if (strcmp(prefix, "error"))
+		kopt_buf_addf(captured, "%s: ", prefix);
+	kopt_buf_addstr(captured, msg);
+}
+
+static struct loaded *load_results(struct ctx *c, int side,
+				   const char *kernel, const char *version)
+{
+	struct kopt_buf path = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
+	struct kopt_buf err = KOPT_BUF_INIT;
+	struct loaded *l;
+	size_t i;
+
+	kopt_results_path(&path, kernel, version);
+	for (i = 0; i < c->loaded_nr; i++)
+		if (c->loaded[i].side == side &&
+		    !strcmp(c->loaded[i].path, path.buf)) {
+			kopt_buf_release(&path);
+			return &c->loaded[i];
+		}
+	KOPT_ALLOC_GROW(c->loaded, c->loaded_nr + 1, c->loaded_alloc);
+	l = &c->loaded[c->loaded_nr++];
+	memset(l, 0, sizeof(*l));
+	l->side = side;
+	l->ret = side_read(c, side, path.buf, &text);
+	if (!l->ret) {
+		kopt_report_fn old;
+		struct kopt_results init = KOPT_RESULTS_INIT;
+		l->m = init;
+		captured = &err;
+		old = kopt_error_set_routine(capture);
+		l->ret = kopt_results_parse(&l->m, text.buf, text.len, path.buf,
+					    kernel, version);
+		kopt_error_set_routine(old);
+		captured = NULL;
+		if (l->ret)
+			l->ret = KOPT_EINVALID;
+	} else if (l->ret != KOPT_ENOTFOUND) {
+		kopt_buf_addf(&err, "cannot read '%s'", path.buf);
+		l->ret = KOPT_EINVALID;
+	}
+	if (l->ret == KOPT_EINVALID) {
+		if (!err.len)
+			kopt_buf_addf(&err, "cannot read results '%s'", path.buf);
+		l->err = kopt_buf_detach(&err, NULL);
+	}
+	l->path = kopt_buf_detach(&path, NULL);
+	kopt_buf_release(&text);
+	kopt_buf_release(&err);
+	return l;
+}
+
+/* The verdict of kernel/version on one side; *parent borrows its name. */
+static enum kopt_verdict side_verdict(struct ctx *c, int side,
+				      const char *kernel, const char *version,
+				      struct kopt_verdicts *out,
+				      const char **parent)
+{
+	struct loaded *child = load_results(c, side, kernel, version), *par;
+
+	*parent = NULL;
+	if (child->ret || !child->m.parent)
+		return KOPT_VERDICT_NONE;
+	*parent = child->m.parent;
+	par = load_results(c, side, kernel, child->m.parent);
+	if (par->ret)
+		return KOPT_VERDICT_NONE;
+	/* load_results may have moved the array: look the child up again */
+	child = load_results(c, side, kernel, version);
+	*parent = child->m.parent;
+	kopt_verdict_compare(out, &par->m, &child->m, c->g->cfg->noise_pct);
+	return out->overall;
+}
+
+static void describe_trials(struct kopt_buf *out,
+			    const struct kopt_verdicts *v, enum kopt_verdict which)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < v->nr; i++) {
+		const struct kopt_trial_verdict *t = &v->items[i];
+		if (t->verdict != which)
+			continue;
+		kopt_buf_addf(out, "%s%s: %.2f us -> %.2f us, %+.1f%%",
+			      n++ ? "; " : "",
+			      t->trial ? t->trial : "ad hoc", t->parent_us,
+			      t->child_us, t->change_pct);
+		if (which == KOPT_VERDICT_REGRESSION ||
+		    which == KOPT_VERDICT_IMPROVEMENT)
+			kopt_buf_addf(out, " beyond the %.1f%% threshold",
+				      t->threshold_pct);
+	}
+}
+
+/* ---- names for the fixing commands ---- */
+
+void kopt_gate_slug(struct kopt_buf *out, const char *title)
+{
+	const char *p;
+	int words = 0, dash = 0;
+	size_t start = out->len;
+
+	for (p = title; *p && words < 6; p++) {
+		if (isalnum((unsigned char)*p)) {
+			if (dash && out->len > start)
+				kopt_buf_addch(out, '-');
+			if (dash)
+				words++;
+			dash = 0;
+			if (words < 6)
+				kopt_buf_addch(out, (char)tolower((unsigned char)*p));
+		} else {
+			dash = 1;
+		}
+	}
+	while (out->len > start && out->buf[out->len - 1] == '-')
+		kopt_buf_setlen(out, out->len - 1);
+}
+
+/* The title of "### V<N>: title" in the devlog of `kernel`, or "". */
+static void entry_title(struct ctx *c, const char *kernel,
+			const char *version, struct kopt_buf *out)
+{
+	struct kopt_buf path = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
+	struct kopt_buf want = KOPT_BUF_INIT;
+	struct lines it;
+	struct line l;
+
+	kopt_buf_addf(&path, "docs/kernels/%s.md", kernel);
+	kopt_buf_addf(&want, "V%ld", kopt_version_number(version));
+	if (!snap_read(c, path.buf, &text)) {
+		lines_init(&it, text.buf, text.len);
+		while (lines_next(&it, &l)) {
+			const char *h;
+			size_t n;
+			if (heading(&l, &h, &n) != 3 || n <= want.len ||
+			    strncasecmp(h, want.buf, want.len) ||
+			    isdigit((unsigned char)h[want.len]))
+				continue;
+			h += want.len;
+			n -= want.len;
+			while (n && (*h == ':' || *h == ' ' || *h == '-')) {
+				h++;
+				n--;
+			}
+			if (n && *h != '[')
+				kopt_buf_add(out, h, n);
+			break;
+		}
+	}
+	kopt_buf_release(&path);
+	kopt_buf_release(&text);
+	kopt_buf_release(&want);
+}
+
+static void suggest_name(struct ctx *c, struct kopt_buf *out,
+			 const char *kernel, const char *version,
+			 const char *fallback)
+{
+	struct kopt_buf title = KOPT_BUF_INIT;
+
+	if (kernel && version)
+		entry_title(c, kernel, version, &title);
+	kopt_gate_slug(out, title.buf);
+	if (!out->len) {
+		if (kernel && version)
+			kopt_buf_addf(out, "%s-%s-", kernel, version);
+		kopt_buf_addstr(out, fallback);
+	}
+	kopt_buf_release(&title);
+}
+
+static void learn_fix(struct ctx *c, struct kopt_violation *v,
+		      const char *what, const char *kernel,
+		      const char *version, const char *fallback)
+{
+	struct kopt_buf name = KOPT_BUF_INIT;
+	const char *dir = strcmp(what, "anti-pattern") ? "optimizations" :
+			  "anti-patterns";
+
+	suggest_name(c, &name, kernel, version, fallback);
+	kopt_strvec_pushf(&v->fix, "git kopt learn new %s %s --from %s/%s",
+			  what, name.buf, kernel ? kernel : "<kernel>",
+			  version ? version : "<version>");
+	kopt_strvec_pushf(&v->fix, "git add %s/%s/%s.md %s", c->kroot, dir,
+			  name.buf, c->catalogs.nr ? c->catalogs.v[0] :
+			  KOPT_DEFAULT_CATALOG);
+	v->hint = kopt_strdup("or, when there is nothing to learn, add the "
+			      "trailer 'Kopt-Learn: skip <reason>' to the "
+			      "message");
+	kopt_buf_release(&name);
+}
+
+/* ---- rules: content ---- */
+
+static void rule_results(struct ctx *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->changes_nr; i++) {
+		char *kernel = NULL, *version = NULL;
+		struct loaded *l;
+
+		if (c->changes[i].status == 'D' ||
+		    !kernel_file(c->changes[i].path, "results", "json",
+				 &kernel, &version))
+			continue;
+		l = load_results(c, 0, kernel, version);
+		if (l->ret == KOPT_EINVALID) {
+			struct kopt_violation *v = add(c, "results", "%s", l->err);
+			kopt_strvec_pushf(&v->fix, "git kopt verify %s %s",
+					  kernel, version);
+		}
+		free(kernel);
+		free(version);
+	}
+}
+
+/* The detail-file template, as lib/knowledge (and `learn lint`) reads it. */
+static void check_detail(struct ctx *c, const char *path, const char *text,
+			 size_t len)
+{
+	struct kopt_detail d = KOPT_DETAIL_INIT;
+	struct kopt_problems problems = KOPT_PROBLEMS_INIT;
+	size_t i;
+
+	kopt_detail_parse(&d, path, text, len, &problems);
+	for (i = 0; i < problems.nr; i++) {
+		struct kopt_violation *v;
+		if (problems.v[i].line)
+			v = add(c, "knowledge", "%s:%d: %s", problems.v[i].file,
+				problems.v[i].line, problems.v[i].what);
+		else
+			v = add(c, "knowledge", "%s: %s", problems.v[i].file,
+				problems.v[i].what);
+		kopt_strvec_push(&v->fix, "git kopt learn lint");
+	}
+	kopt_problems_clear(&problems);
+	kopt_detail_release(&d);
+}
+
+static void rule_knowledge(struct ctx *c)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < c->changes_nr; i++) {
+		const char *path = c->changes[i].path;
+		if (c->changes[i].status == 'D' ||
+		    detail_kind(c, path) == KIND_NONE)
+			continue;
+		kopt_buf_reset(&text);
+		if (snap_read(c, path, &text))
+			continue;
+		check_detail(c, path, text.buf, text.len);
+	}
+	kopt_buf_release(&text);
+}
+
+static int is_catalog(const struct ctx *c, const char *path)
+{
+	return kopt_strvec_has(&c->catalogs, path);
+}
+
+static void rule_catalog(struct ctx *c)
+{
+	size_t i;
+	int touched = 0;
+
+	for (i = 0; i < c->changes_nr; i++) {
+		const char *path = c->changes[i].path;
+		enum kind k = detail_kind(c, path);
+
+		if (is_catalog(c, path) ||
+		    (k != KIND_NONE && c->changes[i].status == 'D'))
+			touched = 1;
+		if (k == KIND_NONE || c->changes[i].status == 'D')
+			continue;
+		if (!row_for(c, path)) {
+			struct kopt_violation *v;
+			v = add(c, "catalog", "%s has no row in the %s index of "
+				"the catalog", path, k == KIND_ANTI_PATTERN ?
+				"anti-pattern" : "optimization");
+			kopt_strvec_pushf(&v->fix, "git kopt learn lint");
+			v->hint = kopt_xstrfmt("add its row to '%s' (the Detail "
+					       "File column links to it)",
+					       c->catalogs.nr ? c->catalogs.v[0] :
+					       KOPT_DEFAULT_CATALOG);
+		}
+	}
+	if (!touched)
+		return;
+	load_rows(c);
+	for (i = 0; i < c->catalog_problems.nr; i++) {
+		const char *p = c->catalog_problems.v[i];
+		size_t k;
+		struct kopt_violation *v;
+		/* only the catalogs this commit changes */
+		for (k = 0; k < c->changes_nr; k++)
+			if (c->changes[k].status != 'D' &&
+			    kopt_starts_with(p, c->changes[k].path) &&
+			    p[strlen(c->changes[k].path)] == ':')
+				break;
+		if (k == c->changes_nr)
+			continue;
+		v = add(c, "catalog", "%s", p);
+		kopt_strvec_push(&v->fix, "git kopt learn lint");
+	}
+	for (i = 0; i < c->rows_nr; i++) {
+		const struct row *r = &c->rows[i];
+		struct kopt_violation *v;
+		if (!*r->target || r->detail)
+			continue;
+		v = add(c, "catalog", "%s:%d: row '%s' links to '%s', which "
+			"is not there", r->catalog, r->line, r->id, r->target);
+		kopt_strvec_pushf(&v->fix, "git kopt learn lint");
+	}
+}
+
+static void check_devlog(struct ctx *c, const char *path, const char *text,
+			 size_t len, int base_had_log)
+{
+	struct lines it;
+	struct line l;
+	struct kopt_strvec seen = KOPT_STRVEC_INIT;
+	int in_log = 0, has_log = 0;
+
+	lines_init(&it, text, len);
+	while (lines_next(&it, &l)) {
+		const char *h;
+		size_t n;
+		int level = heading(&l, &h, &n);
+
+		if (level && level <= 2) {
+			in_log = level == 2 && same_words(h, n,
+							  "Development log");
+			has_log |= in_log;
+		} else if (level == 3 && in_log && n > 1 &&
+			   (*h == 'V' || *h == 'v') &&
+			   isdigit((unsigned char)h[1])) {
+			size_t k = 1;
+			char *ver;
+			while (k < n && isdigit((unsigned char)h[k]))
+				k++;
+			ver = kopt_xstrfmt("v%.*s", (int)(k - 1), h + 1);
+			if (kopt_strvec_has(&seen, ver)) {
+				struct kopt_violation *v = add(c, "devlog",
+					"%s:%d: a second entry for V%.*s", path,
+					l.no, (int)(k - 1), h + 1);
+				v->hint = kopt_strdup("merge the two entries into "
+						      "one");
+			} else {
+				kopt_strvec_push(&seen, ver);
+			}
+			free(ver);
+		}
+	}
+	if (it.fence) {
+		struct kopt_violation *v = add(c, "devlog", "%s:%d: code block "
+					       "never closed", path,
+					       it.fence_line);
+		v->hint = kopt_strdup("close the fence, or remove it");
+	}
+	if (base_had_log && !has_log) {
+		struct kopt_violation *v = add(c, "devlog", "%s: the '## "
+					       "Development log' section is gone",
+					       path);
+		v->hint = kopt_strdup("restore the heading; the tool adds "
+				      "entries under it");
+	}
+	kopt_strvec_clear(&seen);
+}
+
+static int has_log_heading(const char *text, size_t len)
+{
+	struct lines it;
+	struct line l;
+
+	lines_init(&it, text, len);
+	while (lines_next(&it, &l)) {
+		const char *h;
+		size_t n;
+		if (heading(&l, &h, &n) == 2 &&
+		    same_words(h, n, "Development log"))
+			return 1;
+	}
+	return 0;
+}
+
+static void rule_devlog(struct ctx *c)
+{
+	struct kopt_buf text = KOPT_BUF_INIT, old = KOPT_BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < c->changes_nr; i++) {
+		char *kernel = NULL;
+		int had;
+		if (c->changes[i].status == 'D' ||
+		    !devlog_file(c->changes[i].path, &kernel))
+			continue;
+		kopt_buf_reset(&text);
+		kopt_buf_reset(&old);
+		had = !base_read(c, c->changes[i].path, &old) &&
+		      has_log_heading(old.buf, old.len);
+		if (!snap_read(c, c->changes[i].path, &text))
+			check_devlog(c, c->changes[i].path, text.buf, text.len,
+				     had);
+		free(kernel);
+	}
+	kopt_buf_release(&text);
+	kopt_buf_release(&old);
+}
+
+/* ---- rules: message ---- */
+
+static const char *const known_trailers[] = {
+	KOPT_TRAILER_KERNEL, KOPT_TRAILER_VERSION, KOPT_TRAILER_STEP,
+	KOPT_TRAILER_VERDICT, KOPT_TRAILER_FINDING, KOPT_TRAILER_LEARN,
+};
+
+static void bad_trailer(struct ctx *c, const char *fmt, const char *a,
+			const char *b)
+{
+	struct kopt_violation *v = add(c, "trailer", fmt, a, b);
+
+	v->hint = kopt_strdup("fix the message: trailers are 'Kopt-<Key>: "
+			      "<value>' lines in its last paragraph");
+}
+
+static void check_trailer_value(struct ctx *c, const struct kopt_trailer *t)
+{
+	const char *k = t->key, *v = t->value, *p;
+
+	if (!strcasecmp(k, KOPT_TRAILER_KERNEL)) {
+		if (!kopt_valid_name(v))
+			bad_trailer(c, "'%s: %s' is not a kernel name", k, v);
+	} else if (!strcasecmp(k, KOPT_TRAILER_VERSION)) {
+		if (kopt_version_number(v) < 0)
+			bad_trailer(c, "'%s: %s' is not a version (v0, v1, ...)",
+				    k, v);
+	} else if (!strcasecmp(k, KOPT_TRAILER_STEP)) {
+		if (kopt_step_parse(v) == KOPT_STEP_NONE)
+			bad_trailer(c, "'%s: %s' is not a step (design, verify "
+				    "or learn)", k, v);
+	} else if (!strcasecmp(k, KOPT_TRAILER_VERDICT)) {
+		if (kopt_verdict_parse(v) == KOPT_VERDICT_NONE)
+			bad_trailer(c, "'%s: %s' is not a verdict (improvement, "
+				    "regression or neutral)", k, v);
+	} else if (!strcasecmp(k, KOPT_TRAILER_FINDING)) {
+		if (strcmp(v, "novel"))
+			bad_trailer(c, "'%s: %s' is not a finding (the value is "
+				    "'novel')", k, v);
+	} else if (!strcasecmp(k, KOPT_TRAILER_LEARN)) {
+		if (!kopt_skip_prefix(v, "skip", &p) ||
+		    (*p && *p != ' ' && *p != '\t'))
+			bad_trailer(c, "'%s: %s' is not understood (the value is "
+				    "'skip <reason>')", k, v);
+		else {
+			while (*p == ' ' || *p == '\t')
+				p++;
+			if (!*p)
+				bad_trailer(c, "'%s: %s' gives no reason (write "
+					    "'skip <reason>')", k, v);
+		}
+	}
+}
+
+static void rule_trailers(struct ctx *c)
+{
+	struct kopt_buf clean = KOPT_BUF_INIT;
+	char *used;
+	const char *p;
+	size_t i;
+	int no = 0;
+
+	if (!c->g->message)
+		return;
+	used = kopt_calloc(c->trailers.nr + 1, 1);
+	for (i = 0; i < c->trailers.nr; i++) {
+		const struct kopt_trailer *t = &c->trailers.items[i];
+		size_t k;
+		int known = 0;
+		if (strncasecmp(t->key, "Kopt-", 5))
+			continue;
+		for (k = 0; k < KOPT_ARRAY_SIZE(known_trailers); k++)
+			known |= !strcasecmp(t->key, known_trailers[k]);
+		if (!known)
+			bad_trailer(c, "unknown trailer '%s%s'", t->key, "");
+		else
+			check_trailer_value(c, t);
+	}
+	/* Kopt-* lines that git does not read as trailers */
+	kopt_message_cleanup(&clean, c->g->message, c->g->comment_char);
+	for (p = clean.buf; *p; ) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		const char *colon = memchr(p, ':', len);
+		no++;
+		if (len > 5 && !strncasecmp(p, "Kopt-", 5) && colon) {
+			size_t klen = (size_t)(colon - p), j;
+			int found = 0;
+			while (klen && p[klen - 1] == ' ')
+				klen--;
+			for (j = 0; j < c->trailers.nr && !found; j++) {
+				const struct kopt_trailer *t = &c->trailers.items[j];
+				if (!used[j] && strlen(t->key) == klen &&
+				    !strncasecmp(t->key, p, klen)) {
+					used[j] = 1;
+					found = 1;
+				}
+			}
+			if (!found) {
+				char *line = kopt_strndup(p, len);
+				char *at = kopt_xstrfmt("%d", no);
+				bad_trailer(c, "message line %s: '%s' is not in the "
+					    "trailer block (the last paragraph, "
+					    "after a blank line)", at, line);
+				free(at);
+				free(line);
+			}
+		}
+		p += len;
+		if (*p)
+			p++;
+	}
+	free(used);
+	kopt_buf_release(&clean);
+}
+
+/* ---- rules: LEARN ---- */
+
+/* The kernel and version a commit is about, for a fixing command. */
+static void subject_of(struct ctx *c, char **kernel, char **version)
+{
+	const char *k = kopt_trailers_get(&c->trailers, KOPT_TRAILER_KERNEL);
+	const char *v = kopt_trailers_get(&c->trailers, KOPT_TRAILER_VERSION);
+	git_reference *head = NULL;
+	size_t i;
+
+	if (k && v && kopt_valid_name(k) && kopt_version_number(v) >= 0) {
+		*kernel = kopt_strdup(k);
+		*version = kopt_strdup(v);
+		return;
+	}
+	for (i = 0; i < c->changes_nr; i++)
+		if (c->changes[i].status != 'D' &&
+		    kernel_file(c->changes[i].path, "results", "json", kernel,
+				version))
+			return;
+	if (!git_repository_head(&head, c->g->repo) &&
+	    git_reference_is_branch(head)) {
+		const char *name = git_reference_shorthand(head), *rest;
+		const char *slash;
+		if (kopt_skip_prefix(name, KOPT_BRANCH_PREFIX, &rest) &&
+		    (slash = strrchr(rest, '/')) &&
+		    kopt_version_number(slash + 1) >= 0 &&
+		    is_name(rest, (size_t)(slash - rest))) {
+			*kernel = kopt_strndup(rest, (size_t)(slash - rest));
+			*version = kopt_strdup(slash + 1);
+		}
+	}
+	git_error_clear();
+	git_reference_free(head);
+}
+
+/* Knowledge files that the task and devlog entry of a version link to. */
+static int links_knowledge(struct ctx *c, const char *kernel,
+			   const char *version)
+{
+	struct kopt_buf path = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
+	struct kopt_buf title = KOPT_BUF_INIT;
+	int pass, found = 0;
+
+	for (pass = 0; pass < 2 && !found; pass++) {
+		const char *p, *end;
+		kopt_buf_reset(&path);
+		kopt_buf_reset(&text);
+		if (pass == 0)
+			kopt_buf_addf(&path, "docs/kernels/%s/tasks/%s.md",
+				      kernel, version);
+		else
+			kopt_buf_addf(&path, "docs/kernels/%s.md", kernel);
+		if (snap_read(c, path.buf, &text))
+			continue;
+		end = text.buf + text.len;
+		/* every "<something>.md" word is a candidate link */
+		for (p = text.buf; p < end && !found; ) {
+			const char *md = memmem(p, (size_t)(end - p), ".md", 3);
+			const char *s;
+			char *hit;
+			if (!md)
+				break;
+			s = md;
+			while (s > text.buf && (isalnum((unsigned char)s[-1]) ||
+						strchr("_./-", s[-1])))
+				s--;
+			hit = resolve_link(c, path.buf, s, (size_t)(md + 3 - s));
+			if (hit && detail_kind(c, hit) != KIND_NONE)
+				found = 1;
+			free(hit);
+			p = md + 3;
+		}
+	}
+	kopt_buf_release(&path);
+	kopt_buf_release(&text);
+	kopt_buf_release(&title);
+	return found;
+}
+
+static void rule_learn_results(struct ctx *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->changes_nr; i++) {
+		struct kopt_verdicts now = KOPT_VERDICTS_INIT;
+		struct kopt_verdicts before = KOPT_VERDICTS_INIT;
+		struct kopt_buf trials = KOPT_BUF_INIT;
+		char *kernel = NULL, *version = NULL;
+		const char *parent, *old_parent;
+		enum kopt_verdict v, was;
+		struct loaded *l;
+
+		if (c->changes[i].status == 'D' ||
+		    !kernel_file(c->changes[i].path, "results", "json",
+				 &kernel, &version))
+			continue;
+		l = load_results(c, 0, kernel, version);
+		if (l->ret == KOPT_EINVALID && !(c->g->rules & KOPT_GATE_CONTENT))
+			add(c, "results", "%s", l->err);
+		v = side_verdict(c, 0, kernel, version, &now, &parent);
+		if (v == KOPT_VERDICT_REGRESSION ||
+		    v == KOPT_VERDICT_IMPROVEMENT)
+			was = side_verdict(c, 1, kernel, version, &before,
+					   &old_parent);
+		else
+			was = KOPT_VERDICT_NONE;
+		if (v == KOPT_VERDICT_REGRESSION && was != v &&
+		    !staged_knowledge(c, KIND_ANTI_PATTERN)) {
+			struct kopt_violation *viol;
+			describe_trials(&trials, &now, KOPT_VERDICT_REGRESSION);
+			viol = add(c, "regression", "%s %s is a regression "
+				   "against %s (%s) and no anti-pattern file "
+				   "with its catalog row is staged", kernel,
+				   version, parent, trials.buf);
+			learn_fix(c, viol, "anti-pattern", kernel, version,
+				  "regression");
+		} else if (v == KOPT_VERDICT_IMPROVEMENT && was != v &&
+			   !links_knowledge(c, kernel, version) &&
+			   !staged_knowledge(c, KIND_OPTIMIZATION)) {
+			struct kopt_violation *viol;
+			describe_trials(&trials, &now, KOPT_VERDICT_IMPROVEMENT);
+			viol = add(c, "improvement", "%s %s improves on %s (%s) "
+				   "but its task and devlog entry link to no "
+				   "knowledge file, and no optimization file "
+				   "with its catalog row is staged", kernel,
+				   version, parent, trials.buf);
+			learn_fix(c, viol, "optimization", kernel, version,
+				  "optimization");
+		}
+		kopt_verdicts_release(&now);
+		kopt_verdicts_release(&before);
+		kopt_buf_release(&trials);
+		free(kernel);
+		free(version);
+	}
+}
+
+static void rule_novel(struct ctx *c)
+{
+	const char *f = kopt_trailers_get(&c->trailers, KOPT_TRAILER_FINDING);
+	char *kernel = NULL, *version = NULL;
+	struct kopt_violation *v;
+
+	if (!f || strcmp(f, "novel") || staged_knowledge(c, KIND_NONE))
+		return;
+	subject_of(c, &kernel, &version);
+	v = add(c, "novel", "the message says 'Kopt-Finding: novel' and no "
+		"knowledge file with its catalog row is staged");
+	learn_fix(c, v, "optimization", kernel, version, "finding");
+	free(kernel);
+	free(version);
+}
+
+/* ---- running ---- */
+
+static const char *learn_skip(const struct kopt_trailers *t)
+{
+	const char *v = kopt_trailers_get(t, KOPT_TRAILER_LEARN), *p;
+
+	if (!v || !kopt_skip_prefix(v, "skip", &p) || (*p != ' ' && *p != '\t'))
+		return NULL;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return *p ? p : NULL;
+}
+
+int kopt_gate_run(struct kopt_gate *g)
+{
+	struct ctx c;
+	const struct kopt_config *cfg = g->cfg;
+	size_t i;
+	int ret = 0;
+
+	if (!cfg || (!g->index == !g->tree))
+		return kopt_error("the gate needs settings and one snapshot");
+	memset(&c, 0, sizeof(c));
+	c.g = g;
+	kopt_strvec_init(&c.catalogs);
+	kopt_strvec_init(&c.catalog_problems);
+	c.kroot = cfg->knowledge ? cfg->knowledge : KOPT_DEFAULT_KNOWLEDGE;
+	kopt_strvec_push(&c.catalogs, cfg->catalog ? cfg->catalog :
+			 KOPT_DEFAULT_CATALOG);
+	for (i = 0; i < cfg->languages_nr; i++) {
+		char *p = kopt_language_catalog_path(&cfg->languages[i]);
+		if (p && !kopt_strvec_has(&c.catalogs, p))
+			kopt_strvec_push(&c.catalogs, p);
+		free(p);
+	}
+	if (g->message && kopt_trailers_parse(&c.trailers, g->message,
+					      g->comment_char)) {
+		ret = -1;
+		goto done;
+	}
+	ret = load_changes(&c);
+	if (ret)
+		goto done;
+	if (g->rules & KOPT_GATE_CONTENT) {
+		rule_results(&c);
+		rule_knowledge(&c);
+		rule_catalog(&c);
+		rule_devlog(&c);
+	}
+	if (g->rules & KOPT_GATE_MESSAGE)
+		rule_trailers(&c);
+	if ((g->rules & KOPT_GATE_LEARN) && !g->is_merge) {
+		const char *skip = learn_skip(&c.trailers);
+		size_t before = g->nr;
+		rule_learn_results(&c);
+		rule_novel(&c);
+		if (skip) {
+			/* the skip passes the LEARN rules; say that it did */
+			size_t kept = before;
+			for (i = before; i < g->nr; i++) {
+				struct kopt_violation *v = &g->violations[i];
+				if (!strcmp(v->rule, "results")) {
+					g->violations[kept++] = *v;
+					continue;
+				}
+				free(v->what);
+				kopt_strvec_clear(&v->fix);
+				free(v->hint);
+			}
+			g->nr = kept;
+			free(g->skip_reason);
+			g->skip_reason = kopt_strdup(skip);
+		}
+	}
+done:
+	for (i = 0; i < c.changes_nr; i++)
+		free(c.changes[i].path);
+	free(c.changes);
+	for (i = 0; i < c.rows_nr; i++) {
+		free(c.rows[i].catalog);
+		free(c.rows[i].id);
+		free(c.rows[i].target);
+		free(c.rows[i].detail);
+	}
+	free(c.rows);
+	for (i = 0; i < c.loaded_nr; i++) {
+		free(c.loaded[i].path);
+		free(c.loaded[i].err);
+		kopt_results_release(&c.loaded[i].m);
+	}
+	free(c.loaded);
+	kopt_trailers_release(&c.trailers);
+	kopt_strvec_clear(&c.catalogs);
+	kopt_strvec_clear(&c.catalog_problems);
+	return ret;
+}
+
+void kopt_gate_release(struct kopt_gate *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->nr; i++) {
+		free(g->violations[i].what);
+		kopt_strvec_clear(&g->violations[i].fix);
+		free(g->violations[i].hint);
+	}
+	free(g->violations);
+	g->violations = NULL;
+	g->nr = g->alloc = 0;
+	free(g->skip_reason);
+	g->skip_reason = NULL;
+}
+
+int kopt_gate_commits(git_repository *repo, const struct kopt_config *cfg,
+		      const git_oid *ids, size_t nr, kopt_gate_commit_fn fn,
+		      void *data)
+{
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < nr; i++) {
+		const git_oid *id = &ids[i];
+		struct kopt_gate g = KOPT_GATE_INIT;
+		git_commit *commit = NULL, *parent = NULL;
+		git_tree *tree = NULL, *base = NULL;
+
+		if (git_commit_lookup(&commit, repo, id) < 0 ||
+		    git_commit_tree(&tree, commit) < 0 ||
+		    (git_commit_parentcount(commit) &&
+		     (git_commit_parent(&parent, commit, 0) < 0 ||
+		      git_commit_tree(&base, parent) < 0))) {
+			ret = kopt_error("cannot read commit %s: %s",
+					 git_oid_tostr_s(id),
+					 kopt_git_error("unknown error"));
+			goto next;
+		}
+		g.repo = repo;
+		g.cfg = cfg;
+		g.tree = tree;
+		g.base = base;
+		g.message = git_commit_message(commit);
+		g.comment_char = 0;
+		g.is_merge = git_commit_parentcount(commit) > 1;
+		ret = kopt_gate_run(&g);
+		if (!ret)
+			ret = fn(commit, &g, data);
+next:
+		kopt_gate_release(&g);
+		git_tree_free(base);
+		git_tree_free(tree);
+		git_commit_free(parent);
+		git_commit_free(commit);
+	}
+	return ret;
+}
+
+static int config_blob(struct kopt_config *out, int found,
+		       const struct kopt_buf *text, const char *label)
+{
+	if (found == KOPT_ENOTFOUND)
+		return KOPT_ENOTFOUND;
+	if (found)
+		return found;
+	return kopt_config_load_buf(out, text->buf, text->len, label);
+}
+
+int kopt_gate_config_tree(struct kopt_config *out, git_repository *repo,
+			  const git_tree *tree, const char *label)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	int ret = config_blob(out, kopt_repo_read_tree(&text, repo, tree,
+						       ".kopt"), &text, label);
+
+	kopt_buf_release(&text);
+	return ret;
+}
+
+int kopt_gate_config_index(struct kopt_config *out, git_repository *repo,
+			   git_index *index, const char *label)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	int ret = config_blob(out, kopt_repo_read_index(&text, repo, index,
+							".kopt"), &text, label);
+
+	kopt_buf_release(&text);
+	return ret;
+}

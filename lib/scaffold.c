@@ -1,0 +1,324 @@
+#include "scaffold.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "repo.h"
+#include "banned.h"
+
+/* ---- layout ---- */
+
+int kopt_layout_init(struct kopt_layout *out, const struct kopt_kernel *k)
+{
+	struct kopt_vars vars = { 0 };
+	struct kopt_buf pre = KOPT_BUF_INIT, post = KOPT_BUF_INIT;
+	struct kopt_buf err = KOPT_BUF_INIT;
+	const char *at = k->source ? strstr(k->source, "{version}") : NULL;
+	const char *slash, *end;
+	char *tmpl;
+	int ret = 0;
+
+	out->kernel = k;
+	if (!at || strstr(at + 9, "{version}"))
+		return kopt_error("kernel '%s': 'source' must name {version} "
+				  "once (e.g. kernels/%s/{version})", k->name,
+				  k->name);
+	vars.kernel = k;
+	tmpl = kopt_strndup(k->source, (size_t)(at - k->source));
+	ret = kopt_config_expand(&pre, tmpl, &vars, &err);
+	free(tmpl);
+	end = strchr(at + 9, '/');
+	tmpl = end ? kopt_strndup(at + 9, (size_t)(end - at - 9)) :
+	       kopt_strdup(at + 9);
+	if (!ret)
+		ret = kopt_config_expand(&post, tmpl, &vars, &err);
+	free(tmpl);
+	if (ret) {
+		ret = kopt_error("kernel '%s': bad 'source': %s", k->name,
+				 err.buf);
+		goto done;
+	}
+	slash = strrchr(pre.buf, '/');
+	if (slash) {
+		out->root = kopt_strndup(pre.buf, (size_t)(slash - pre.buf));
+		out->comp_prefix = kopt_strdup(slash + 1);
+	} else {
+		out->root = kopt_strdup("");
+		out->comp_prefix = kopt_strdup(pre.buf);
+	}
+	out->comp_suffix = kopt_buf_detach(&post, NULL);
+	if (strstr(out->root, "..") || out->root[0] == '/') {
+		ret = kopt_error("kernel '%s': 'source' must stay inside the "
+				 "repository", k->name);
+		kopt_layout_release(out);
+	}
+done:
+	kopt_buf_release(&pre);
+	kopt_buf_release(&post);
+	kopt_buf_release(&err);
+	return ret;
+}
+
+void kopt_layout_release(struct kopt_layout *l)
+{
+	free(l->root);
+	free(l->comp_prefix);
+	free(l->comp_suffix);
+	l->root = l->comp_prefix = l->comp_suffix = NULL;
+}
+
+int kopt_layout_dir(struct kopt_buf *out, const struct kopt_layout *l,
+		    const char *version)
+{
+	struct kopt_vars vars = { 0 };
+	struct kopt_buf err = KOPT_BUF_INIT;
+	int ret;
+
+	vars.kernel = l->kernel;
+	vars.version = version;
+	ret = kopt_config_expand(out, l->kernel->source, &vars, &err);
+	if (ret)
+		kopt_error("kernel '%s': bad 'source': %s", l->kernel->name,
+			   err.buf);
+	kopt_buf_release(&err);
+	while (!ret && out->len && out->buf[out->len - 1] == '/')
+		kopt_buf_setlen(out, out->len - 1);
+	return ret;
+}
+
+char *kopt_layout_match(const struct kopt_layout *l, const char *name)
+{
+	const char *p;
+	size_t n = strlen(name), sn = strlen(l->comp_suffix);
+	char *v;
+
+	if (!kopt_skip_prefix(name, l->comp_prefix, &p) ||
+	    strlen(p) < sn || strcmp(name + n - sn, l->comp_suffix))
+		return NULL;
+	v = kopt_strndup(p, strlen(p) - sn);
+	if (kopt_version_number(v) < 0) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+int kopt_layout_versions(struct kopt_strvec *out, git_repository *repo,
+			 const git_tree *tree, const struct kopt_layout *l)
+{
+	git_tree *root = NULL;
+	git_tree_entry *e = NULL;
+	size_t i, n;
+
+	if (!*l->root) {
+		if (git_tree_dup(&root, (git_tree *)tree) < 0)
+			return kopt_error("%s", kopt_git_error("cannot read tree"));
+	} else if (git_tree_entry_bypath(&e, tree, l->root) < 0 ||
+		   git_tree_entry_type(e) != GIT_OBJECT_TREE ||
+		   git_tree_lookup(&root, repo, git_tree_entry_id(e)) < 0) {
+		git_error_clear();
+		git_tree_entry_free(e);
+		return 0;
+	}
+	git_tree_entry_free(e);
+	n = git_tree_entrycount(root);
+	for (i = 0; i < n; i++) {
+		const git_tree_entry *te = git_tree_entry_byindex(root, i);
+		char *v;
+		if (git_tree_entry_type(te) != GIT_OBJECT_TREE)
+			continue;
+		v = kopt_layout_match(l, git_tree_entry_name(te));
+		if (v)
+			kopt_strvec_push(out, v);
+		free(v);
+	}
+	git_tree_free(root);
+	if (out->nr > 1)
+		qsort(out->v, out->nr, sizeof(*out->v), kopt_version_cmp);
+	return 0;
+}
+
+/* ---- renaming ---- */
+
+static int is_ident(int c)
+{
+	return isalnum(c) || c == '_';
+}
+
+void kopt_rename_init(struct kopt_rename *r, long from, long to, int enabled)
+{
+	r->from = from;
+	r->to = to;
+	r->enabled = enabled && from != to;
+	kopt_strvec_init(&r->stems);
+	kopt_strvec_init(&r->keep);
+}
+
+void kopt_rename_release(struct kopt_rename *r)
+{
+	kopt_strvec_clear(&r->stems);
+	kopt_strvec_clear(&r->keep);
+}
+
+static int longer_first(const void *a, const void *b)
+{
+	const char *sa = *(const char *const *)a, *sb = *(const char *const *)b;
+	size_t la = strlen(sa), lb = strlen(sb);
+
+	if (la != lb)
+		return la > lb ? -1 : 1;
+	return strcmp(sa, sb);
+}
+
+void kopt_rename_add_file(struct kopt_rename *r, const char *name,
+			  const struct kopt_strvec *prefixes)
+{
+	const char *dot = strchr(name, '.');
+	size_t n = dot ? (size_t)(dot - name) : 0, i, k;
+	char *stem;
+
+	if (!r->enabled || r->from != 0 || !n)
+		return;
+	for (k = 0; k < n; k++)
+		if (!is_ident((unsigned char)name[k]))
+			return;
+	stem = kopt_strndup(name, n);
+	for (i = 0; i < prefixes->nr; i++) {
+		const char *p = prefixes->v[i];
+		size_t pl = strlen(p);
+		if (pl && !strncmp(stem, p, pl) &&
+		    (!stem[pl] || stem[pl] == '_')) {
+			if (!kopt_strvec_has(&r->stems, stem)) {
+				kopt_strvec_push(&r->stems, stem);
+				qsort(r->stems.v, r->stems.nr,
+				      sizeof(*r->stems.v), longer_first);
+			}
+			break;
+		}
+	}
+	free(stem);
+}
+
+/* From v0: the length of the stem `tok` begins with, or 0. */
+static size_t stem_of(const struct kopt_rename *r, const char *tok,
+		      size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < r->stems.nr; i++) {
+		size_t sl = strlen(r->stems.v[i]);
+		if (sl <= len && !memcmp(tok, r->stems.v[i], sl) &&
+		    (sl == len || tok[sl] == '_'))
+			return sl;
+	}
+	return 0;
+}
+
+static int kept(const struct kopt_rename *r, const char *tok, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < r->keep.nr; i++)
+		if (strlen(r->keep.v[i]) == len &&
+		    !memcmp(r->keep.v[i], tok, len))
+			return 1;
+	return 0;
+}
+
+void kopt_rename_scan_shared(struct kopt_rename *r, const char *text,
+			     size_t len)
+{
+	const char *p = text, *end = text + len;
+
+	if (!r->enabled || r->from != 0 || !r->stems.nr)
+		return;
+	while (p < end) {
+		const char *s;
+		if (!is_ident((unsigned char)*p)) {
+			p++;
+			continue;
+		}
+		s = p;
+		while (p < end && is_ident((unsigned char)*p))
+			p++;
+		if (stem_of(r, s, (size_t)(p - s)) && !kept(r, s, (size_t)(p - s))) {
+			char *tok = kopt_strndup(s, (size_t)(p - s));
+			kopt_strvec_push(&r->keep, tok);
+			free(tok);
+		}
+	}
+}
+
+/* Rename one identifier token; returns 1 when it changed. */
+static int rename_token(struct kopt_buf *out, const struct kopt_rename *r,
+			const char *tok, size_t len)
+{
+	size_t i, changed = 0;
+
+	if (r->from == 0) {
+		size_t sl = stem_of(r, tok, len);
+		if (!sl || kept(r, tok, len)) {
+			kopt_buf_add(out, tok, len);
+			return 0;
+		}
+		kopt_buf_add(out, tok, sl);
+		kopt_buf_addf(out, "_v%ld", r->to);
+		kopt_buf_add(out, tok + sl, len - sl);
+		return 1;
+	}
+	/* "_v<from>" at the end of the token or before '_' */
+	for (i = 0; i < len; ) {
+		size_t j = i + 2, d;
+		if (i > 0 && tok[i] == '_' && i + 2 < len &&
+		    (tok[i + 1] == 'v' || tok[i + 1] == 'V') &&
+		    isdigit((unsigned char)tok[i + 2])) {
+			long n = 0;
+			while (j < len && isdigit((unsigned char)tok[j]) &&
+			       n < 100000000)
+				n = n * 10 + (tok[j++] - '0');
+			d = j - (i + 2);
+			if (n == r->from && (d == 1 || tok[i + 2] != '0') &&
+			    (j == len || tok[j] == '_')) {
+				kopt_buf_addf(out, "_%c%ld", tok[i + 1], r->to);
+				changed = 1;
+				i = j;
+				continue;
+			}
+		}
+		kopt_buf_addch(out, tok[i++]);
+	}
+	return (int)changed;
+}
+
+size_t kopt_rename_text(struct kopt_buf *out, const struct kopt_rename *r,
+			const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	size_t n = 0;
+
+	if (!r->enabled || (r->from == 0 && !r->stems.nr)) {
+		kopt_buf_add(out, text, len);
+		return 0;
+	}
+	while (p < end) {
+		const char *s = p;
+		if (!is_ident((unsigned char)*p)) {
+			while (p < end && !is_ident((unsigned char)*p))
+				p++;
+			kopt_buf_add(out, s, (size_t)(p - s));
+			continue;
+		}
+		while (p < end && is_ident((unsigned char)*p))
+			p++;
+		n += rename_token(out, r, s, (size_t)(p - s));
+	}
+	return n;
+}
+
+void kopt_rename_path(struct kopt_buf *out, const struct kopt_rename *r,
+		      const char *path)
+{
+	kopt_rename_text(out, r, path, strlen(path));
+}

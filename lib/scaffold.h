@@ -1,0 +1,95 @@
+#ifndef KOPT_SCAFFOLD_H
+#define KOPT_SCAFFOLD_H
+
+/*
+ * Where a kernel's versions live, and how a new version is made from an
+ * old one (the work of `git kopt design`).
+ *
+ * Layout: `kernel.<name>.source` is a path pattern with `{version}`
+ * (and optionally `{kernel}`), e.g. `kernels/mla_decode/{version}`.  The
+ * folder before the component holding `{version}` is the kernel's root;
+ * its entries that match that component are the versions; everything
+ * else under the root (a shared harness, a Makefile) is shared code.
+ *
+ * Renaming (`kernel.<name>.rename`, default `suffix`, or `none`): names
+ * carry the version as a suffix, `_v<N>`, and a new version renames them.
+ *   - From v<N> (N > 0) to v<M>: every `_v<N>` (or `_V<N>`) that ends an
+ *     identifier or is followed by `_` becomes `_v<M>`, in file and
+ *     folder names and in the text of text files: `foo_v2.cu` ->
+ *     `foo_v3.cu`, `foo_v2_kernel` -> `foo_v3_kernel`, `FOO_V2_H` ->
+ *     `FOO_V3_H`; `foo_v20` is left alone.
+ *   - From v0, which has no suffix: the stems of the version's files that
+ *     begin with the kernel's name (`-` and `.` read as `_`) or with the
+ *     name of the folder holding the versions are versioned; an
+ *     identifier that is such a stem, or begins with one followed by `_`,
+ *     gets `_v<M>` after the stem (the longest stem wins): `mla_decode.cu`
+ *     -> `mla_decode_v1.cu`, `mla_decode_kernel` -> `mla_decode_v1_kernel`,
+ *     `#include "mla_decode.cuh"` -> `#include "mla_decode_v1.cuh"`.  An
+ *     identifier that shared code outside the versions also uses (the
+ *     entry point a harness calls, a header of the harness) is an
+ *     interface and keeps its name, so the new version still builds
+ *     against the harness.  Other names (`main`, `bench.cu`, `utils.h`)
+ *     are never touched.
+ * Binary files (git's test: a NUL byte or mostly non-text) are copied
+ * byte for byte.  With `rename = none` everything is copied unchanged.
+ *
+ * Ownership: the structures own their strings; release them with the
+ * matching _release().
+ */
+
+#include <git2.h>
+
+#include "buf.h"
+#include "config.h"
+#include "strvec.h"
+
+struct kopt_layout {
+	char *root;             /* "kernels/mla_decode" ("" for the top) */
+	char *comp_prefix;      /* text of the version component before */
+	char *comp_suffix;      /* ... and after {version} */
+	const struct kopt_kernel *kernel;
+};
+
+#define KOPT_LAYOUT_INIT { NULL, NULL, NULL, NULL }
+
+/* KOPT_EINVALID (printed) when the pattern has no usable {version}. */
+int kopt_layout_init(struct kopt_layout *out, const struct kopt_kernel *k);
+void kopt_layout_release(struct kopt_layout *l);
+/* The folder of `version` ("kernels/mla_decode/v3"). */
+int kopt_layout_dir(struct kopt_buf *out, const struct kopt_layout *l,
+		    const char *version);
+/* The version a root entry named `name` holds, or NULL (owned by caller). */
+char *kopt_layout_match(const struct kopt_layout *l, const char *name);
+/* The versions with a folder in `tree`, sorted by number. */
+int kopt_layout_versions(struct kopt_strvec *out, git_repository *repo,
+			 const git_tree *tree, const struct kopt_layout *l);
+
+struct kopt_rename {
+	long from, to;          /* version numbers */
+	int enabled;
+	struct kopt_strvec stems;  /* from v0: stems, longest first */
+	struct kopt_strvec keep;   /* from v0: identifiers kept */
+};
+
+#define KOPT_RENAME_INIT { 0, 0, 0, KOPT_STRVEC_INIT, KOPT_STRVEC_INIT }
+
+void kopt_rename_init(struct kopt_rename *r, long from, long to,
+		      int enabled);
+void kopt_rename_release(struct kopt_rename *r);
+/*
+ * From v0: consider the file `name` (a base name) of the version; its
+ * stem becomes versioned when it begins with one of `prefixes`.
+ */
+void kopt_rename_add_file(struct kopt_rename *r, const char *name,
+			  const struct kopt_strvec *prefixes);
+/* From v0: note identifiers of shared text, which then keep their names. */
+void kopt_rename_scan_shared(struct kopt_rename *r, const char *text,
+			     size_t len);
+/* Append `text` renamed to `out`; the number of names changed. */
+size_t kopt_rename_text(struct kopt_buf *out, const struct kopt_rename *r,
+			const char *text, size_t len);
+/* Append the path (components separated by '/') renamed to `out`. */
+void kopt_rename_path(struct kopt_buf *out, const struct kopt_rename *r,
+		      const char *path);
+
+#endif

@@ -1,0 +1,84 @@
+#!/usr/bin/env bats
+# git kopt status: the step each kernel has reached, derived from the
+# repository, and what to run next.
+
+load helper
+load gate
+
+setup() {
+	setup_kernel_repo
+	install_hooks
+}
+
+@test "status walks through the cycle" {
+	run git kopt status
+	assert_success
+	assert_output "mla-decode       v0     evaluate  -            next: back to SELECT: git kopt select mla-decode"
+
+	git kopt design mla-decode --title "Wide tiles" >/dev/null 2>&1
+	run git kopt status
+	assert_output "mla-decode       v1     design    -            next: implement v1, then git kopt verify mla-decode v1"
+
+	results mla-decode v1 v0 120.0 70.0
+	run git kopt status
+	assert_output "mla-decode       v1     verify    regression   next: git kopt learn new anti-pattern wide-tiles --from mla-decode/v1, then commit docs/kernels/mla-decode/results/v1.json with it"
+
+	add_anti_pattern wide-tiles
+	git add -A
+	git commit -q -m "Verify mla-decode v1"
+	run git kopt status
+	assert_output "mla-decode       v1     evaluate  regression   next: back to SELECT: git kopt select mla-decode"
+
+	git kopt design mla-decode --from v0 --title "Split KV" >/dev/null 2>&1
+	results mla-decode v2 v0 90.0 55.0
+	mkdir -p docs/kernels/mla-decode/tasks
+	printf '## Optimization Task: mla-decode v0 -> v2\n1. [split-kv](../../../knowledge/optimizations/split-kv.md)\n' \
+		>docs/kernels/mla-decode/tasks/v2.md
+	git add -A
+	git commit -q -m "Verify mla-decode v2" -m "Kopt-Kernel: mla-decode
+Kopt-Version: v2
+Kopt-Step: verify
+Kopt-Verdict: improvement"
+	run git kopt status
+	assert_output "mla-decode       v2     done      improvement  next: git kopt review (the target is met)"
+}
+
+@test "status of a kernel without versions, and the skip trailer" {
+	git config -f .kopt kernel.other.language cuda-c
+	git config -f .kopt kernel.other.source "kernels/other/{version}"
+	git config -f .kopt kernel.other.run "true"
+	git checkout -q -b kopt/mla-decode/v1
+	add_version v1 "Wide tiles"
+	results mla-decode v1 v0 120.0 210.0
+	git add -A
+	git commit -q -m "Verify" -m "Kopt-Kernel: mla-decode
+Kopt-Version: v1
+Kopt-Learn: skip throttled"
+	run git kopt status
+	assert_output "mla-decode       v1     evaluate  regression   next: back to SELECT: git kopt select mla-decode
+                 LEARN skipped: throttled
+other            -      none      -            next: commit the base version v0 under 'kernels/other/{version}'"
+}
+
+@test "status --json" {
+	run --separate-stderr git kopt status --json
+	assert_success
+	assert_output '[{
+		"kernel":	"mla-decode",
+		"version":	"v0",
+		"step":	"evaluate",
+		"verdict":	null,
+		"committed":	true,
+		"target_met":	false,
+		"learned":	false,
+		"next":	"back to SELECT: git kopt select mla-decode"
+	}]'
+}
+
+@test "status derives, it stores nothing" {
+	git kopt status >/dev/null
+	run git status --porcelain --ignored
+	assert_output ""
+	run git kopt status extra
+	assert_failure 129
+}
