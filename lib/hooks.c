@@ -155,38 +155,55 @@ static int collect_change(const git_diff_delta *d, float progress,
 	return 0;
 }
 
-static int load_changes(struct ctx *c)
+/*
+ * One diff per folder the rules read: with a single path prefix, libgit2
+ * walks only that part of the trees and the index, so the kernels'
+ * sources (most of a repository) are never visited.
+ */
+static int diff_prefix(struct ctx *c, const char *prefix)
 {
 	git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
-	struct kopt_strvec specs = KOPT_STRVEC_INIT;
+	char *spec = (char *)prefix;
 	git_diff *diff = NULL;
-	size_t i;
-	int ret = 0;
+	int ret;
 
-	/* only these paths matter to the rules: skip the kernels' sources */
-	kopt_strvec_push(&specs, "docs/kernels");
-	kopt_strvec_push(&specs, c->kroot);
-	for (i = 0; i < c->catalogs.nr; i++)
-		kopt_strvec_push(&specs, c->catalogs.v[i]);
-	opts.pathspec.strings = (char **)specs.v;
-	opts.pathspec.count = specs.nr;
-	opts.flags = GIT_DIFF_SKIP_BINARY_CHECK;
+	opts.pathspec.strings = &spec;
+	opts.pathspec.count = 1;
+	opts.flags = GIT_DIFF_SKIP_BINARY_CHECK | GIT_DIFF_DISABLE_PATHSPEC_MATCH;
 	if (c->g->index)
 		ret = git_diff_tree_to_index(&diff, c->g->repo, c->g->base,
 					     c->g->index, &opts);
 	else
 		ret = git_diff_tree_to_tree(&diff, c->g->repo, c->g->base,
 					    c->g->tree, &opts);
-	if (ret < 0) {
+	if (!ret)
+		ret = git_diff_foreach(diff, collect_change, NULL, NULL, NULL, c);
+	if (ret < 0)
 		ret = kopt_error("cannot compare with the parent: %s",
 				 kopt_git_error("unknown error"));
-		goto done;
-	}
-	if (git_diff_foreach(diff, collect_change, NULL, NULL, NULL, c) < 0)
-		ret = kopt_error("cannot compare with the parent: %s",
-				 kopt_git_error("unknown error"));
-done:
 	git_diff_free(diff);
+	return ret;
+}
+
+static int load_changes(struct ctx *c)
+{
+	struct kopt_strvec specs = KOPT_STRVEC_INIT;
+	size_t i, j;
+	int ret = 0;
+
+	/* only these paths matter to the rules: skip the kernels' sources */
+	kopt_strvec_push(&specs, "docs/kernels/");
+	kopt_strvec_pushf(&specs, "%s/", c->kroot);
+	for (i = 0; i < c->catalogs.nr; i++) {
+		/* a catalog inside a folder already diffed is seen there */
+		for (j = 0; j < 2; j++)
+			if (kopt_starts_with(c->catalogs.v[i], specs.v[j]))
+				break;
+		if (j == 2)
+			kopt_strvec_push(&specs, c->catalogs.v[i]);
+	}
+	for (i = 0; !ret && i < specs.nr; i++)
+		ret = diff_prefix(c, specs.v[i]);
 	kopt_strvec_clear(&specs);
 	return ret;
 }
