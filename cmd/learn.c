@@ -222,6 +222,8 @@ static void list_json(const struct kopt_kb *kb)
 		cJSON *o = cJSON_CreateObject(), *a;
 		const char *impact = e->row ? e->row->cell[KOPT_COL_IMPACT] :
 				     NULL;
+		const struct kopt_trigger *trig;
+		size_t ntrig;
 		double pct;
 
 		if (e->row)
@@ -246,9 +248,10 @@ static void list_json(const struct kopt_kb *kb)
 		else if (e->kind == KOPT_KIND_OPTIMIZATION)
 			cJSON_AddNullToObject(o, "impact_pct");
 		a = cJSON_AddArrayToObject(o, "triggers");
-		for (j = 0; d && j < d->triggers_nr; j++)
+		trig = kopt_kb_entry_triggers(e, &ntrig);
+		for (j = 0; j < ntrig; j++)
 			cJSON_AddItemToArray(a, cJSON_CreateString(
-				d->triggers[j].text));
+				trig[j].text));
 		if (d && d->control)
 			cJSON_AddStringToObject(o, "control",
 						kopt_control_name(d->control));
@@ -289,13 +292,13 @@ static void list_text(const struct kopt_kb *kb)
 	}
 	for (i = 0; i < kb->entries_nr; i++) {
 		const struct kopt_kb_entry *e = &kb->entries[i];
-		const struct kopt_detail *d = e->detail;
 		struct kopt_buf trig = KOPT_BUF_INIT;
-		size_t j;
+		size_t j, nt;
+		const struct kopt_trigger *t = kopt_kb_entry_triggers(e, &nt);
 
-		for (j = 0; d && j < d->triggers_nr; j++)
+		for (j = 0; j < nt; j++)
 			kopt_buf_addf(&trig, "%s%s", j ? " and " : "",
-				      d->triggers[j].text);
+				      t[j].text);
 		printf("%-*s  %-12s  %-*s  %-*s  %s%s%s%s\n", (int)wid,
 		       e->row ? e->row->cell[KOPT_COL_ID] : "-",
 		       kopt_kind_name(e->kind), (int)wscope,

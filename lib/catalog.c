@@ -89,6 +89,36 @@ static void cell_text(struct kopt_buf *out, cmark_node *cell)
 	kopt_buf_trim(out);
 }
 
+/* Every code span under `n` is a trigger of the row. */
+static void read_triggers(struct parse *ps, struct kopt_catalog_row *r,
+			  cmark_node *n)
+{
+	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_trigger t;
+	const char *lit;
+	cmark_node *c;
+	size_t plen;
+
+	if (cmark_node_get_type(n) != CMARK_NODE_CODE) {
+		for (c = cmark_node_first_child(n); c; c = cmark_node_next(c))
+			read_triggers(ps, r, c);
+		return;
+	}
+	lit = cmark_node_get_literal(n);
+	if (!lit || kopt_knowledge_placeholder(lit, &plen) >= 0)
+		return;
+	if (kopt_trigger_parse(&t, lit, r->line, &err)) {
+		problem(ps, r->line, "%s: trigger `%s` in the 'Trigger "
+			"Conditions' column: %s", r->cell[KOPT_COL_ID], lit,
+			err.buf);
+	} else {
+		KOPT_ALLOC_GROW(r->triggers, r->triggers_nr + 1,
+				r->triggers_alloc);
+		r->triggers[r->triggers_nr++] = t;
+	}
+	kopt_buf_release(&err);
+}
+
 /* The first code span or link under `n`. */
 static cmark_node *find_path_node(cmark_node *n)
 {
@@ -243,6 +273,9 @@ static void read_row(struct parse *ps, const struct kopt_catalog_table *t,
 		}
 	}
 
+	if (t->col[KOPT_COL_TRIGGER] >= 0 && t->col[KOPT_COL_TRIGGER] < n)
+		read_triggers(ps, r, cells[t->col[KOPT_COL_TRIGGER]]);
+
 	/* cells left as learn new wrote them */
 	for (i = 0; i < KOPT_COL_NR; i++) {
 		size_t plen;
@@ -303,13 +336,16 @@ int kopt_catalog_parse(struct kopt_catalog *out, const char *path,
 
 void kopt_catalog_release(struct kopt_catalog *c)
 {
-	size_t i;
+	size_t i, k;
 	int j;
 
 	for (i = 0; i < c->rows_nr; i++) {
 		for (j = 0; j < KOPT_COL_NR; j++)
 			free(c->rows[i].cell[j]);
 		free(c->rows[i].detail);
+		for (k = 0; k < c->rows[i].triggers_nr; k++)
+			kopt_trigger_release(&c->rows[i].triggers[k]);
+		free(c->rows[i].triggers);
 	}
 	free(c->rows);
 	for (i = 0; i < c->tables_nr; i++)

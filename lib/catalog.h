@@ -16,6 +16,8 @@
  * once.  IDs are O<n> and A<n>, unique within a catalog.  The Detail
  * File cell holds a path in backticks (from the top of the work tree) or
  * a link (relative to the catalog file, as a Markdown viewer reads it).
+ * A code span in the Trigger Conditions cell is a trigger (lib/trigger);
+ * lib/kb checks that it is one of its detail file's.
  *
  * kopt_catalog_parse() keeps the file's bytes and reports every problem
  * of the catalog itself (shape, IDs, cells) into `problems`; whether the
@@ -29,6 +31,7 @@
 #include "knowledge.h"
 #include "problem.h"
 #include "strvec.h"
+#include "trigger.h"
 
 enum kopt_catalog_col {
 	KOPT_COL_ID,
@@ -47,6 +50,8 @@ struct kopt_catalog_row {
 	char *cell[KOPT_COL_NR];  /* plain text; NULL for absent columns */
 	long num;                 /* n of O<n>/A<n>, or -1 when malformed */
 	char *detail;             /* the Detail File as written, or NULL */
+	struct kopt_trigger *triggers;  /* code spans of Trigger Conditions */
+	size_t triggers_nr, triggers_alloc;
 	int detail_link;          /* written as a link */
 	int line;
 };

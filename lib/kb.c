@@ -334,6 +334,38 @@ static void check_place(struct kopt_kb *kb, const struct kopt_kb_catalog *c,
 	}
 }
 
+/*
+ * The catalog's Trigger Conditions repeat the detail file's triggers for
+ * readers of the catalog; each must be one of the file's conditions.
+ */
+static void check_triggers(struct kopt_kb *kb, const struct kopt_kb_catalog *c,
+			   const struct kopt_catalog_row *r,
+			   const struct kopt_detail *d)
+{
+	struct kopt_strvec have = KOPT_STRVEC_INIT, want = KOPT_STRVEC_INIT;
+	size_t i, j;
+
+	if (!r->triggers_nr || !d->triggers_nr)
+		return;
+	for (i = 0; i < d->triggers_nr; i++)
+		kopt_trigger_conjuncts(&d->triggers[i], &have);
+	for (i = 0; i < r->triggers_nr; i++) {
+		kopt_strvec_clear(&want);
+		kopt_trigger_conjuncts(&r->triggers[i], &want);
+		for (j = 0; j < want.nr; j++)
+			if (!kopt_strvec_has(&have, want.v[j]))
+				break;
+		if (j < want.nr)
+			kopt_problems_add(&kb->problems, c->path, r->line,
+					  "%s: trigger `%s` is not among the "
+					  "triggers of '%s'; make them agree",
+					  r->cell[KOPT_COL_ID],
+					  r->triggers[i].text, d->path);
+	}
+	kopt_strvec_clear(&have);
+	kopt_strvec_clear(&want);
+}
+
 static void check_row(struct loader *ld, size_t ci, size_t ri)
 {
 	struct kopt_kb *kb = ld->kb;
@@ -400,6 +432,8 @@ static void check_row(struct loader *ld, size_t ci, size_t ri)
 				  hint.buf, hint.len ? "'" : "");
 	}
 	check_place(kb, c, r, path, ret, kind, lang, &why);
+	if (cl->detail != (size_t)-1)
+		check_triggers(kb, c, r, &kb->details[cl->detail]);
 done:
 	add_pending(ld, r->kind, ci, ri, claim);
 	kopt_buf_release(&why);
@@ -605,6 +639,21 @@ const struct kopt_kb_entry *kopt_kb_find(const struct kopt_kb *kb,
 	for (i = 0; i < kb->entries_nr; i++)
 		if (kb->entries[i].path && !strcmp(kb->entries[i].path, path))
 			return &kb->entries[i];
+	return NULL;
+}
+
+const struct kopt_trigger *kopt_kb_entry_triggers(const struct kopt_kb_entry *e,
+						  size_t *nr)
+{
+	if (e->detail && e->detail->triggers_nr) {
+		*nr = e->detail->triggers_nr;
+		return e->detail->triggers;
+	}
+	if (e->row && e->row->triggers_nr) {
+		*nr = e->row->triggers_nr;
+		return e->row->triggers;
+	}
+	*nr = 0;
 	return NULL;
 }
 

@@ -13,7 +13,8 @@
  * kopt_kb_load() reads everything it can and collects every problem,
  * its own and those of lib/catalog and lib/knowledge, in kb->problems,
  * sorted by file and line: a row whose detail file does not exist, a
- * detail file in the wrong folder or catalog, with no row or with two.
+ * detail file in the wrong folder or catalog, with no row or with two, a
+ * catalog trigger that is not one of its detail file's.
  * It returns 0 even when there are problems; -1 only when a file could
  * not be read at all (error printed).  Entries point into the catalogs
  * and details they came from; everything is freed by kopt_kb_release().
@@ -82,6 +83,12 @@ const struct kopt_kb_catalog *kopt_kb_catalog(const struct kopt_kb *kb,
 /* The entry whose detail file is `path`, or NULL. */
 const struct kopt_kb_entry *kopt_kb_find(const struct kopt_kb *kb,
 					 const char *path);
+/*
+ * The triggers of an entry: its detail file's, or, when the file has
+ * none, those of its catalog row's Trigger Conditions.
+ */
+const struct kopt_trigger *kopt_kb_entry_triggers(const struct kopt_kb_entry *e,
+						  size_t *nr);
 /* A catalog ID qualified by its language when not shared ("cute-dsl/O2"). */
 void kopt_kb_entry_id(struct kopt_buf *out, const struct kopt_kb_entry *e);
 

@@ -91,12 +91,16 @@ static void item_release(struct kopt_strategy_item *it)
 static int evaluate(struct kopt_strategy_item *it,
 		    const struct kopt_results *res)
 {
-	const struct kopt_detail *d = it->entry->detail;
+	const struct kopt_kb_entry *e = it->entry;
 	struct kopt_trigger_result r = KOPT_TRIGGER_RESULT_INIT;
 	struct kopt_buf err = KOPT_BUF_INIT, vals = KOPT_BUF_INIT;
 	struct kopt_strvec seen = KOPT_STRVEC_INIT;
 	int any_true = 0, any_unknown = 0, ret = 0;
-	size_t i, j, k;
+	size_t i, j, k, ntrig;
+	const struct kopt_trigger *trig = kopt_kb_entry_triggers(e, &ntrig);
+	/* a catalog row's trigger is blamed on the catalog */
+	const char *where = trig == e->detail->triggers ? e->detail->path :
+			    e->catalog->path;
 
 	it->margin = -HUGE_VAL;
 	for (i = 0; i < res->entries_nr; i++) {
@@ -106,13 +110,13 @@ static int evaluate(struct kopt_strategy_item *it,
 
 		kopt_buf_reset(&vals);
 		kopt_strvec_clear(&seen);
-		for (j = 0; j < d->triggers_nr; j++) {
-			const struct kopt_trigger *tr = &d->triggers[j];
+		for (j = 0; j < ntrig; j++) {
+			const struct kopt_trigger *tr = &trig[j];
 			kopt_buf_reset(&err);
 			if (kopt_trigger_eval(&r, tr, kopt_trigger_entry_lookup,
 					      (void *)m, &err)) {
 				ret = kopt_error("%s:%d: trigger `%s`: %s",
-						 d->path, tr->line, tr->text,
+						 where, tr->line, tr->text,
 						 err.buf);
 				goto done;
 			}
@@ -321,7 +325,7 @@ int kopt_strategy_compute(struct kopt_strategy *s, const struct kopt_kb *kb,
 			  const struct kopt_kernel *kernel,
 			  const char *current, const char *next, size_t max)
 {
-	size_t i;
+	size_t i, ntrig;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
@@ -343,7 +347,7 @@ int kopt_strategy_compute(struct kopt_strategy *s, const struct kopt_kb *kb,
 
 		if (!e->row)
 			continue;
-		if (!e->detail || !e->detail->triggers_nr) {
+		if (!e->detail || !kopt_kb_entry_triggers(e, &ntrig)) {
 			struct kopt_buf sb = KOPT_BUF_INIT;
 			kopt_kb_entry_id(&sb, e);
 			kopt_buf_addf(&sb, " %s", entry_name(e));
@@ -442,13 +446,15 @@ char *kopt_relative_path(const char *from_dir, const char *to)
 	return kopt_buf_detach(&out, NULL);
 }
 
-static void triggers_text(struct kopt_buf *out, const struct kopt_detail *d)
+/* "`a` and `b`"; returns how many. */
+static size_t triggers_text(struct kopt_buf *out, const struct kopt_kb_entry *e)
 {
-	size_t i;
+	size_t i, n;
+	const struct kopt_trigger *t = kopt_kb_entry_triggers(e, &n);
 
-	for (i = 0; i < d->triggers_nr; i++)
-		kopt_buf_addf(out, "%s`%s`", i ? " and " : "",
-			      d->triggers[i].text);
+	for (i = 0; i < n; i++)
+		kopt_buf_addf(out, "%s`%s`", i ? " and " : "", t[i].text);
+	return n;
 }
 
 static void link(struct kopt_buf *out, const char *task_dir, const char *path)
@@ -478,9 +484,8 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 			kopt_buf_addf(out, ", est. impact %s",
 				      e->row->cell[KOPT_COL_IMPACT]);
 		kopt_buf_addstr(out, "): ");
-		triggers_text(out, e->detail);
 		kopt_buf_addf(out, " %s on %s; see ",
-			      e->detail->triggers_nr > 1 ? "hold" : "holds",
+			      triggers_text(out, e) > 1 ? "hold" : "holds",
 			      it->holds.buf);
 		link(out, task_dir, e->path);
 		kopt_buf_addch(out, '\n');
@@ -533,9 +538,8 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 		kopt_buf_addf(out, "- Avoid: %s (", entry_name(e));
 		kopt_kb_entry_id(out, e);
 		kopt_buf_addstr(out, "): ");
-		triggers_text(out, e->detail);
 		kopt_buf_addf(out, " %s on %s; see ",
-			      e->detail->triggers_nr > 1 ? "hold" : "holds",
+			      triggers_text(out, e) > 1 ? "hold" : "holds",
 			      it->holds.buf);
 		link(out, task_dir, e->path);
 		kopt_buf_addch(out, '\n');
@@ -551,7 +555,7 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 		kopt_buf_addf(out, "- %s (", entry_name(e));
 		kopt_kb_entry_id(out, e);
 		kopt_buf_addstr(out, "): ");
-		triggers_text(out, e->detail);
+		triggers_text(out, e);
 		kopt_buf_addstr(out, " unknown on ");
 		for (j = 0; j < it->unknown_on.nr; j++)
 			kopt_buf_addf(out, "%s%s", j ? ", " : "",
@@ -573,7 +577,8 @@ static cJSON *item_json(const struct kopt_strategy_item *it, int rank,
 	const struct kopt_kb_entry *e = it->entry;
 	cJSON *o = cJSON_CreateObject(), *arr;
 	struct kopt_buf id = KOPT_BUF_INIT;
-	size_t i;
+	const struct kopt_trigger *trig;
+	size_t i, ntrig;
 
 	(void)cfg;
 	if (rank)
@@ -589,9 +594,9 @@ static cJSON *item_json(const struct kopt_strategy_item *it, int rank,
 		cJSON_AddNullToObject(o, "language");
 	cJSON_AddStringToObject(o, "detail", e->path);
 	arr = cJSON_AddArrayToObject(o, "triggers");
-	for (i = 0; i < e->detail->triggers_nr; i++)
-		cJSON_AddItemToArray(arr, cJSON_CreateString(
-			e->detail->triggers[i].text));
+	trig = kopt_kb_entry_triggers(e, &ntrig);
+	for (i = 0; i < ntrig; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(trig[i].text));
 	cJSON_AddStringToObject(o, "truth", kopt_truth_name(it->truth));
 	if (e->kind == KOPT_KIND_OPTIMIZATION) {
 		if (it->impact_known)

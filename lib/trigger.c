@@ -106,6 +106,62 @@ void kopt_trigger_release(struct kopt_trigger *t)
 	memset(t, 0, sizeof(*t));
 }
 
+static void canonical(struct kopt_buf *out, const struct kopt_expr *e)
+{
+	static const char *const ops[] = {
+		[KOPT_EXPR_ADD] = "+", [KOPT_EXPR_SUB] = "-",
+		[KOPT_EXPR_MUL] = "*", [KOPT_EXPR_DIV] = "/",
+		[KOPT_EXPR_MOD] = "%", [KOPT_EXPR_POW] = "**",
+		[KOPT_EXPR_LT] = "<", [KOPT_EXPR_LE] = "<=",
+		[KOPT_EXPR_GT] = ">", [KOPT_EXPR_GE] = ">=",
+		[KOPT_EXPR_EQ] = "==", [KOPT_EXPR_NE] = "!=",
+		[KOPT_EXPR_AND] = "and", [KOPT_EXPR_OR] = "or",
+	};
+
+	switch (e->kind) {
+	case KOPT_EXPR_NUM:
+		kopt_buf_addf(out, "%.17g", e->num);
+		return;
+	case KOPT_EXPR_NAME:
+		kopt_buf_addstr(out, e->name);
+		return;
+	case KOPT_EXPR_NEG:
+	case KOPT_EXPR_NOT:
+		kopt_buf_addstr(out, e->kind == KOPT_EXPR_NEG ? "(-" : "(not ");
+		canonical(out, e->l);
+		kopt_buf_addch(out, ')');
+		return;
+	default:
+		kopt_buf_addch(out, '(');
+		canonical(out, e->l);
+		kopt_buf_addf(out, " %s ", ops[e->kind]);
+		canonical(out, e->r);
+		kopt_buf_addch(out, ')');
+	}
+}
+
+static void conjuncts(const struct kopt_expr *e, struct kopt_strvec *out)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+
+	if (e->kind == KOPT_EXPR_AND) {
+		conjuncts(e->l, out);
+		conjuncts(e->r, out);
+		return;
+	}
+	canonical(&sb, e);
+	if (!kopt_strvec_has(out, sb.buf))
+		kopt_strvec_push(out, sb.buf);
+	kopt_buf_release(&sb);
+}
+
+void kopt_trigger_conjuncts(const struct kopt_trigger *t,
+			    struct kopt_strvec *out)
+{
+	if (t->expr)
+		conjuncts(t->expr, out);
+}
+
 const char *kopt_truth_name(enum kopt_truth t)
 {
 	switch (t) {

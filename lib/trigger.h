@@ -53,6 +53,14 @@ int kopt_trigger_parse(struct kopt_trigger *out, const char *text, int line,
 		       struct kopt_buf *err);
 void kopt_trigger_release(struct kopt_trigger *t);
 
+/*
+ * The conditions that must all hold for `t`: its operands of a top-level
+ * `and`, each in a canonical spelling, so that `a and b` written as one
+ * trigger and `a`, `b` written as two compare equal.
+ */
+void kopt_trigger_conjuncts(const struct kopt_trigger *t,
+			    struct kopt_strvec *out);
+
 enum kopt_truth {
 	KOPT_TRUTH_FALSE = 0,
 	KOPT_TRUTH_TRUE = 1,

@@ -47,7 +47,8 @@ static int mem_list(void *data, const char *dir, struct kopt_strvec *out)
 	return 0;
 }
 
-static char *valid;   /* a valid detail file */
+static char *valid;        /* a valid detail file */
+static char *untriggered;  /* the same without its triggers */
 
 static const char kopt_text[] =
 	"[language \"cute-dsl\"]\n\tcontrol = warp\n"
@@ -84,15 +85,20 @@ static void test_consistent(void **state)
 	struct file files[] = {
 		{ SHARED, "# Catalog\n\n" OPT_HDR
 		  "| O1 | Split | `waves < 1` | 20% | p | "
-		  "`docs/knowledge/optimizations/split.md` |\n\n" ANTI_HDR
+		  "`docs/knowledge/optimizations/split.md` |\n"
+		  "| O2 | Plain | `spill_bytes > 0` | 20% | p | "
+		  "`docs/knowledge/optimizations/plain.md` |\n\n" ANTI_HDR
 		  "| A1 | Spill | slow | report | "
 		  "[spill](../../../docs/knowledge/anti-patterns/"
 		  "spill.md) |\n" },
-		{ CUTE, OPT_HDR "| O1 | TMA | `dram_pct < 50` | 10% | p | "
+		/* the same conditions, written another way */
+		{ CUTE, OPT_HDR "| O1 | TMA | `(b*s < 64 or dram_pct < 50) "
+		  "and waves < 1` and `t >= 1024` | 10% | p | "
 		  "[tma](/docs/knowledge/languages/cute-dsl/optimizations/"
 		  "tma.md) |\n" },
 		{ "docs/knowledge/README.md", "# not a detail file\n" },
 		{ "docs/knowledge/optimizations/split.md", valid },
+		{ "docs/knowledge/optimizations/plain.md", untriggered },
 		{ "docs/knowledge/anti-patterns/spill.md", valid },
 		{ "docs/knowledge/languages/cute-dsl/optimizations/tma.md",
 		  valid },
@@ -102,7 +108,9 @@ static void test_consistent(void **state)
 	};
 	struct kopt_buf out = KOPT_BUF_INIT;
 	const struct kopt_kb_entry *e;
+	const struct kopt_trigger *trig;
 	struct kopt_kb kb;
+	size_t n;
 
 	(void)state;
 	load(&kb, files, NULL);
@@ -114,8 +122,19 @@ static void test_consistent(void **state)
 	assert_null(kb.catalogs[0].language);
 	assert_string_equal(kb.catalogs[1].language, "cute-dsl");
 	assert_false(kb.catalogs[2].exists);
-	assert_int_equal(kb.entries_nr, 3);
-	assert_int_equal(kb.details_nr, 3);
+	assert_int_equal(kb.entries_nr, 4);
+	assert_int_equal(kb.details_nr, 4);
+
+	/* the file's triggers, or the catalog row's when it has none */
+	e = kopt_kb_find(&kb, "docs/knowledge/optimizations/split.md");
+	trig = kopt_kb_entry_triggers(e, &n);
+	assert_int_equal(n, 2);
+	assert_ptr_equal(trig, e->detail->triggers);
+	e = kopt_kb_find(&kb, "docs/knowledge/optimizations/plain.md");
+	assert_int_equal(e->detail->triggers_nr, 0);
+	trig = kopt_kb_entry_triggers(e, &n);
+	assert_int_equal(n, 1);
+	assert_string_equal(trig[0].text, "spill_bytes > 0");
 
 	e = kopt_kb_find(&kb, "docs/knowledge/anti-patterns/spill.md");
 	assert_non_null(e);
@@ -138,7 +157,7 @@ static void test_problems(void **state)
 {
 	struct file files[] = {
 		{ SHARED, OPT_HDR
-		  "| O1 | A | x | 1% | p | "
+		  "| O1 | A | `waves < 2` | 1% | p | "
 		  "`docs/knowledge/optimizations/a.md` |\n"
 		  "| O2 | B | x | 1% | p | "
 		  "`docs/knowledge/optimizations/missing.md` |\n"
@@ -176,6 +195,8 @@ static void test_problems(void **state)
 	assert_string_equal(out.buf,
 		CUTE ":3: O1: 'docs/knowledge/optimizations/shared.md' is "
 		"shared knowledge; its row belongs in " SHARED "\n"
+		SHARED ":3: O1: trigger `waves < 2` is not among the triggers "
+		"of 'docs/knowledge/optimizations/a.md'; make them agree\n"
 		SHARED ":4: O2: detail file 'docs/knowledge/optimizations/"
 		"missing.md' does not exist; create it with 'git kopt learn "
 		"new optimization missing'\n"
@@ -294,6 +315,14 @@ static int setup(void **state)
 	if (kopt_buf_read_file(&sb, FIX "valid.md"))
 		return -1;
 	valid = kopt_buf_detach(&sb, NULL);
+	kopt_buf_addstr(&sb, valid);
+	{
+		char *a = strstr(sb.buf, "- `waves < 1`");
+		char *b = strstr(sb.buf, "- Control:");
+		kopt_buf_splice(&sb, (size_t)(a - sb.buf), (size_t)(b - a),
+				"", 0);
+	}
+	untriggered = kopt_buf_detach(&sb, NULL);
 	return 0;
 }
 
@@ -301,6 +330,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	free(valid);
+	free(untriggered);
 	git_libgit2_shutdown();
 	return 0;
 }
