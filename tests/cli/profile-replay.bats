@@ -67,6 +67,17 @@ wrote docs/kernels/mm/results/v0.json" ]
 	assert_output "v0"
 }
 
+@test "a percentage changes by points against the parent" {
+	git kopt profile mm v0 --trial decode --replay "$GPU/mla-decode-v0-decode.json"
+	run --separate-stderr git kopt profile mm v1 --trial decode \
+		--replay "$GPU/mla-decode-v1-decode.json"
+	assert_success
+	assert_line "| Duration | 3677.23 μs | 337.98 μs | -90.8% |"
+	assert_line "| TC Util | 0.0% | 35.1% | +35.1 pts |"
+	assert_line "| Occupancy | 93.6% | 12.5% | -81.1 pts |"
+	assert_line "| L2 Hit Rate | 98.8% | 8.7% | -90.0 pts |"
+}
+
 @test "profiling again replaces the entry of the same trial and keeps the others" {
 	git kopt profile mm v0 --trial decode --replay "$GPU/pytorch-matmul.json"
 	git kopt profile mm v0 --trial spec-decode --replay "$GPU/triton-softmax.json"
