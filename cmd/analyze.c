@@ -18,6 +18,8 @@
 #include "expr.h"
 #include "obligations.h"
 #include "render.h"
+#include "repo.h"
+#include "scaffold.h"
 #include "banned.h"
 
 static const char *const analyze_usage[] = {
@@ -42,6 +44,8 @@ struct kernel_view {
 	size_t targets_nr;
 	struct kopt_obligation *obligations;
 	size_t obligations_nr;
+	/* folders of versions that neither the devlog nor results name */
+	struct kopt_strvec unmeasured;
 };
 
 static void evaluate_target(struct target_state *ts,
@@ -108,6 +112,36 @@ static void evaluate_target(struct target_state *ts,
 	kopt_buf_release(&err);
 }
 
+/*
+ * Versions whose folder is in the work tree but that nothing records yet:
+ * the base version before its first profile, above all.
+ */
+static void find_unmeasured(struct kopt_strvec *out,
+			    const struct kopt_source *src,
+			    const struct kopt_kernel *k,
+			    const struct kopt_analysis *a)
+{
+	struct kopt_layout l = KOPT_LAYOUT_INIT;
+	struct kopt_strvec names = KOPT_STRVEC_INIT;
+	size_t i;
+
+	/* a source without {version} is status's to report, not ours */
+	if (!k->source || !strstr(k->source, "{version}") ||
+	    kopt_layout_init(&l, k))
+		return;
+	if (!kopt_source_list(src, l.root, &names))
+		for (i = 0; i < names.nr; i++) {
+			char *v = kopt_layout_match(&l, names.v[i]);
+			if (v && !kopt_analysis_find(a, v))
+				kopt_strvec_push(out, v);
+			free(v);
+		}
+	if (out->nr > 1)
+		qsort(out->v, out->nr, sizeof(*out->v), kopt_version_cmp);
+	kopt_strvec_clear(&names);
+	kopt_layout_release(&l);
+}
+
 static int load_view(struct kernel_view *kv, struct kopt_ctx *ctx,
 		     const struct kopt_kernel *k, struct kopt_obligations *learn,
 		     struct kopt_cache *cache)
@@ -117,6 +151,7 @@ static int load_view(struct kernel_view *kv, struct kopt_ctx *ctx,
 	size_t i;
 
 	memset(kv, 0, sizeof(*kv));
+	kv->unmeasured = (struct kopt_strvec)KOPT_STRVEC_INIT;
 	kv->kernel = k;
 	kv->a = (struct kopt_analysis)KOPT_ANALYSIS_INIT;
 	kopt_source_worktree(&src, ctx->top);
@@ -131,6 +166,7 @@ static int load_view(struct kernel_view *kv, struct kopt_ctx *ctx,
 	}
 	kopt_obligations_find(learn, &kv->a, &kv->obligations,
 			       &kv->obligations_nr);
+	find_unmeasured(&kv->unmeasured, &src, k, &kv->a);
 	return 0;
 }
 
@@ -142,6 +178,7 @@ static void release_view(struct kernel_view *kv)
 		free(kv->targets[i].problem);
 	free(kv->targets);
 	kopt_obligations_free(kv->obligations, kv->obligations_nr);
+	kopt_strvec_clear(&kv->unmeasured);
 	kopt_analysis_release(&kv->a);
 }
 
@@ -308,6 +345,11 @@ static void print_kernel(const struct kernel_view *kv,
 	}
 	if (a->versions_nr)
 		kopt_mdtable_render(&out, &t);
+	else if (kv->unmeasured.nr)
+		kopt_buf_addf(&out, "None measured yet: profile %s first "
+			      "('git kopt profile %s %s').\n",
+			      kv->unmeasured.v[0], a->kernel,
+			      kv->unmeasured.v[0]);
 	else
 		kopt_buf_addstr(&out, "No versions yet: start one with "
 				"'git kopt design'.\n");
@@ -383,6 +425,12 @@ static void print_kernel(const struct kernel_view *kv,
 		if (v->entry && v->entry->title && *v->entry->title)
 			kopt_buf_addf(&out, ": %s", v->entry->title);
 		kopt_buf_addch(&out, '\n');
+	}
+	for (i = 0; i < kv->unmeasured.nr; i++) {
+		any = 1;
+		kopt_buf_addf(&out, "- %s: not measured yet; run 'git kopt "
+			      "profile %s %s'\n", kv->unmeasured.v[i],
+			      a->kernel, kv->unmeasured.v[i]);
 	}
 	if (!any)
 		kopt_buf_addstr(&out, "None.\n");
@@ -507,6 +555,9 @@ static cJSON *kernel_json(const struct kernel_view *kv,
 		    !a->versions[i].results.entries_nr)
 			cJSON_AddItemToArray(arr, cJSON_CreateString(
 				a->versions[i].name));
+	for (i = 0; i < kv->unmeasured.nr; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(
+			kv->unmeasured.v[i]));
 	arr = cJSON_AddArrayToObject(o, "learn_obligations");
 	for (i = 0; i < kv->obligations_nr; i++)
 		cJSON_AddItemToArray(arr, kopt_obligations_json(

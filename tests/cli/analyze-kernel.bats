@@ -111,3 +111,18 @@ Kopt-Learn: skip the box was throttled"
 	assert_line --partial "| v2      | --       | v1     | 60.00 μs (45.3% slower)"
 	rm first.out
 }
+
+@test "a version folder with nothing recorded yet is named, with how to measure it" {
+	rm -r docs/kernels/mla-decode docs/kernels/mla-decode.md
+	git kopt kernel add gemm --language cuda-c \
+		--source 'kernels/gemm/{version}' --run 'true' >/dev/null
+	mkdir -p kernels/gemm/v0 kernels/gemm/v1 kernels/gemm/harness
+	run --separate-stderr git kopt analyze gemm
+	assert_success
+	assert_output --partial $'## Versions\n\nNone measured yet: profile v0 first (\'git kopt profile gemm v0\').'
+	assert_output --partial $'## Versions without results\n\n- v0: not measured yet; run \'git kopt profile gemm v0\'\n- v1: not measured yet; run \'git kopt profile gemm v1\'\n'
+	write_results gemm v0 null 95.1 140
+	run --separate-stderr git kopt analyze gemm --json
+	assert_success
+	assert_output --partial $'"without_results":\t["v1"]'
+}
