@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "devlog.h"
 #include "lockfile.h"
 #include "repo.h"
 #include "scaffold.h"
@@ -117,21 +118,6 @@ static char *task_current(const struct kopt_buf *task)
 
 /* ---- the devlog entry ---- */
 
-static int fence_of(const char *line, size_t len, char *ch, size_t *n)
-{
-	size_t i = 0, k = 0;
-
-	while (i < len && i < 3 && line[i] == ' ')
-		i++;
-	if (i >= len || (line[i] != '`' && line[i] != '~'))
-		return 0;
-	*ch = line[i];
-	while (i + k < len && line[i + k] == *ch)
-		k++;
-	*n = k;
-	return k >= 3;
-}
-
 static int heading_level(const char *line, size_t len, const char **text,
 			 size_t *tlen)
 {
@@ -155,46 +141,6 @@ static int heading_level(const char *line, size_t len, const char **text,
 			 (*text)[*tlen - 1] == '\t' || (*text)[*tlen - 1] == '\r'))
 		(*tlen)--;
 	return level;
-}
-
-/*
- * Where the entry goes: the end of the "## Development log" section (the
- * next heading of level 1 or 2, or the end).  -1 when there is no such
- * section.
- */
-static long log_end(const struct kopt_buf *text)
-{
-	const char *p = text->buf, *end = text->buf + text->len;
-	char fence = 0;
-	size_t fence_n = 0;
-	int in_log = 0;
-
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		size_t len = eol ? (size_t)(eol - p) : (size_t)(end - p);
-		const char *h;
-		size_t hl, n;
-		char ch;
-		int level;
-
-		if (fence_of(p, len, &ch, &n)) {
-			if (!fence) {
-				fence = ch;
-				fence_n = n;
-			} else if (ch == fence && n >= fence_n) {
-				fence = 0;
-			}
-		} else if (!fence &&
-			   (level = heading_level(p, len, &h, &hl)) &&
-			   level <= 2) {
-			if (in_log)
-				return (long)(p - text->buf);
-			in_log = level == 2 && hl == 15 &&
-				 !strncasecmp(h, "Development log", 15);
-		}
-		p = eol ? eol + 1 : end;
-	}
-	return in_log ? (long)text->len : -1;
 }
 
 static void task_list(struct kopt_buf *out, const struct kopt_buf *task)
@@ -221,65 +167,68 @@ static void task_list(struct kopt_buf *out, const struct kopt_buf *task)
 	kopt_buf_trim(out);
 }
 
-static void make_entry(struct kopt_buf *out, const struct design *d,
-		       const char *title)
+/*
+ * The entry skeleton, added under the development log by lib/devlog,
+ * which splices it in and leaves every other byte as it was.
+ */
+static int add_entry(struct design *d, const char *title)
 {
-	kopt_buf_addf(out, "### V%ld: %s\n\n", kopt_version_number(d->to),
-		      title && *title ? title : "[Brief description]");
-	kopt_buf_addf(out, "**Location**: `%s`\n\n", d->to_dir.buf);
-	kopt_buf_addf(out, "**What changed**:\n- Created from V%ld (`%s`)\n",
-		      kopt_version_number(d->from), d->from_dir.buf);
-	kopt_buf_addstr(out, "- [...]\n\n");
-	kopt_buf_addstr(out, "**High-level description of main code "
-			"changes**:\n");
-	if (d->task.len)
-		kopt_buf_addf(out, "- Task: `%s`\n", d->task_path.buf);
-	kopt_buf_addstr(out, "- [optimizations and how they relate to "
-			"profiling insights]\n");
-}
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	struct kopt_devlog_new_version nv;
+	struct kopt_devlog_edit edit;
+	struct kopt_buf start = KOPT_BUF_INIT;
+	char *created = NULL, *task = NULL;
+	const char *what[3], *desc[3];
+	int ret;
 
-/* Splice the entry in, leaving every other byte as it was. */
-static void add_entry(struct design *d, const char *title)
-{
-	struct kopt_buf entry = KOPT_BUF_INIT, ins = KOPT_BUF_INIT;
-	struct kopt_buf *t = &d->devlog_new;
-	long at;
-	size_t pos;
-	int blank_follows = 0;
-
-	kopt_buf_addbuf(t, &d->devlog_old);
 	if (!d->devlog_existed)
-		kopt_buf_addf(t, "# %s\n", d->kernel->name);
-	make_entry(&entry, d, title);
-	at = log_end(t);
-	if (at < 0) {
-		pos = t->len;
-		if (pos && t->buf[pos - 1] != '\n')
-			kopt_buf_addch(&ins, '\n');
-		if (pos)
-			kopt_buf_addch(&ins, '\n');
-		kopt_buf_addstr(&ins, "## Development log\n\n");
-	} else if ((size_t)at == t->len) {
-		pos = t->len;
-		if (pos && t->buf[pos - 1] != '\n')
-			kopt_buf_addch(&ins, '\n');
-		if (pos < 2 || t->buf[pos - 1] != '\n' || t->buf[pos - 2] != '\n')
-			kopt_buf_addch(&ins, '\n');
-	} else {
-		/* before the next section: after the log's last line */
-		size_t q = (size_t)at;
-		while (q >= 2 && t->buf[q - 1] == '\n' && t->buf[q - 2] == '\n')
-			q--;
-		pos = q;
-		kopt_buf_addch(&ins, '\n');
-		blank_follows = q < (size_t)at;
+		kopt_buf_addf(&start, "# %s\n\n## Development log\n",
+			      d->kernel->name);
+	else
+		kopt_buf_addbuf(&start, &d->devlog_old);
+	ret = kopt_devlog_parse(&dl, start.buf, start.len, d->devlog_path.buf);
+	if (!ret && !dl.log_line) {
+		/* no development log yet: its heading goes at the end */
+		kopt_devlog_release(&dl);
+		if (start.len && start.buf[start.len - 1] != '\n')
+			kopt_buf_addch(&start, '\n');
+		kopt_buf_addstr(&start, "\n## Development log\n");
+		ret = kopt_devlog_parse(&dl, start.buf, start.len,
+					d->devlog_path.buf);
 	}
-	kopt_buf_addbuf(&ins, &entry);
-	if (pos < t->len && !blank_follows)
-		kopt_buf_addch(&ins, '\n');
-	kopt_buf_insert(t, pos, ins.buf, ins.len);
-	kopt_buf_release(&entry);
-	kopt_buf_release(&ins);
+	if (ret)
+		goto done;
+	created = kopt_xstrfmt("Created from V%ld (`%s`)",
+			       kopt_version_number(d->from), d->from_dir.buf);
+	what[0] = created;
+	what[1] = "[...]";
+	what[2] = NULL;
+	if (d->task.len) {
+		task = kopt_xstrfmt("Task: `%s`", d->task_path.buf);
+		desc[0] = task;
+		desc[1] = "[optimizations and how they relate to profiling "
+			  "insights]";
+		desc[2] = NULL;
+	} else {
+		desc[0] = "[optimizations and how they relate to profiling "
+			  "insights]";
+		desc[1] = NULL;
+	}
+	memset(&nv, 0, sizeof(nv));
+	nv.name = d->to;
+	nv.title = title && *title ? title : "[Brief description]";
+	nv.location = d->to_dir.buf;
+	nv.what_changed = what;
+	nv.description = desc;
+	ret = kopt_devlog_add_version(&dl, &nv, &edit);
+	if (!ret)
+		kopt_buf_addbuf(&d->devlog_new, &dl.text);
+done:
+	kopt_devlog_release(&dl);
+	kopt_buf_release(&start);
+	free(created);
+	free(task);
+	return ret;
 }
 
 /* ---- the copy ---- */
@@ -882,7 +831,9 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 		exit(128);
 	d.devlog_existed = !kopt_repo_read_tree(&d.devlog_old, ctx->repo,
 						d.head, d.devlog_path.buf);
-	add_entry(&d, title);
+	if (add_entry(&d, title))
+		kopt_die("cannot add the entry of %s to '%s'", d.to,
+			 d.devlog_path.buf);
 
 	ret = write_and_commit(&d, title);
 	if (ret) {

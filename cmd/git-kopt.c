@@ -54,6 +54,8 @@ static const struct cmd_struct commands[] = {
 	  "where each kernel is in the cycle, and what to run next" },
 	{ "strategize", cmd_strategize, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "write the optimization task for the next version" },
+	{ "verify", cmd_verify, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "profile a new version and judge it against its parent" },
 };
 
 static const char *const git_kopt_usage[] = {
@@ -142,13 +144,29 @@ static void open_repo(struct kopt_ctx *ctx, unsigned flags,
 {
 	unsigned open_flags = getenv("GIT_DIR") ?
 			      GIT_REPOSITORY_OPEN_FROM_ENV : 0;
-	const char *wd;
+	const char *wd, *git_dir = getenv("GIT_DIR");
+	const char *work_tree = getenv("GIT_WORK_TREE");
 	char cwd[4096];
 
-	if (git_repository_open_ext(&ctx->repo, getenv("GIT_DIR") ? NULL : ".",
-				    open_flags, NULL) < 0)
+	if (git_dir && work_tree && *work_tree) {
+		/*
+		 * libgit2 1.5 refuses GIT_WORK_TREE in FROM_ENV mode, and git
+		 * sets it (as ".") for hooks run by "git --work-tree=...":
+		 * open GIT_DIR itself and set the work tree by hand.
+		 */
+		char *abs = realpath(work_tree, NULL);
+		if (!abs || git_repository_open_ext(&ctx->repo, git_dir,
+					GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0 ||
+		    git_repository_set_workdir(ctx->repo, abs, 0) < 0)
+			kopt_die("not a git repository: '%s' (work tree '%s')",
+				 git_dir, work_tree);
+		free(abs);
+	} else if (git_repository_open_ext(&ctx->repo,
+					   git_dir ? NULL : ".", open_flags,
+					   NULL) < 0) {
 		kopt_die("not a git repository (or any of the parent "
 			 "directories)");
+	}
 	wd = git_repository_workdir(ctx->repo);
 	if (!wd) {
 		if (flags & KOPT_NEED_WORK_TREE)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "devlog.h"
 #include "error.h"
 #include "knowledge.h"
 #include "problem.h"
@@ -62,6 +63,20 @@ struct ctx {
 	struct loaded *loaded;
 	size_t loaded_nr, loaded_alloc;
 };
+
+/* The messages of the readers (results, devlog), collected for a violation. */
+static struct kopt_buf *captured;
+
+static void capture(const char *prefix, const char *msg)
+{
+	if (!captured)
+		return;
+	if (captured->len)
+		kopt_buf_addstr(captured, "; ");
+	if (strcmp(prefix, "error"))
+		kopt_buf_addf(captured, "%s: ", prefix);
+	kopt_buf_addstr(captured, msg);
+}
 
 /* ---- violations ---- */
 
@@ -155,38 +170,55 @@ static int collect_change(const git_diff_delta *d, float progress,
 	return 0;
 }
 
-static int load_changes(struct ctx *c)
+/*
+ * One diff per folder the rules read: with a single path prefix, libgit2
+ * walks only that part of the trees and the index, so the kernels'
+ * sources (most of a repository) are never visited.
+ */
+static int diff_prefix(struct ctx *c, const char *prefix)
 {
 	git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
-	struct kopt_strvec specs = KOPT_STRVEC_INIT;
+	char *spec = (char *)prefix;
 	git_diff *diff = NULL;
-	size_t i;
-	int ret = 0;
+	int ret;
 
-	/* only these paths matter to the rules: skip the kernels' sources */
-	kopt_strvec_push(&specs, "docs/kernels");
-	kopt_strvec_push(&specs, c->kroot);
-	for (i = 0; i < c->catalogs.nr; i++)
-		kopt_strvec_push(&specs, c->catalogs.v[i]);
-	opts.pathspec.strings = (char **)specs.v;
-	opts.pathspec.count = specs.nr;
-	opts.flags = GIT_DIFF_SKIP_BINARY_CHECK;
+	opts.pathspec.strings = &spec;
+	opts.pathspec.count = 1;
+	opts.flags = GIT_DIFF_SKIP_BINARY_CHECK | GIT_DIFF_DISABLE_PATHSPEC_MATCH;
 	if (c->g->index)
 		ret = git_diff_tree_to_index(&diff, c->g->repo, c->g->base,
 					     c->g->index, &opts);
 	else
 		ret = git_diff_tree_to_tree(&diff, c->g->repo, c->g->base,
 					    c->g->tree, &opts);
-	if (ret < 0) {
+	if (!ret)
+		ret = git_diff_foreach(diff, collect_change, NULL, NULL, NULL, c);
+	if (ret < 0)
 		ret = kopt_error("cannot compare with the parent: %s",
 				 kopt_git_error("unknown error"));
-		goto done;
-	}
-	if (git_diff_foreach(diff, collect_change, NULL, NULL, NULL, c) < 0)
-		ret = kopt_error("cannot compare with the parent: %s",
-				 kopt_git_error("unknown error"));
-done:
 	git_diff_free(diff);
+	return ret;
+}
+
+static int load_changes(struct ctx *c)
+{
+	struct kopt_strvec specs = KOPT_STRVEC_INIT;
+	size_t i, j;
+	int ret = 0;
+
+	/* only these paths matter to the rules: skip the kernels' sources */
+	kopt_strvec_push(&specs, "docs/kernels/");
+	kopt_strvec_pushf(&specs, "%s/", c->kroot);
+	for (i = 0; i < c->catalogs.nr; i++) {
+		/* a catalog inside a folder already diffed is seen there */
+		for (j = 0; j < 2; j++)
+			if (kopt_starts_with(c->catalogs.v[i], specs.v[j]))
+				break;
+		if (j == 2)
+			kopt_strvec_push(&specs, c->catalogs.v[i]);
+	}
+	for (i = 0; !ret && i < specs.nr; i++)
+		ret = diff_prefix(c, specs.v[i]);
 	kopt_strvec_clear(&specs);
 	return ret;
 }
@@ -532,20 +564,6 @@ static int staged_knowledge(struct ctx *c, enum kind kind)
 
 /* ---- results and verdicts ---- */
 
-/* The messages of the results reader, collected for a violation. */
-static struct kopt_buf *captured;
-
-static void capture(const char *prefix, const char *msg)
-{
-	if (!captured)
-		return;
-	if (captured->len)
-		kopt_buf_addstr(captured, "; ");
-	if (strcmp(prefix, "error"))
-		kopt_buf_addf(captured, "%s: ", prefix);
-	kopt_buf_addstr(captured, msg);
-}
-
 static struct loaded *load_results(struct ctx *c, int side,
 				   const char *kernel, const char *version)
 {
@@ -705,7 +723,9 @@ static void suggest_name(struct ctx *c, struct kopt_buf *out,
 
 	if (kernel && version)
 		entry_title(c, kernel, version, &title);
-	kopt_gate_slug(out, title.buf);
+	/* "(to be described)" and the like are placeholders, not names */
+	if (title.buf[0] != '(')
+		kopt_gate_slug(out, title.buf);
 	if (!out->len) {
 		if (kernel && version)
 			kopt_buf_addf(out, "%s-%s-", kernel, version);
@@ -861,58 +881,47 @@ static void rule_catalog(struct ctx *c)
 	}
 }
 
+/*
+ * A staged devlog must still parse (lib/devlog reads it: a version heading
+ * twice, binary or non-UTF-8 content are refused), keep its development
+ * log when it had one, and not end inside a code block, which would
+ * swallow every entry after it.
+ */
 static void check_devlog(struct ctx *c, const char *path, const char *text,
 			 size_t len, int base_had_log)
 {
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_violation *v;
 	struct lines it;
 	struct line l;
-	struct kopt_strvec seen = KOPT_STRVEC_INIT;
-	int in_log = 0, has_log = 0;
+	kopt_report_fn old;
+	int ret;
 
-	lines_init(&it, text, len);
-	while (lines_next(&it, &l)) {
-		const char *h;
-		size_t n;
-		int level = heading(&l, &h, &n);
-
-		if (level && level <= 2) {
-			in_log = level == 2 && same_words(h, n,
-							  "Development log");
-			has_log |= in_log;
-		} else if (level == 3 && in_log && n > 1 &&
-			   (*h == 'V' || *h == 'v') &&
-			   isdigit((unsigned char)h[1])) {
-			size_t k = 1;
-			char *ver;
-			while (k < n && isdigit((unsigned char)h[k]))
-				k++;
-			ver = kopt_xstrfmt("v%.*s", (int)(k - 1), h + 1);
-			if (kopt_strvec_has(&seen, ver)) {
-				struct kopt_violation *v = add(c, "devlog",
-					"%s:%d: a second entry for V%.*s", path,
-					l.no, (int)(k - 1), h + 1);
-				v->hint = kopt_strdup("merge the two entries into "
-						      "one");
-			} else {
-				kopt_strvec_push(&seen, ver);
-			}
-			free(ver);
-		}
-	}
-	if (it.fence) {
-		struct kopt_violation *v = add(c, "devlog", "%s:%d: code block "
-					       "never closed", path,
-					       it.fence_line);
-		v->hint = kopt_strdup("close the fence, or remove it");
-	}
-	if (base_had_log && !has_log) {
-		struct kopt_violation *v = add(c, "devlog", "%s: the '## "
-					       "Development log' section is gone",
-					       path);
+	captured = &err;
+	old = kopt_error_set_routine(capture);
+	ret = kopt_devlog_parse(&dl, text, len, path);
+	kopt_error_set_routine(old);
+	captured = NULL;
+	if (ret) {
+		v = add(c, "devlog", "%s", err.len ? err.buf : path);
+		v->hint = kopt_strdup("fix the devlog so that it parses again");
+	} else if (base_had_log && !dl.log_line) {
+		v = add(c, "devlog", "%s: the '## Development log' section is "
+			"gone", path);
 		v->hint = kopt_strdup("restore the heading; the tool adds "
 				      "entries under it");
 	}
-	kopt_strvec_clear(&seen);
+	lines_init(&it, text, len);
+	while (lines_next(&it, &l))
+		;
+	if (it.fence) {
+		v = add(c, "devlog", "%s:%d: code block never closed", path,
+			it.fence_line);
+		v->hint = kopt_strdup("close the fence, or remove it");
+	}
+	kopt_devlog_release(&dl);
+	kopt_buf_release(&err);
 }
 
 static int has_log_heading(const char *text, size_t len)

@@ -240,6 +240,16 @@ error: commit refused by the kopt gate (1 problem)"
 	[[ "$stderr" == *"mla-decode v1 is a regression against v0"* ]]
 }
 
+@test "the hooks work with --git-dir and --work-tree (GIT_DIR, GIT_WORK_TREE set)" {
+	results mla-decode v1 v0 120.0 210.0
+	cd "$BATS_TEST_TMPDIR"
+	git --git-dir="$REPO/.git" --work-tree="$REPO" add -A
+	run --separate-stderr git --git-dir="$REPO/.git" --work-tree="$REPO" \
+		commit -q -m "Verify mla-decode v1"
+	assert_failure 1
+	[[ "$stderr" == *"mla-decode v1 is a regression against v0"* ]]
+}
+
 @test "hooks under core.hooksPath run the gate" {
 	rm -f .git/hooks/pre-commit .git/hooks/commit-msg
 	install_hooks "$BATS_TEST_TMPDIR/shared-hooks"
