@@ -63,6 +63,7 @@ CMD(init);
 CMD(kernel);
 CMD(learn);
 CMD(profile);
+CMD(verify);
 CMD(review);
 CMD(select);
 CMD(status);

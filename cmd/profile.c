@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "builtin.h"
+#include "profile-step.h"
 #include "capture.h"
 #include "device.h"
 #include "devlog.h"
@@ -24,6 +25,9 @@
 #include "bench.h"
 #include "profile.h"
 #include "render.h"
+#include "runner.h"
+#include "verdict.h"
+#include "hooks.h"
 #include "results.h"
 #include "strategy.h"
 #include "strvec.h"
@@ -35,6 +39,15 @@ static const char *const profile_usage[] = {
 	"b=<b>,s=<s>,t=<t>]...\n"
 	"                        [--replay <capture>]... "
 	"[--save-captures <dir>] [--json] [--no-devlog] [--verbose]",
+	NULL
+};
+
+static const char *const verify_usage[] = {
+	"git kopt verify <kernel> <version> [--trial <name> | --config "
+	"b=<b>,s=<s>,t=<t>]...\n"
+	"                       [--replay <capture>]... "
+	"[--save-captures <dir>] [--commit] [--json] [--no-devlog]\n"
+	"                       [--verbose]",
 	NULL
 };
 
@@ -253,13 +266,188 @@ static int save_capture(const char *dir, const char *kernel,
 	return ret;
 }
 
-int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
+static void verdict_table(struct kopt_buf *out, const char *parent,
+			  const char *version, const struct kopt_verdicts *v)
+{
+	size_t i;
+
+	kopt_buf_addf(out, "### Verdict: %s (%s against %s)\n",
+		      kopt_verdict_name(v->overall), version, parent);
+	kopt_buf_addf(out, "| Trial | %s | %s | Change | Counts beyond | "
+		      "Verdict |\n", parent, version);
+	kopt_buf_addstr(out, "|-------|----|----|--------|---------------|"
+			"---------|\n");
+	for (i = 0; i < v->nr; i++) {
+		const struct kopt_trial_verdict *t = &v->items[i];
+		if (t->trial)
+			kopt_buf_addf(out, "| %s |", t->trial);
+		else
+			kopt_buf_addf(out, "| b=%ld, s=%ld, t=%ld |", t->b, t->s,
+				      t->t);
+		kopt_buf_addf(out, " %.2f μs | %.2f μs | %+.1f%% | ±%.1f%% | "
+			      "%s |\n", t->parent_us, t->child_us,
+			      t->change_pct, t->threshold_pct,
+			      kopt_verdict_name(t->verdict));
+	}
+}
+
+/* The title of the version's devlog entry, as a file name. */
+static void suggest_name(struct kopt_buf *out, const char *dpath,
+			 const char *kernel, const char *version)
+{
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	const struct kopt_devlog_version *v;
+
+	if (dpath && !kopt_devlog_read_file(&dl, dpath) &&
+	    (v = kopt_devlog_find_version(&dl, version)) && v->title &&
+	    *v->title != '(')
+		kopt_gate_slug(out, v->title);
+	if (!out->len)
+		kopt_buf_addf(out, "%s-%s-regression", kernel, version);
+	kopt_devlog_release(&dl);
+}
+
+static int run_git(struct kopt_ctx *ctx, const char **args)
+{
+	struct kopt_child c = KOPT_CHILD_INIT;
+	int ret;
+
+	kopt_strvec_push(&c.args, "git");
+	kopt_strvec_pushv(&c.args, args);
+	c.dir = ctx->top;
+	c.flags = KOPT_CHILD_NO_STDIN | KOPT_CHILD_OUT_TO_ERR;
+	ret = kopt_child_run(&c) ? -1 : c.exit_code == 0 ? 0 : 1;
+	kopt_child_release(&c);
+	return ret;
+}
+
+/*
+ * VERIFY's own part: the verdict of the version against its parent, what
+ * the LEARN gate will ask for, and the commit when asked (through git,
+ * so the hooks judge it).
+ */
+static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
+		   const char *kernel, const char *version, const char *parent,
+		   const struct kopt_results *pres,
+		   const struct kopt_results *res, const char *rpath,
+		   const char *dpath, const struct kopt_buf *js, int commit)
+{
+	struct kopt_verdicts v = KOPT_VERDICTS_INIT;
+	struct kopt_buf out = KOPT_BUF_INIT, msg = KOPT_BUF_INIT;
+	struct kopt_buf name = KOPT_BUF_INIT;
+	const char *rrel = rpath + strlen(ctx->top);
+	const char *drel = dpath ? dpath + strlen(ctx->top) : NULL;
+	size_t i;
+	int ret = 0;
+
+	if (pres)
+		kopt_verdict_compare(&v, pres, res, cfg->noise_pct);
+	if (js) {
+		cJSON *o = cJSON_CreateObject(), *a;
+		char *txt;
+		cJSON_AddItemToObject(o, "results", cJSON_Parse(js->buf));
+		cJSON_AddStringToObject(o, "parent", parent ? parent : "");
+		cJSON_AddStringToObject(o, "verdict",
+					kopt_verdict_name(v.overall));
+		a = cJSON_AddArrayToObject(o, "trials");
+		for (i = 0; i < v.nr; i++) {
+			cJSON *t = cJSON_CreateObject();
+			cJSON_AddStringToObject(t, "trial", v.items[i].trial ?
+						v.items[i].trial : "");
+			cJSON_AddNumberToObject(t, "parent_us",
+						v.items[i].parent_us);
+			cJSON_AddNumberToObject(t, "child_us",
+						v.items[i].child_us);
+			cJSON_AddNumberToObject(t, "change_pct",
+						v.items[i].change_pct);
+			cJSON_AddNumberToObject(t, "threshold_pct",
+						v.items[i].threshold_pct);
+			cJSON_AddStringToObject(t, "verdict", kopt_verdict_name(
+							v.items[i].verdict));
+			cJSON_AddItemToArray(a, t);
+		}
+		txt = cJSON_Print(o);
+		printf("%s\n", txt);
+		cJSON_free(txt);
+		cJSON_Delete(o);
+	} else if (v.overall == KOPT_VERDICT_NONE) {
+		printf("### Verdict: none\n%s\n", parent ?
+		       "The parent has no results for these trials: profile "
+		       "it first." : "The base version has no parent.");
+	} else {
+		verdict_table(&out, parent, version, &v);
+		fputs(out.buf, stdout);
+	}
+
+	kopt_buf_addf(&msg, "Verify %s %s: %s", kernel, version,
+		      kopt_verdict_name(v.overall));
+	if (v.nr)
+		kopt_buf_addstr(&msg, "\n");
+	for (i = 0; i < v.nr; i++)
+		kopt_buf_addf(&msg, "\n%s: %.2f us -> %.2f us (%+.1f%%)",
+			      v.items[i].trial ? v.items[i].trial : "ad hoc",
+			      v.items[i].parent_us, v.items[i].child_us,
+			      v.items[i].change_pct);
+	kopt_buf_addf(&msg, "\n\nKopt-Kernel: %s\nKopt-Version: %s\n"
+		      "Kopt-Step: verify\n", kernel, version);
+	if (v.overall != KOPT_VERDICT_NONE)
+		kopt_buf_addf(&msg, "Kopt-Verdict: %s\n",
+			      kopt_verdict_name(v.overall));
+
+	if (v.overall == KOPT_VERDICT_REGRESSION && !js) {
+		struct kopt_buf where = KOPT_BUF_INIT;
+		for (i = 0; i < v.nr; i++)
+			if (v.items[i].verdict == KOPT_VERDICT_REGRESSION)
+				kopt_buf_addf(&where, "%s%s", where.len ?
+					      ", " : "", v.items[i].trial ?
+					      v.items[i].trial : "ad hoc");
+		suggest_name(&name, dpath, kernel, version);
+		printf("\nLEARN is due: %s is slower than %s on %s. Its "
+		       "results cannot be committed before the anti-pattern "
+		       "is written:\n  git kopt learn new anti-pattern %s "
+		       "--from %s/%s\n", version, parent, where.buf, name.buf,
+		       kernel, version);
+		kopt_buf_release(&where);
+	}
+	if (commit) {
+		const char *add[] = { "add", "--", rrel, drel, NULL };
+		const char *cm[] = { "commit", "-q", "-m", msg.buf, NULL };
+		if (run_git(ctx, add) || (ret = run_git(ctx, cm)) < 0) {
+			ret = 128;
+		} else if (ret) {
+			fprintf(stderr, "the commit was refused; the results "
+				"stay staged: do what the hook says, then "
+				"'git commit'\n");
+			ret = 1;
+		} else {
+			fprintf(stderr, "committed the results of %s %s\n",
+				kernel, version);
+		}
+	} else if (!js) {
+		printf("\nRecord it: git kopt verify %s %s --commit, or commit "
+		       "%s%s%s with the trailers Kopt-Kernel: %s, "
+		       "Kopt-Version: %s, Kopt-Step: verify%s%s.\n", kernel,
+		       version, rrel, drel ? " and " : "", drel ? drel : "",
+		       kernel, version,
+		       v.overall != KOPT_VERDICT_NONE ? ", Kopt-Verdict: " : "",
+		       v.overall != KOPT_VERDICT_NONE ?
+		       kopt_verdict_name(v.overall) : "");
+	}
+	kopt_verdicts_release(&v);
+	kopt_buf_release(&out);
+	kopt_buf_release(&msg);
+	kopt_buf_release(&name);
+	return ret;
+}
+
+int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
+		      int verify)
 {
 	struct kopt_strvec trials = KOPT_STRVEC_INIT, configs = KOPT_STRVEC_INIT;
 	struct kopt_strvec replays = KOPT_STRVEC_INIT;
-	int json = 0, no_devlog = 0, verbose = 0;
+	int json = 0, no_devlog = 0, verbose = 0, commit = 0;
 	const char *save_dir = NULL;
-	const struct kopt_option options[] = {
+	struct kopt_option options[] = {
 		OPT_STRING_LIST(0, "trial", &trials, "name",
 				"a trial of .kopt (default: all of them)"),
 		OPT_STRING_LIST(0, "config", &configs, "b=..,s=..,t=..",
@@ -275,8 +463,18 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 			 "do not write the devlog performance blocks"),
 		OPT_BOOL('v', "verbose", &verbose,
 			 "show the benchmark's output"),
+		OPT_BOOL(0, "commit", &commit,
+			 "commit the results with the verdict's trailers "
+			 "(the hooks run)"),
 		OPT_END()
 	};
+	const char *const *usage = verify ? verify_usage : profile_usage;
+
+	if (!verify) {
+		/* --commit belongs to verify alone: drop it from the table */
+		struct kopt_option end = OPT_END();
+		options[KOPT_ARRAY_SIZE(options) - 2] = end;
+	}
 	const struct kopt_config *cfg;
 	const struct kopt_kernel *k;
 	const char *version;
@@ -299,9 +497,9 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 	int have_kb = 0;
 	cJSON *jarr = NULL;
 
-	argc = kopt_parse_options(argc, argv, options, profile_usage, 0);
+	argc = kopt_parse_options(argc, argv, options, usage, 0);
 	if (argc != 2)
-		kopt_usage_error(profile_usage, options,
+		kopt_usage_error(usage, options,
 				 argc < 2 ? "which kernel and version?" :
 				 "too many arguments");
 	cfg = kopt_ctx_config_or_die(ctx);
@@ -324,7 +522,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 	for (i = 0; i < configs.nr; i++) {
 		reqs = kopt_realloc(reqs, (nreq + 1) * sizeof(*reqs));
 		if (parse_config(configs.v[i], &reqs[nreq]))
-			kopt_usage_error(profile_usage, options, "bad --config "
+			kopt_usage_error(usage, options, "bad --config "
 					 "'%s' (expected b=32,s=1,t=4096)",
 					 configs.v[i]);
 		nreq++;
@@ -341,7 +539,7 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 		}
 	}
 	if (replays.nr && replays.nr != nreq)
-		kopt_usage_error(profile_usage, options, "%zu captures for %zu "
+		kopt_usage_error(usage, options, "%zu captures for %zu "
 				 "trials: give one --replay per trial, in "
 				 "order", replays.nr, nreq);
 
@@ -490,11 +688,16 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 				0, NULL);
 	if (kopt_filetx_commit(&tx, &err))
 		kopt_die("%s", err.buf);
-	if (json)
+	if (json && !verify)
 		fputs(js.buf, stdout);
 	fprintf(stderr, "wrote %s\n", rpath + strlen(ctx->top));
 	if (have_devlog)
 		fprintf(stderr, "wrote %s\n", dpath + strlen(ctx->top));
+	if (verify)
+		ret = verdict(ctx, cfg, k->name, version, parent,
+			      have_parent ? &pres : NULL, &res, rpath,
+			      have_devlog ? dpath : NULL, json ? &js : NULL,
+			      commit);
 	(void)no_devlog;
 
 	kopt_bench_unlock_gpu(&m);
@@ -519,4 +722,9 @@ int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 	free(inject);
 	free(tree);
 	return ret;
+}
+
+int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
+{
+	return kopt_profile_main(argc, argv, ctx, 0);
 }

@@ -723,7 +723,9 @@ static void suggest_name(struct ctx *c, struct kopt_buf *out,
 
 	if (kernel && version)
 		entry_title(c, kernel, version, &title);
-	kopt_gate_slug(out, title.buf);
+	/* "(to be described)" and the like are placeholders, not names */
+	if (title.buf[0] != '(')
+		kopt_gate_slug(out, title.buf);
 	if (!out->len) {
 		if (kernel && version)
 			kopt_buf_addf(out, "%s-%s-", kernel, version);
