@@ -301,6 +301,29 @@ static int collect_stem(const char *root, const git_tree_entry *e,
 	return 0;
 }
 
+/*
+ * Notes and documentation mention names without using them: only code
+ * and build files make an interface.
+ */
+static int is_prose(const char *name)
+{
+	static const char *const exts[] = {
+		".md", ".markdown", ".txt", ".rst", ".adoc", ".org",
+	};
+	static const char *const names[] = {
+		"README", "NOTES", "CHANGELOG", "LICENSE", "COPYING", "AUTHORS",
+	};
+	size_t i;
+
+	for (i = 0; i < KOPT_ARRAY_SIZE(exts); i++)
+		if (kopt_ends_with(name, exts[i]))
+			return 1;
+	for (i = 0; i < KOPT_ARRAY_SIZE(names); i++)
+		if (!strcmp(name, names[i]))
+			return 1;
+	return 0;
+}
+
 /* Identifiers of the kernel's shared code (outside every version). */
 static int scan_shared(const char *root, const git_tree_entry *e,
 		       void *payload)
@@ -318,7 +341,7 @@ static int scan_shared(const char *root, const git_tree_entry *e,
 	}
 	/* names count too: "mla_decode.h" of the harness is included */
 	kopt_rename_scan_shared(&d->rename, name, strlen(name));
-	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB)
+	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB || is_prose(name))
 		return 0;
 	if (git_blob_lookup(&blob, d->ctx->repo, git_tree_entry_id(e)) < 0) {
 		git_error_clear();
