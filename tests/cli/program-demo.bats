@@ -118,6 +118,7 @@ setup() {
 	# the repository is the demo's own: its identity, its hooks
 	[ "$(git -C "$repo" config user.email)" = demo@example.com ]
 	[ -x "$repo/.git/hooks/commit-msg" ]
+	[ "$(cat "$repo/.gitignore")" = /kernels/mla_decode/build/ ]
 	[ "$(git -C "$repo" rev-list --count main)" -eq 2 ]
 	[ "$(git -C "$repo" rev-list --count main..kopt/mla-decode/v1)" -eq 3 ]
 }
