@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -301,6 +302,26 @@ static int collect_stem(const char *root, const git_tree_entry *e,
 	return 0;
 }
 
+/*
+ * Prose and recorded output beside the code (notes, measurement logs):
+ * they mention a version's names without using them, so they make no
+ * name an interface.
+ */
+static int is_prose(const char *name)
+{
+	static const char *const ext[] = {
+		".md", ".markdown", ".rst", ".txt", ".log", ".csv", NULL
+	};
+	size_t n = strlen(name), i;
+
+	for (i = 0; ext[i]; i++) {
+		size_t el = strlen(ext[i]);
+		if (n > el && !strcasecmp(name + n - el, ext[i]))
+			return 1;
+	}
+	return 0;
+}
+
 /* Identifiers of the kernel's shared code (outside every version). */
 static int scan_shared(const char *root, const git_tree_entry *e,
 		       void *payload)
@@ -318,7 +339,7 @@ static int scan_shared(const char *root, const git_tree_entry *e,
 	}
 	/* names count too: "mla_decode.h" of the harness is included */
 	kopt_rename_scan_shared(&d->rename, name, strlen(name));
-	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB)
+	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB || is_prose(name))
 		return 0;
 	if (git_blob_lookup(&blob, d->ctx->repo, git_tree_entry_id(e)) < 0) {
 		git_error_clear();

@@ -56,6 +56,22 @@ void mla_decode_tile_v1_load(void);'
 	assert_output --regexp '^100755 '
 }
 
+@test "notes and measurement logs beside the harness make no name an interface" {
+	mkdir -p kernels/mla_decode/measurements
+	printf 'v0 launches `mla_decode_kernel` once per head.\n' \
+		>kernels/mla_decode/NOTES.md
+	printf 'mla_decode_kernel 3745.2 us\n' \
+		>kernels/mla_decode/measurements/v0.log
+	git add -A
+	git commit -q -m "Notes"
+	run --separate-stderr git kopt design mla-decode
+	assert_success
+	run cat kernels/mla_decode/v1/mla_decode.cu
+	assert_output '#include "mla_decode.h"
+__global__ void mla_decode_v1_kernel(void) {}
+int mla_decode_launch(void) { mla_decode_v1_kernel<<<1, 1>>>(); return 0; }'
+}
+
 @test "design leaves a clean tree, on the new branch, with a tool commit" {
 	git kopt design mla-decode --title "Split KV" >/dev/null 2>&1
 	run git symbolic-ref --short HEAD
