@@ -1,23 +1,16 @@
 /*
- * MLA decode, v1: head grouping on tensor cores.
+ * MLA decode, v2: split the cache across blocks (flash-decoding).
  *
- * v0 gave every (row, head) its own block, so each block re-read its
- * batch's whole cache and did the arithmetic on CUDA cores.  Here one
- * block of 8 warps takes 64 query rows of one batch (64 heads, or with
- * s > 1 heads of several positions: the rows of a batch are contiguous)
- * and walks the cache in tiles of 64 keys.  Each tile is copied once
- * into shared memory and serves all 64 rows:
- *
- *   S = Q K^T   64 x 64 x 576, mma.sync m16n8k16 bf16, warp = 16 rows x 32 keys
- *   online softmax in fp32 (row max shared through shared memory), P -> bf16
- *   O += P V    64 x 512 x 64, warp = all 64 rows x 64 of the 512 dims
- *
- * Q (64 x 576) stays in shared memory for the whole loop; the fp32 output
- * accumulator (64 x 512) lives in registers, 128 per thread.  Shared rows
- * are XOR-swizzled in 16-byte chunks so ldmatrix is free of bank
- * conflicts.  Loads and arithmetic do not overlap yet: the block waits
- * for each tile before computing on it, and grid = batch x (rows / 64)
- * is only 64 blocks at decode (s = 1) for 132 SMs.
+ * v1 launched batch x (rows / 64) blocks: 64 at decode (b = 32, s = 1) for
+ * 132 SMs, so half the chip idled while each block walked all 4096 keys.
+ * Here the keys of a batch are also split into nsplit contiguous ranges
+ * of whole tiles, one block per (row tile, range, batch), chosen on the
+ * host so the grid fills the SMs in whole waves (decode: 2 ranges, 128
+ * blocks; spec-decode already has 1024 blocks and keeps 1 range).  Each
+ * block writes its partial output, normalised by its own softmax sum,
+ * in fp32 with its log-sum-exp; a small combine kernel weights the
+ * ranges by exp(lse - max) and writes bf16.  With one range the main
+ * kernel writes bf16 itself and no combine runs.  The tile loop is v1's.
  */
 #include <math.h>
 #include <stdint.h>
@@ -121,13 +114,15 @@ static __device__ __forceinline__ void load_rows(uint32_t dst,
 
 __global__ void __launch_bounds__(THREADS, 1)
 mla_decode_v2_kernel(const bf16 *__restrict__ q, const bf16 *__restrict__ kv,
-		     bf16 *__restrict__ out, int s, int t, float scale_log2)
+		     bf16 *__restrict__ out, float *__restrict__ part_o,
+		     float *__restrict__ part_lse, int s, int t, int nsplit,
+		     float scale_log2)
 {
 	extern __shared__ __align__(1024) unsigned char smem[];
 	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
 	const int g = lane >> 2, c = lane & 3;
 	const int M = s * MLA_HEADS;
-	const int bi = blockIdx.y, row0 = blockIdx.x * BM;
+	const int bi = blockIdx.z, split = blockIdx.y, row0 = blockIdx.x * BM;
 	const bf16 *qb = q + ((size_t)bi * M + row0) * MLA_DQK;
 	const bf16 *kb = kv + (size_t)bi * t * MLA_DQK;
 	const uint32_t sbase = smem_u32(smem);
@@ -178,7 +173,9 @@ mla_decode_v2_kernel(const bf16 *__restrict__ q, const bf16 *__restrict__ kv,
 				o[i][j][e] = 0.f;
 
 	const int ntiles = (t + BN - 1) / BN;
-	for (int it = 0; it < ntiles; it++) {
+	const int tile_lo = split * ntiles / nsplit;
+	const int tile_hi = (split + 1) * ntiles / nsplit;
+	for (int it = tile_lo; it < tile_hi; it++) {
 		const int key0 = it * BN;
 
 		load_rows(sKV, kb + (size_t)key0 * MLA_DQK, min(BN, t - key0));
@@ -309,30 +306,117 @@ mla_decode_v2_kernel(const bf16 *__restrict__ q, const bf16 *__restrict__ kv,
 		sL[kg * BM + R1] = l1;
 	}
 	__syncthreads();
+	const size_t grow0 = (size_t)bi * M + row0;	/* first global row */
+	if (nsplit > 1 && kg == 0 && c == 0) {
+		part_lse[(grow0 + R0) * nsplit + split] =
+			m0 + log2f(sL[R0] + sL[BM + R0]);
+		part_lse[(grow0 + R1) * nsplit + split] =
+			m1 + log2f(sL[R1] + sL[BM + R1]);
+	}
 #pragma unroll
 	for (int i = 0; i < 4; i++) {
 		const int r = 16 * i + g;
 		const float inv0 = 1.f / (sL[r] + sL[BM + r]);
 		const float inv1 = 1.f / (sL[r + 8] + sL[BM + r + 8]);
-		bf16 *o0 = out + ((size_t)bi * M + row0 + r) * MLA_DV +
-			warp * 64 + 2 * c;
-		bf16 *o1 = o0 + 8 * MLA_DV;
+		const int col = warp * 64 + 2 * c;
+		if (nsplit == 1) {
+			bf16 *o0 = out + (grow0 + r) * MLA_DV + col;
+			bf16 *o1 = o0 + 8 * MLA_DV;
 #pragma unroll
-		for (int j = 0; j < 8; j++) {
-			*(__nv_bfloat162 *)(o0 + 8 * j) = __floats2bfloat162_rn(
-				o[i][j][0] * inv0, o[i][j][1] * inv0);
-			*(__nv_bfloat162 *)(o1 + 8 * j) = __floats2bfloat162_rn(
-				o[i][j][2] * inv1, o[i][j][3] * inv1);
+			for (int j = 0; j < 8; j++) {
+				*(__nv_bfloat162 *)(o0 + 8 * j) =
+					__floats2bfloat162_rn(o[i][j][0] * inv0,
+							      o[i][j][1] * inv0);
+				*(__nv_bfloat162 *)(o1 + 8 * j) =
+					__floats2bfloat162_rn(o[i][j][2] * inv1,
+							      o[i][j][3] * inv1);
+			}
+		} else {
+			float *o0 = part_o + ((grow0 + r) * nsplit + split) *
+				MLA_DV + col;
+			float *o1 = part_o + ((grow0 + r + 8) * nsplit + split) *
+				MLA_DV + col;
+#pragma unroll
+			for (int j = 0; j < 8; j++) {
+				*(float2 *)(o0 + 8 * j) = make_float2(
+					o[i][j][0] * inv0, o[i][j][1] * inv0);
+				*(float2 *)(o1 + 8 * j) = make_float2(
+					o[i][j][2] * inv1, o[i][j][3] * inv1);
+			}
 		}
 	}
 }
 
+/* out = sum over ranges of exp2(lse - max) * partial, renormalised */
+__global__ void __launch_bounds__(128)
+mla_decode_v2_combine(const float *__restrict__ part_o,
+		      const float *__restrict__ part_lse,
+		      bf16 *__restrict__ out, int nsplit)
+{
+	const size_t row = blockIdx.x;
+	const float *lse = part_lse + row * nsplit;
+	float mx = -INFINITY, wsum = 0.f;
+	float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+
+	for (int i = 0; i < nsplit; i++)
+		mx = fmaxf(mx, lse[i]);
+	for (int i = 0; i < nsplit; i++) {
+		const float w = exp2f(lse[i] - mx);
+		const float4 v = ((const float4 *)(part_o + (row * nsplit + i) *
+						   MLA_DV))[threadIdx.x];
+		wsum += w;
+		acc.x += w * v.x;
+		acc.y += w * v.y;
+		acc.z += w * v.z;
+		acc.w += w * v.w;
+	}
+	const float inv = 1.f / wsum;
+	__nv_bfloat162 *o = (__nv_bfloat162 *)(out + row * MLA_DV) +
+		2 * threadIdx.x;
+	o[0] = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
+	o[1] = __floats2bfloat162_rn(acc.z * inv, acc.w * inv);
+}
+
+/*
+ * Ranges per (row tile, batch): the fewest that minimise waves x tiles
+ * per block, a block per SM (the shared memory allows no more).
+ */
+static int choose_splits(int b, int s, int t, int *nsplit)
+{
+	static int sms;
+	const int blocks = b * (s * MLA_HEADS / BM);
+	const int ntiles = (t + BN - 1) / BN;
+	long best = -1;
+
+	if (!sms) {
+		int dev;
+		cudaError_t err = cudaGetDevice(&dev);
+		if (err == cudaSuccess)
+			err = cudaDeviceGetAttribute(&sms,
+				cudaDevAttrMultiProcessorCount, dev);
+		if (err != cudaSuccess)
+			return err;
+	}
+	*nsplit = 1;
+	for (int ns = 1; ns <= 32 && ns <= ntiles; ns++) {
+		const long waves = ((long)blocks * ns + sms - 1) / sms;
+		const long cost = waves * ((ntiles + ns - 1) / ns);
+		if (best < 0 || cost < best) {
+			best = cost;
+			*nsplit = ns;
+		}
+	}
+	return 0;
+}
+
 extern "C" size_t mla_decode_workspace_bytes(int b, int s, int t)
 {
-	(void)b;
-	(void)s;
-	(void)t;
-	return 0;
+	int nsplit;
+
+	if (choose_splits(b, s, t, &nsplit) || nsplit == 1)
+		return 0;
+	return (size_t)b * s * MLA_HEADS * nsplit * (MLA_DV + 1) *
+		sizeof(float);
 }
 
 extern "C" int mla_decode_launch(const bf16 *q, const bf16 *kv, bf16 *out,
@@ -340,9 +424,9 @@ extern "C" int mla_decode_launch(const bf16 *q, const bf16 *kv, bf16 *out,
 				 cudaStream_t stream)
 {
 	static int smem_set;
-	cudaError_t err;
+	const size_t rows = (size_t)b * s * MLA_HEADS;
+	int nsplit, err;
 
-	(void)workspace;
 	if (!smem_set) {
 		err = cudaFuncSetAttribute(mla_decode_v2_kernel,
 			cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
@@ -350,9 +434,19 @@ extern "C" int mla_decode_launch(const bf16 *q, const bf16 *kv, bf16 *out,
 			return err;
 		smem_set = 1;
 	}
-	dim3 grid(s * MLA_HEADS / BM, b);
+	err = choose_splits(b, s, t, &nsplit);
+	if (err)
+		return err;
+	float *part_o = (float *)workspace;
+	float *part_lse = part_o + rows * nsplit * MLA_DV;
+	if (nsplit > 1 && !workspace)
+		return cudaErrorInvalidValue;
+	dim3 grid(s * MLA_HEADS / BM, nsplit, b);
 	mla_decode_v2_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(
-		q, kv, out, s, t,
+		q, kv, out, part_o, part_lse, s, t, nsplit,
 		1.4426950408889634f / sqrtf((float)MLA_DQK));
+	if (nsplit > 1)
+		mla_decode_v2_combine<<<rows, 128, 0, stream>>>(
+			part_o, part_lse, out, nsplit);
 	return cudaGetLastError();
 }
