@@ -1,16 +1,13 @@
 /*
- * MLA decode, v2: split the cache across blocks (flash-decoding).
+ * MLA decode, v3: double-buffered cache tiles.
  *
- * v1 launched batch x (rows / 64) blocks: 64 at decode (b = 32, s = 1) for
- * 132 SMs, so half the chip idled while each block walked all 4096 keys.
- * Here the keys of a batch are also split into nsplit contiguous ranges
- * of whole tiles, one block per (row tile, range, batch), chosen on the
- * host so the grid fills the SMs in whole waves (decode: 2 ranges, 128
- * blocks; spec-decode already has 1024 blocks and keeps 1 range).  Each
- * block writes its partial output, normalised by its own softmax sum,
- * in fp32 with its log-sum-exp; a small combine kernel weights the
- * ranges by exp(lse - max) and writes bf16.  With one range the main
- * kernel writes bf16 itself and no combine runs.  The tile loop is v1's.
+ * v1 and v2 copy a tile, wait for it, then compute on it: with one block
+ * per SM (the tiles take 150 KB of shared memory) nothing hides the copy,
+ * and the tensor cores idle for the latency of every 72 KB tile.  Here
+ * two tile buffers alternate: while the block computes on tile i, the
+ * cp.async copy of tile i + 1 is already in flight into the other buffer
+ * (Q 72 KB + 2 x 72 KB tiles + P fill 226 KB of the 227 KB a block may
+ * have).  Split-KV and the per-tile arithmetic are v2's.
  */
 #include <math.h>
 #include <stdint.h>
@@ -24,7 +21,8 @@
 
 #define SQ_OFF 0
 #define SKV_OFF (SQ_OFF + BM * ROWB)
-#define SP_OFF (SKV_OFF + BN * ROWB)
+#define TILE_BYTES (BN * ROWB)
+#define SP_OFF (SKV_OFF + 2 * TILE_BYTES)
 #define SMAX_OFF (SP_OFF + BM * BN * 2)
 #define SALPHA_OFF (SMAX_OFF + 2 * BM * 4)
 #define SL_OFF (SALPHA_OFF + BM * 4)
@@ -175,12 +173,20 @@ mla_decode_v3_kernel(const bf16 *__restrict__ q, const bf16 *__restrict__ kv,
 	const int ntiles = (t + BN - 1) / BN;
 	const int tile_lo = split * ntiles / nsplit;
 	const int tile_hi = (split + 1) * ntiles / nsplit;
+	load_rows(sKV, kb + (size_t)tile_lo * BN * MLA_DQK,
+		  min(BN, t - tile_lo * BN));
+	cp_async_commit();
 	for (int it = tile_lo; it < tile_hi; it++) {
 		const int key0 = it * BN;
+		const uint32_t buf = ((it - tile_lo) & 1) * TILE_BYTES;
 
-		load_rows(sKV, kb + (size_t)key0 * MLA_DQK, min(BN, t - key0));
+		/* prefetch the next tile into the other buffer */
+		if (it + 1 < tile_hi)
+			load_rows(sKV + (TILE_BYTES - buf),
+				  kb + (size_t)(key0 + BN) * MLA_DQK,
+				  min(BN, t - key0 - BN));
 		cp_async_commit();
-		cp_async_wait<0>();
+		cp_async_wait<1>();
 		__syncthreads();
 
 		float sacc[4][4];
@@ -198,7 +204,7 @@ mla_decode_v3_kernel(const bf16 *__restrict__ q, const bf16 *__restrict__ kv,
 #pragma unroll
 				for (int jj = 0; jj < 2; jj++) {
 					uint32_t bb[4];
-					ldsm_x4(bb, b_base + jj * 16 * ROWB +
+					ldsm_x4(bb, b_base + buf + jj * 16 * ROWB +
 						k8 * 128 + b_off[u]);
 					mma16816(sacc[2 * jj], a, bb[0], bb[1]);
 					mma16816(sacc[2 * jj + 1], a, bb[2],
@@ -283,7 +289,7 @@ mla_decode_v3_kernel(const bf16 *__restrict__ q, const bf16 *__restrict__ kv,
 #pragma unroll
 			for (int jj = 0; jj < 4; jj++) {
 				uint32_t vb[4];
-				ldsm_x4_t(vb, v_base + 16 * kk * ROWB +
+				ldsm_x4_t(vb, v_base + buf + 16 * kk * ROWB +
 					  v_off[jj]);
 #pragma unroll
 				for (int i = 0; i < 4; i++) {
