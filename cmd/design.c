@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -303,22 +302,26 @@ static int collect_stem(const char *root, const git_tree_entry *e,
 }
 
 /*
- * Prose and recorded output beside the code (notes, measurement logs):
- * they mention a version's names without using them, so they make no
- * name an interface.
+ * Notes, documentation and recorded output (measurement logs) mention
+ * names without using them: only code and build files make an interface.
  */
 static int is_prose(const char *name)
 {
-	static const char *const ext[] = {
-		".md", ".markdown", ".rst", ".txt", ".log", ".csv", NULL
+	static const char *const exts[] = {
+		".md", ".markdown", ".txt", ".rst", ".adoc", ".org",
+		".log", ".csv",
 	};
-	size_t n = strlen(name), i;
+	static const char *const names[] = {
+		"README", "NOTES", "CHANGELOG", "LICENSE", "COPYING", "AUTHORS",
+	};
+	size_t i;
 
-	for (i = 0; ext[i]; i++) {
-		size_t el = strlen(ext[i]);
-		if (n > el && !strcasecmp(name + n - el, ext[i]))
+	for (i = 0; i < KOPT_ARRAY_SIZE(exts); i++)
+		if (kopt_ends_with(name, exts[i]))
 			return 1;
-	}
+	for (i = 0; i < KOPT_ARRAY_SIZE(names); i++)
+		if (!strcmp(name, names[i]))
+			return 1;
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "render.h"
+#include "verdict.h"
 #include "banned.h"
 
 const char *kopt_change_name(enum kopt_change c)
@@ -24,24 +25,28 @@ enum kopt_change kopt_compare_entries(const struct kopt_results_entry *cur,
 				      const struct kopt_results_entry *parent,
 				      double noise_pct, double *change_pct)
 {
-	double c, threshold = noise_pct;
+	enum kopt_verdict v;
+	double c = NAN;
 
 	*change_pct = NAN;
 	if (!cur || !parent)
 		return KOPT_CHANGE_NONE;
-	c = kopt_change_pct(cur->metrics[KOPT_METRIC_DURATION_US],
-			    parent->metrics[KOPT_METRIC_DURATION_US]);
-	if (!kopt_results_has(c))
+	/* the rule is the gate's: a view never judges differently */
+	v = kopt_verdict_judge(parent->metrics[KOPT_METRIC_DURATION_US],
+			       parent->spread_pct,
+			       cur->metrics[KOPT_METRIC_DURATION_US],
+			       cur->spread_pct, noise_pct, &c, NULL);
+	if (v == KOPT_VERDICT_NONE)
 		return KOPT_CHANGE_NONE;
 	*change_pct = c;
-	if (kopt_results_has(cur->spread_pct) && cur->spread_pct > threshold)
-		threshold = cur->spread_pct;
-	if (kopt_results_has(parent->spread_pct) &&
-	    parent->spread_pct > threshold)
-		threshold = parent->spread_pct;
-	if (fabs(c) <= threshold)
+	switch (v) {
+	case KOPT_VERDICT_IMPROVEMENT:
+		return KOPT_CHANGE_IMPROVEMENT;
+	case KOPT_VERDICT_REGRESSION:
+		return KOPT_CHANGE_REGRESSION;
+	default:
 		return KOPT_CHANGE_NEUTRAL;
-	return c > 0 ? KOPT_CHANGE_REGRESSION : KOPT_CHANGE_IMPROVEMENT;
+	}
 }
 
 enum kopt_change kopt_compare_results(const struct kopt_results *cur,

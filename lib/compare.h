@@ -9,8 +9,8 @@
  * A change counts when it is larger than kopt.noise and than the
  * run-to-run spread of either measurement (spread_pct); otherwise it is
  * neutral.  A version regressed when any trial regressed.  This is the
- * one place the rule lives in the views, so that it can defer to the
- * gate's verdict module without touching the commands.
+ * one place the views pair entries; the rule itself is lib/verdict's
+ * (kopt_verdict_judge()), so a view never judges otherwise than the gate.
  *
  * Nothing allocates except kopt_compare_results(), whose array the
  * caller frees with free().

@@ -153,12 +153,16 @@ void kopt_rename_init(struct kopt_rename *r, long from, long to, int enabled)
 	r->to = to;
 	r->enabled = enabled && from != to;
 	kopt_strvec_init(&r->stems);
+	kopt_strvec_init(&r->files);
+	kopt_strvec_init(&r->kept_files);
 	kopt_strvec_init(&r->keep);
 }
 
 void kopt_rename_release(struct kopt_rename *r)
 {
 	kopt_strvec_clear(&r->stems);
+	kopt_strvec_clear(&r->files);
+	kopt_strvec_clear(&r->kept_files);
 	kopt_strvec_clear(&r->keep);
 }
 
@@ -172,31 +176,42 @@ static int longer_first(const void *a, const void *b)
 	return strcmp(sa, sb);
 }
 
+/* The length of the stem of a file name ("a.b.c" -> 1), 0 when none. */
+static size_t stem_len(const char *name)
+{
+	const char *dot = strchr(name, '.');
+	size_t n = dot ? (size_t)(dot - name) : 0, k;
+
+	if (!n || !dot[1])
+		return 0;
+	for (k = 0; k < n; k++)
+		if (!is_ident((unsigned char)name[k]))
+			return 0;
+	return n;
+}
+
 void kopt_rename_add_file(struct kopt_rename *r, const char *name,
 			  const struct kopt_strvec *prefixes)
 {
-	const char *dot = strchr(name, '.');
-	size_t n = dot ? (size_t)(dot - name) : 0, i, k;
+	size_t n = stem_len(name), i;
 	char *stem;
 
 	if (!r->enabled || r->from != 0 || !n)
 		return;
-	for (k = 0; k < n; k++)
-		if (!is_ident((unsigned char)name[k]))
-			return;
 	stem = kopt_strndup(name, n);
 	for (i = 0; i < prefixes->nr; i++) {
 		const char *p = prefixes->v[i];
 		size_t pl = strlen(p);
-		if (pl && !strncmp(stem, p, pl) &&
-		    (!stem[pl] || stem[pl] == '_')) {
-			if (!kopt_strvec_has(&r->stems, stem)) {
-				kopt_strvec_push(&r->stems, stem);
-				qsort(r->stems.v, r->stems.nr,
-				      sizeof(*r->stems.v), longer_first);
-			}
-			break;
+		if (!pl || strncmp(stem, p, pl) || (stem[pl] && stem[pl] != '_'))
+			continue;
+		if (!kopt_strvec_has(&r->stems, stem)) {
+			kopt_strvec_push(&r->stems, stem);
+			qsort(r->stems.v, r->stems.nr, sizeof(*r->stems.v),
+			      longer_first);
 		}
+		if (!kopt_strvec_has(&r->files, name))
+			kopt_strvec_push(&r->files, name);
+		break;
 	}
 	free(stem);
 }
@@ -216,14 +231,31 @@ static size_t stem_of(const struct kopt_rename *r, const char *tok,
 	return 0;
 }
 
-static int kept(const struct kopt_rename *r, const char *tok, size_t len)
+static int has_n(const struct kopt_strvec *v, const char *s, size_t len)
 {
 	size_t i;
 
-	for (i = 0; i < r->keep.nr; i++)
-		if (strlen(r->keep.v[i]) == len &&
-		    !memcmp(r->keep.v[i], tok, len))
+	for (i = 0; i < v->nr; i++)
+		if (strlen(v->v[i]) == len && !memcmp(v->v[i], s, len))
 			return 1;
+	return 0;
+}
+
+/* Whether `word` occurs in text as a whole word (or file name). */
+static int has_word(const char *text, size_t len, const char *word,
+		    int dot_ends)
+{
+	size_t wl = strlen(word);
+	const char *p = text, *end = text + len;
+
+	while (p < end && (p = memmem(p, (size_t)(end - p), word, wl))) {
+		const char *after = p + wl;
+		if ((p == text || !is_ident((unsigned char)p[-1])) &&
+		    (after == end || (!is_ident((unsigned char)*after) &&
+				      (dot_ends || *after != '.'))))
+			return 1;
+		p++;
+	}
 	return 0;
 }
 
@@ -231,11 +263,14 @@ void kopt_rename_scan_shared(struct kopt_rename *r, const char *text,
 			     size_t len)
 {
 	const char *p = text, *end = text + len;
+	size_t i;
 
 	if (!r->enabled || r->from != 0 || !r->stems.nr)
 		return;
+	/* identifiers the shared code uses: the harness's entry points */
 	while (p < end) {
 		const char *s;
+		size_t sl;
 		if (!is_ident((unsigned char)*p)) {
 			p++;
 			continue;
@@ -243,32 +278,100 @@ void kopt_rename_scan_shared(struct kopt_rename *r, const char *text,
 		s = p;
 		while (p < end && is_ident((unsigned char)*p))
 			p++;
-		if (stem_of(r, s, (size_t)(p - s)) && !kept(r, s, (size_t)(p - s))) {
+		sl = stem_of(r, s, (size_t)(p - s));
+		if (sl && sl < (size_t)(p - s) &&
+		    !has_n(&r->keep, s, (size_t)(p - s))) {
 			char *tok = kopt_strndup(s, (size_t)(p - s));
 			kopt_strvec_push(&r->keep, tok);
 			free(tok);
 		}
 	}
+	/*
+	 * Files the shared code names (a Makefile listing it), or, for a
+	 * module imported by name, whose stem it names: they keep their names.
+	 */
+	for (i = 0; i < r->files.nr; i++) {
+		const char *f = r->files.v[i];
+		int kept = has_word(text, len, f, 1);
+		if (!kept && kopt_ends_with(f, ".py")) {
+			char *stem = kopt_strndup(f, stem_len(f));
+			kept = has_word(text, len, stem, 0);
+			free(stem);
+		}
+		if (kept && !kopt_strvec_has(&r->kept_files, f))
+			kopt_strvec_push(&r->kept_files, f);
+	}
 }
 
-/* Rename one identifier token; returns 1 when it changed. */
-static int rename_token(struct kopt_buf *out, const struct kopt_rename *r,
-			const char *tok, size_t len)
+static int file_renamed(const struct kopt_rename *r, const char *name,
+			size_t len)
+{
+	return has_n(&r->files, name, len) && !has_n(&r->kept_files, name, len);
+}
+
+/* Whether some file of this stem is renamed. */
+static int stem_renamed(const struct kopt_rename *r, const char *stem,
+			size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < r->files.nr; i++)
+		if (stem_len(r->files.v[i]) == len &&
+		    !memcmp(r->files.v[i], stem, len) &&
+		    !kopt_strvec_has(&r->kept_files, r->files.v[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * From v0: the token at `tok` (`len` bytes, followed by the text up to
+ * `end`).  A bare stem followed by ".ext" names a file: it changes with
+ * that file; a bare stem alone (a module import) changes when its file
+ * does; a longer identifier beginning with a stem and '_' gets the
+ * suffix unless the shared code uses it.
+ */
+static int rename_base_token(struct kopt_buf *out, const struct kopt_rename *r,
+			     const char *tok, size_t len, const char *end)
+{
+	size_t sl = stem_of(r, tok, len), el = 0;
+	int change;
+
+	if (!sl) {
+		kopt_buf_add(out, tok, len);
+		return 0;
+	}
+	if (sl == len) {
+		const char *after = tok + len;
+		if (after + 1 < end && *after == '.' &&
+		    is_ident((unsigned char)after[1])) {
+			while (after + 1 + el < end &&
+			       is_ident((unsigned char)after[1 + el]))
+				el++;
+			change = has_n(&r->files, tok, len + 1 + el) ?
+				 file_renamed(r, tok, len + 1 + el) : 0;
+		} else {
+			change = stem_renamed(r, tok, len);
+		}
+	} else {
+		change = !has_n(&r->keep, tok, len);
+	}
+	if (!change) {
+		kopt_buf_add(out, tok, len);
+		return 0;
+	}
+	kopt_buf_add(out, tok, sl);
+	kopt_buf_addf(out, "_v%ld", r->to);
+	kopt_buf_add(out, tok + sl, len - sl);
+	return 1;
+}
+
+/* From v<N>: "_v<N>" at the end of the token or before '_'. */
+static int rename_suffix_token(struct kopt_buf *out,
+			       const struct kopt_rename *r, const char *tok,
+			       size_t len)
 {
 	size_t i, changed = 0;
 
-	if (r->from == 0) {
-		size_t sl = stem_of(r, tok, len);
-		if (!sl || kept(r, tok, len)) {
-			kopt_buf_add(out, tok, len);
-			return 0;
-		}
-		kopt_buf_add(out, tok, sl);
-		kopt_buf_addf(out, "_v%ld", r->to);
-		kopt_buf_add(out, tok + sl, len - sl);
-		return 1;
-	}
-	/* "_v<from>" at the end of the token or before '_' */
 	for (i = 0; i < len; ) {
 		size_t j = i + 2, d;
 		if (i > 0 && tok[i] == '_' && i + 2 < len &&
@@ -312,7 +415,10 @@ size_t kopt_rename_text(struct kopt_buf *out, const struct kopt_rename *r,
 		}
 		while (p < end && is_ident((unsigned char)*p))
 			p++;
-		n += rename_token(out, r, s, (size_t)(p - s));
+		if (r->from == 0)
+			n += rename_base_token(out, r, s, (size_t)(p - s), end);
+		else
+			n += rename_suffix_token(out, r, s, (size_t)(p - s));
 	}
 	return n;
 }
@@ -320,5 +426,21 @@ size_t kopt_rename_text(struct kopt_buf *out, const struct kopt_rename *r,
 void kopt_rename_path(struct kopt_buf *out, const struct kopt_rename *r,
 		      const char *path)
 {
-	kopt_rename_text(out, r, path, strlen(path));
+	const char *base = strrchr(path, '/');
+	size_t sl;
+
+	if (!r->enabled || r->from != 0) {
+		kopt_rename_text(out, r, path, strlen(path));
+		return;
+	}
+	/* from v0 only the versioned files change names, not folders */
+	base = base ? base + 1 : path;
+	kopt_buf_add(out, path, (size_t)(base - path));
+	if (!file_renamed(r, base, strlen(base))) {
+		kopt_buf_addstr(out, base);
+		return;
+	}
+	sl = stem_len(base);
+	kopt_buf_add(out, base, sl);
+	kopt_buf_addf(out, "_v%ld%s", r->to, base + sl);
 }

@@ -18,17 +18,19 @@
  *     folder names and in the text of text files: `foo_v2.cu` ->
  *     `foo_v3.cu`, `foo_v2_kernel` -> `foo_v3_kernel`, `FOO_V2_H` ->
  *     `FOO_V3_H`; `foo_v20` is left alone.
- *   - From v0, which has no suffix: the stems of the version's files that
- *     begin with the kernel's name (`-` and `.` read as `_`) or with the
- *     name of the folder holding the versions are versioned; an
- *     identifier that is such a stem, or begins with one followed by `_`,
- *     gets `_v<M>` after the stem (the longest stem wins): `mla_decode.cu`
- *     -> `mla_decode_v1.cu`, `mla_decode_kernel` -> `mla_decode_v1_kernel`,
- *     `#include "mla_decode.cuh"` -> `#include "mla_decode_v1.cuh"`.  An
- *     identifier that shared code outside the versions also uses (the
- *     entry point a harness calls, a header of the harness) is an
- *     interface and keeps its name, so the new version still builds
- *     against the harness.  Other names (`main`, `bench.cu`, `utils.h`)
+ *   - From v0, which has no suffix: the version's files whose stem begins
+ *     with the kernel's name (`-` and `.` read as `_`) or with the name of
+ *     the folder holding the versions are versioned.  Such a file
+ *     `<stem>.<ext>` becomes `<stem>_v<M>.<ext>` (folders keep their
+ *     names), unless the shared code outside the version folders (not
+ *     its notes: the caller leaves prose out) names it (a Makefile listing `mla_decode.cu`; for a `.py` module, its
+ *     stem).  In text files, `<stem>.<ext>` and a bare `<stem>` (an
+ *     include, an import) follow their file; an identifier beginning with
+ *     a stem and `_` gets `_v<M>` after the stem (`mla_decode_kernel` ->
+ *     `mla_decode_v1_kernel`; the longest stem wins) unless the shared
+ *     code uses it too (the entry point a harness calls keeps its name,
+ *     so the new version still links against the harness).  Names of
+ *     other files (`main.cu`, `bench.cu`, the harness's `mla_decode.h`)
  *     are never touched.
  * Binary files (git's test: a NUL byte or mostly non-text) are copied
  * byte for byte.  With `rename = none` everything is copied unchanged.
@@ -67,22 +69,29 @@ int kopt_layout_versions(struct kopt_strvec *out, git_repository *repo,
 struct kopt_rename {
 	long from, to;          /* version numbers */
 	int enabled;
-	struct kopt_strvec stems;  /* from v0: stems, longest first */
-	struct kopt_strvec keep;   /* from v0: identifiers kept */
+	struct kopt_strvec stems;       /* from v0: stems, longest first */
+	struct kopt_strvec files;       /* from v0: versioned file names */
+	struct kopt_strvec kept_files;  /* ... that shared code names */
+	struct kopt_strvec keep;        /* from v0: identifiers kept */
 };
 
-#define KOPT_RENAME_INIT { 0, 0, 0, KOPT_STRVEC_INIT, KOPT_STRVEC_INIT }
+#define KOPT_RENAME_INIT { 0, 0, 0, KOPT_STRVEC_INIT, KOPT_STRVEC_INIT, \
+	KOPT_STRVEC_INIT, KOPT_STRVEC_INIT }
 
 void kopt_rename_init(struct kopt_rename *r, long from, long to,
 		      int enabled);
 void kopt_rename_release(struct kopt_rename *r);
 /*
- * From v0: consider the file `name` (a base name) of the version; its
- * stem becomes versioned when it begins with one of `prefixes`.
+ * From v0: consider the file `name` (a base name) of the version; it is
+ * versioned when its stem begins with one of `prefixes`.  Add every file
+ * before scanning the shared code.
  */
 void kopt_rename_add_file(struct kopt_rename *r, const char *name,
 			  const struct kopt_strvec *prefixes);
-/* From v0: note identifiers of shared text, which then keep their names. */
+/*
+ * From v0: read text (or a file name) of the shared code; the identifiers
+ * and files it names keep their names.
+ */
 void kopt_rename_scan_shared(struct kopt_rename *r, const char *text,
 			     size_t len);
 /* Append `text` renamed to `out`; the number of names changed. */

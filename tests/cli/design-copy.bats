@@ -35,11 +35,11 @@ Return implementation summary per the output contract."
 	run git ls-files kernels/mla_decode/v1
 	assert_output "kernels/mla_decode/v1/include/tiles/mla_decode_tile_v1.cuh
 kernels/mla_decode/v1/main.cu
-kernels/mla_decode/v1/mla_decode.cu
+kernels/mla_decode/v1/mla_decode_v1.cu
 kernels/mla_decode/v1/run.sh
 kernels/mla_decode/v1/table.bin"
 	# the harness's header and entry point keep their names
-	run cat kernels/mla_decode/v1/mla_decode.cu
+	run cat kernels/mla_decode/v1/mla_decode_v1.cu
 	assert_output '#include "mla_decode.h"
 __global__ void mla_decode_v1_kernel(void) {}
 int mla_decode_launch(void) { mla_decode_v1_kernel<<<1, 1>>>(); return 0; }'
@@ -51,22 +51,25 @@ int main(void) { return 0; }'
 #define MLA_DECODE_TILE 64
 void mla_decode_tile_v1_load(void);'
 	cmp kernels/mla_decode/v0/table.bin kernels/mla_decode/v1/table.bin
+	run cat kernels/mla_decode/v1/run.sh
+	assert_output '#!/bin/sh
+echo mla_decode_v1_kernel'
 	[ -x kernels/mla_decode/v1/run.sh ]
 	run git ls-files -s kernels/mla_decode/v1/run.sh
 	assert_output --regexp '^100755 '
 }
 
-@test "notes and measurement logs beside the harness make no name an interface" {
+@test "measurement logs beside the harness make no name an interface" {
 	mkdir -p kernels/mla_decode/measurements
-	printf 'v0 launches `mla_decode_kernel` once per head.\n' \
-		>kernels/mla_decode/NOTES.md
 	printf 'mla_decode_kernel 3745.2 us\n' \
 		>kernels/mla_decode/measurements/v0.log
+	printf 'version,kernel,us\nv0,mla_decode_kernel,3745.2\n' \
+		>kernels/mla_decode/measurements/runs.csv
 	git add -A
-	git commit -q -m "Notes"
+	git commit -q -m "Measurements"
 	run --separate-stderr git kopt design mla-decode
 	assert_success
-	run cat kernels/mla_decode/v1/mla_decode.cu
+	run cat kernels/mla_decode/v1/mla_decode_v1.cu
 	assert_output '#include "mla_decode.h"
 __global__ void mla_decode_v1_kernel(void) {}
 int mla_decode_launch(void) { mla_decode_v1_kernel<<<1, 1>>>(); return 0; }'
@@ -89,6 +92,18 @@ Kopt-Step: design"
 	diff -u "$GATE/devlog-v1.md" docs/kernels/mla-decode.md
 }
 
+@test "a file the shared build names keeps its name" {
+	printf 'SRCS = $(VERSION)/mla_decode.cu\n' >kernels/mla_decode/Makefile
+	git add -A
+	git commit -q -m "Name the source"
+	run git kopt design mla-decode
+	assert_success
+	run git ls-files kernels/mla_decode/v1
+	assert_line "kernels/mla_decode/v1/mla_decode.cu"
+	run grep -c mla_decode_v1_kernel kernels/mla_decode/v1/mla_decode.cu
+	assert_output "2"
+}
+
 @test "design from a suffixed version renames the suffix" {
 	git kopt design mla-decode >/dev/null 2>&1
 	run --separate-stderr git kopt design mla-decode
@@ -97,7 +112,8 @@ Kopt-Step: design"
 	assert_line --index 0 "Create mla-decode v2 from v1."
 	run git ls-files kernels/mla_decode/v2
 	assert_line "kernels/mla_decode/v2/include/tiles/mla_decode_tile_v2.cuh"
-	run cat kernels/mla_decode/v2/mla_decode.cu
+	assert_line "kernels/mla_decode/v2/mla_decode_v2.cu"
+	run cat kernels/mla_decode/v2/mla_decode_v2.cu
 	assert_output '#include "mla_decode.h"
 __global__ void mla_decode_v2_kernel(void) {}
 int mla_decode_launch(void) { mla_decode_v2_kernel<<<1, 1>>>(); return 0; }'

@@ -63,15 +63,24 @@ static void test_base_version_stems(void **state)
 	kopt_rename_add_file(&r, "Makefile", &prefixes);
 	assert_int_equal(r.stems.nr, 2);
 	assert_string_equal(r.stems.v[0], "mla_decode_tile");
+	assert_int_equal(r.files.nr, 2);
 	assert_renamed(&r, "#include \"mla_decode_tile.cuh\"\n"
 		       "mla_decode_kernel(); mla_decode_tile_load(); main();",
 		       "#include \"mla_decode_tile_v1.cuh\"\n"
 		       "mla_decode_v1_kernel(); mla_decode_tile_v1_load(); "
 		       "main();");
 	/* a prefix is not a stem unless it ends at a word or '_' */
-	assert_renamed(&r, "mla_decoder mla_decode", "mla_decoder mla_decode_v1");
+	assert_renamed(&r, "mla_decoder", "mla_decoder");
+	/* a bare stem follows its file; another file of that stem does not */
+	assert_renamed(&r, "import mla_decode; #include \"mla_decode.h\"",
+		       "import mla_decode_v1; #include \"mla_decode.h\"");
+	/* a member of a versioned identifier is no file name */
+	assert_renamed(&r, "mla_decode_params.b", "mla_decode_v1_params.b");
 	kopt_rename_path(&path, &r, "sub/mla_decode.cu");
 	assert_string_equal(path.buf, "sub/mla_decode_v1.cu");
+	kopt_buf_reset(&path);
+	kopt_rename_path(&path, &r, "mla_decode_dir/main.cu");
+	assert_string_equal(path.buf, "mla_decode_dir/main.cu");
 	kopt_buf_release(&path);
 	kopt_rename_release(&r);
 	kopt_strvec_clear(&prefixes);
@@ -81,18 +90,35 @@ static void test_shared_names_are_kept(void **state)
 {
 	struct kopt_strvec prefixes = KOPT_STRVEC_INIT;
 	struct kopt_rename r;
-	const char *harness = "int mla_decode_launch(void);\n";
+	struct kopt_buf path = KOPT_BUF_INIT;
+	const char *harness = "#include \"mla_decode.h\"\n"
+			      "int mla_decode_launch(void);\n";
+	const char *make = "SRCS = $(VERSION)/mla_decode_extra.cu\n"
+			   "# mla_decode: the kernel\n";
 
 	(void)state;
 	kopt_strvec_push(&prefixes, "mla_decode");
 	kopt_rename_init(&r, 0, 2, 1);
 	kopt_rename_add_file(&r, "mla_decode.cu", &prefixes);
+	kopt_rename_add_file(&r, "mla_decode_extra.cu", &prefixes);
+	kopt_rename_add_file(&r, "mla_decode.py", &prefixes);
 	kopt_rename_scan_shared(&r, harness, strlen(harness));
 	kopt_rename_scan_shared(&r, "mla_decode.h", 12);
+	kopt_rename_scan_shared(&r, make, strlen(make));
 	assert_renamed(&r, "#include \"mla_decode.h\"\n"
 		       "int mla_decode_launch(void) { mla_decode_kernel(); }",
 		       "#include \"mla_decode.h\"\n"
 		       "int mla_decode_launch(void) { mla_decode_v2_kernel(); }");
+	/* the Makefile names one file; the .py module's stem is named */
+	kopt_rename_path(&path, &r, "mla_decode.cu");
+	assert_string_equal(path.buf, "mla_decode_v2.cu");
+	kopt_buf_reset(&path);
+	kopt_rename_path(&path, &r, "mla_decode_extra.cu");
+	assert_string_equal(path.buf, "mla_decode_extra.cu");
+	kopt_buf_reset(&path);
+	kopt_rename_path(&path, &r, "mla_decode.py");
+	assert_string_equal(path.buf, "mla_decode.py");
+	kopt_buf_release(&path);
 	kopt_rename_release(&r);
 	kopt_strvec_clear(&prefixes);
 }
