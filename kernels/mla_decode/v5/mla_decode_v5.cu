@@ -1,25 +1,17 @@
 /*
- * MLA decode, v4: warpgroup matrix instructions (wgmma).
+ * MLA decode, v5: a split count that pays for the splits.
  *
- * v3 fed the tensor cores through mma.sync: every warp loads its own
- * operand fragments from shared memory with ldmatrix, so each 64-key
- * tile costs about 570 KB of shared-memory reads for 4.5 M multiply-adds,
- * more than the 128 B/clock an SM can read while the tensor cores would
- * need about 2200 clocks: shared-memory bandwidth, not arithmetic, bounds
- * it.  Here the two warpgroups of the block issue Hopper's asynchronous
- * wgmma, which reads A and B straight from shared memory once per
- * warpgroup instruction (about 300 KB a tile):
- *
- *   S = Q K^T   warpgroup w: 64 rows x keys 32w..32w+31, 36 x m64n32k16
- *   softmax     as v3 (a thread holds the same rows and keys as there)
- *   O += P V    warpgroup w: 64 rows x dims 256w..256w+255, 4 x m64n256k16,
- *               V read N-major (transposed) from the same cache tile
- *
- * Operands sit in shared memory in the 128-byte-swizzle layout wgmma
- * reads: 64-element (128 B) slabs, rows of 128 B, the 16-byte chunk index
- * XORed with the row index mod 8, slabs 1024-byte aligned.  Copies stay
- * cp.async into two alternating tile buffers (v3), fenced to the async
- * proxy before wgmma reads them.  Needs sm_90a.
+ * v2 chose the number of cache ranges per block by waves x tiles per
+ * block alone.  That cost keeps falling a little as the ranges multiply
+ * (more, shorter blocks fill the last wave better), so at spec-decode
+ * (1024 blocks, already 7.8 waves) it picked 32 ranges: 32768 blocks
+ * that each load their 72 KB of queries for 2 tiles of work, and 4.3 GB
+ * of fp32 partial outputs written and read back by the combine kernel.
+ * Spec-decode ran 1.7x slower than v1 with one range.  v2-v4 carried it.
+ * Here each block also pays for its query load and epilogue (about two
+ * tile times), and splitting pays for the combine traffic (partials
+ * written and read at about 3 TB/s, a tile time being about 3.6 us):
+ * decode keeps 2 ranges, spec-decode goes back to 1.  The kernel is v4's.
  */
 #include <math.h>
 #include <stdint.h>
@@ -435,15 +427,18 @@ mla_decode_v5_combine(const float *__restrict__ part_o,
 }
 
 /*
- * Ranges per (row tile, batch): the fewest that minimise waves x tiles
- * per block, a block per SM (the shared memory allows no more).
+ * Ranges per (row tile, batch), a block per SM (the shared memory allows
+ * no more).  Cost in tile times: waves x (tiles per block + 2 for the
+ * query load and epilogue), plus, with several ranges, the partials'
+ * bytes (written, then read) at 3 TB/s over a tile time of 3.6 us.
  */
 static int choose_splits(int b, int s, int t, int *nsplit)
 {
 	static int sms;
 	const int blocks = b * (s * MLA_HEADS / BM);
 	const int ntiles = (t + BN - 1) / BN;
-	long best = -1;
+	const double rows = (double)b * s * MLA_HEADS;
+	double best = -1;
 
 	if (!sms) {
 		int dev;
@@ -457,7 +452,10 @@ static int choose_splits(int b, int s, int t, int *nsplit)
 	*nsplit = 1;
 	for (int ns = 1; ns <= 32 && ns <= ntiles; ns++) {
 		const long waves = ((long)blocks * ns + sms - 1) / sms;
-		const long cost = waves * ((ntiles + ns - 1) / ns);
+		double cost = (double)waves * ((ntiles + ns - 1) / ns + 2);
+		if (ns > 1)
+			cost += rows * ns * (MLA_DV + 1) * 4 * 2 /
+				(3e12 * 3.6e-6);
 		if (best < 0 || cost < best) {
 			best = cost;
 			*nsplit = ns;
