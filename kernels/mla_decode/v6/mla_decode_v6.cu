@@ -1,17 +1,20 @@
 /*
- * MLA decode, v5: a split count that pays for the splits.
+ * MLA decode, v6: cheap copy issue.
  *
- * v2 chose the number of cache ranges per block by waves x tiles per
- * block alone.  That cost keeps falling a little as the ranges multiply
- * (more, shorter blocks fill the last wave better), so at spec-decode
- * (1024 blocks, already 7.8 waves) it picked 32 ranges: 32768 blocks
- * that each load their 72 KB of queries for 2 tiles of work, and 4.3 GB
- * of fp32 partial outputs written and read back by the combine kernel.
- * Spec-decode ran 1.7x slower than v1 with one range.  v2-v4 carried it.
- * Here each block also pays for its query load and epilogue (about two
- * tile times), and splitting pays for the combine traffic (partials
- * written and read at about 3 TB/s, a tile time being about 3.6 us):
- * decode keeps 2 ranges, spec-decode goes back to 1.  The kernel is v4's.
+ * Timing v5 with parts left out (decode / spec-decode): without the
+ * per-tile cache copies 89 / 1189 us instead of 129 / 1780, without the
+ * S products 100 / 1315, without the PV products 111 / 1488.  The copies
+ * cost more than either matrix product although the bytes are few (a
+ * 72 KB tile per 3.6 us per SM, DRAM 27% busy): Nsight Compute shows the
+ * integer pipe as the busiest (34%), 1400 instructions per warp per tile
+ * and 4.5 cycles between a warp's instructions with 2 warps per
+ * scheduler.  Each thread issued its 18 16-byte copies through a loop
+ * that divides by 72, takes the remainder, swizzles and bounds-checks
+ * every chunk.  The chunks a thread copies are the same in every tile:
+ * here their swizzled shared offsets are computed once into registers,
+ * and the global offsets are linear (chunk i of a tile is at i * 8
+ * elements), so a full tile is 18 (add, cp.async) pairs.  Only a ragged
+ * last tile takes the old checked loop.  Otherwise v5.
  */
 #include <math.h>
 #include <stdint.h>
@@ -185,6 +188,26 @@ static __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi)
 	return *(uint32_t *)&v;
 }
 
+#define LOAD_PER_THREAD (64 * (MLA_DQK / 8) / THREADS)	/* 18 chunks */
+
+/* shared offset of chunk i of a tile (row i / 72, chunk i % 72) */
+static __device__ __forceinline__ uint32_t chunk_off(int i)
+{
+	const int r = i / (MLA_DQK / 8), c = i - r * (MLA_DQK / 8);
+	return (c >> 3) * SLAB + r * 128 + (((c & 7) ^ (r & 7)) << 4);
+}
+
+/* a whole 64-row tile; off[] from chunk_off(tid + THREADS * k) */
+static __device__ __forceinline__ void load_tile(uint32_t dst,
+						 const bf16 *src,
+						 const uint32_t *off)
+{
+	const bf16 *p = src + threadIdx.x * 8;
+#pragma unroll
+	for (int k = 0; k < LOAD_PER_THREAD; k++)
+		cp_async16(dst + off[k], p + k * THREADS * 8);
+}
+
 /* 64 rows of 576 from global into 9 swizzled slabs (rows past `valid`
  * become zeros) */
 static __device__ __forceinline__ void load_rows(uint32_t dst,
@@ -239,20 +262,35 @@ mla_decode_v6_kernel(const bf16 *__restrict__ q, const bf16 *__restrict__ kv,
 	const int tile_lo = split * ntiles / nsplit;
 	const int tile_hi = (split + 1) * ntiles / nsplit;
 
-	load_rows(sQ, qb, BM);
+	uint32_t coff[LOAD_PER_THREAD];
+#pragma unroll
+	for (int k = 0; k < LOAD_PER_THREAD; k++) {
+		coff[k] = chunk_off(tid + THREADS * k);
+		/* opaque: keep it in a register, not recomputed per tile */
+		asm volatile("" : "+r"(coff[k]));
+	}
+
+	load_tile(sQ, qb, coff);
 	cp_async_commit();
-	load_rows(sKV, kb + (size_t)tile_lo * BN * MLA_DQK,
-		  min(BN, t - tile_lo * BN));
+	if (t - tile_lo * BN >= BN)
+		load_tile(sKV, kb + (size_t)tile_lo * BN * MLA_DQK, coff);
+	else
+		load_rows(sKV, kb + (size_t)tile_lo * BN * MLA_DQK,
+			  t - tile_lo * BN);
 	cp_async_commit();
 	for (int it = tile_lo; it < tile_hi; it++) {
 		const int key0 = it * BN;
 		const uint32_t buf = ((it - tile_lo) & 1) * TILE_BYTES;
 
 		/* prefetch the next tile into the other buffer */
-		if (it + 1 < tile_hi)
-			load_rows(sKV + (TILE_BYTES - buf),
-				  kb + (size_t)(key0 + BN) * MLA_DQK,
-				  min(BN, t - key0 - BN));
+		if (it + 1 < tile_hi) {
+			const uint32_t nbuf = sKV + (TILE_BYTES - buf);
+			const bf16 *nsrc = kb + (size_t)(key0 + BN) * MLA_DQK;
+			if (t - key0 - BN >= BN)
+				load_tile(nbuf, nsrc, coff);
+			else
+				load_rows(nbuf, nsrc, t - key0 - BN);
+		}
 		cp_async_commit();
 		cp_async_wait<1>();
 		fence_async_shared();
