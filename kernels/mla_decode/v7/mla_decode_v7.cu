@@ -1,20 +1,17 @@
 /*
- * MLA decode, v6: cheap copy issue.
+ * MLA decode, v7: lazy rescaling of the output accumulator.
  *
- * Timing v5 with parts left out (decode / spec-decode): without the
- * per-tile cache copies 89 / 1189 us instead of 129 / 1780, without the
- * S products 100 / 1315, without the PV products 111 / 1488.  The copies
- * cost more than either matrix product although the bytes are few (a
- * 72 KB tile per 3.6 us per SM, DRAM 27% busy): Nsight Compute shows the
- * integer pipe as the busiest (34%), 1400 instructions per warp per tile
- * and 4.5 cycles between a warp's instructions with 2 warps per
- * scheduler.  Each thread issued its 18 16-byte copies through a loop
- * that divides by 72, takes the remainder, swizzles and bounds-checks
- * every chunk.  The chunks a thread copies are the same in every tile:
- * here their swizzled shared offsets are computed once into registers,
- * and the global offsets are linear (chunk i of a tile is at i * 8
- * elements), so a full tile is 18 (add, cp.async) pairs.  Only a ragged
- * last tile takes the old checked loop.  Otherwise v5.
+ * After v6 the per-tile work outside the tensor cores is the softmax,
+ * and its largest part is rescaling the fp32 accumulator: 128 multiplies
+ * per thread per tile whenever a row's running maximum moves, which for
+ * random scores is most tiles (a 64-key tile beats the maximum of the
+ * keys seen so far in one of a warp's 16 rows with high probability).
+ * Here the maximum used for the exponentials only moves when the new
+ * one exceeds it by more than 8 (log2 units): probabilities then stay
+ * below 2^8, which fp32 sums and bf16 P hold without loss, and O and l
+ * are rescaled only in the few tiles where the maximum jumps, warp by
+ * warp.  The scale is also folded into one FFMA per score (the maximum
+ * is taken on raw scores).  Otherwise v6.
  */
 #include <math.h>
 #include <stdint.h>
@@ -315,17 +312,16 @@ mla_decode_v7_kernel(const bf16 *__restrict__ q, const bf16 *__restrict__ kv,
 		reg_fence<16>(sacc);
 
 		/* online softmax, in log2 units; sacc[4 j + e]: key
-		 * 32 kg + 8 j + 2 c + (e & 1), row e < 2 ? R0 : R1 */
+		 * 32 kg + 8 j + 2 c + (e & 1), row e < 2 ? R0 : R1; the maxima
+		 * are taken on raw scores (scale_log2 > 0) */
 		float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
 #pragma unroll
 			for (int e = 0; e < 4; e++) {
-				float &v = sacc[4 * j + e];
-				v *= scale_log2;
 				if (key0 + BN > t &&
 				    key0 + kg * 32 + 8 * j + 2 * c + (e & 1) >= t)
-					v = -INFINITY;
+					sacc[4 * j + e] = -INFINITY;
 			}
 			mx0 = fmaxf(mx0, fmaxf(sacc[4 * j], sacc[4 * j + 1]));
 			mx1 = fmaxf(mx1, fmaxf(sacc[4 * j + 2], sacc[4 * j + 3]));
@@ -339,20 +335,36 @@ mla_decode_v7_kernel(const bf16 *__restrict__ q, const bf16 *__restrict__ kv,
 			sMax[kg * BM + R1] = mx1;
 		}
 		__syncthreads();
-		const float mn0 = fmaxf(m0, fmaxf(sMax[R0], sMax[BM + R0]));
-		const float mn1 = fmaxf(m1, fmaxf(sMax[R1], sMax[BM + R1]));
-		const float al0 = exp2f(m0 - mn0), al1 = exp2f(m1 - mn1);
+		/* the maximum in use moves only when beaten by more than 8 */
+		const float t0 = fmaxf(sMax[R0], sMax[BM + R0]) * scale_log2;
+		const float t1 = fmaxf(sMax[R1], sMax[BM + R1]) * scale_log2;
+		const bool up0 = t0 > m0 + 8.f, up1 = t1 > m1 + 8.f;
+		const float mn0 = up0 ? t0 : m0, mn1 = up1 ? t1 : m1;
+		if (__any_sync(0xffffffffu, up0 || up1)) {
+			const float al0 = exp2f(m0 - mn0), al1 = exp2f(m1 - mn1);
+			l0 *= al0;
+			l1 *= al1;
+#pragma unroll
+			for (int i = 0; i < 128; i += 4) {
+				o[i] *= al0;
+				o[i + 1] *= al0;
+				o[i + 2] *= al1;
+				o[i + 3] *= al1;
+			}
+		}
 		m0 = mn0;
 		m1 = mn1;
-		float ls0 = 0.f, ls1 = 0.f;
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
-			const float p0 = exp2f(sacc[4 * j] - mn0);
-			const float p1 = exp2f(sacc[4 * j + 1] - mn0);
-			const float p2 = exp2f(sacc[4 * j + 2] - mn1);
-			const float p3 = exp2f(sacc[4 * j + 3] - mn1);
-			ls0 += p0 + p1;
-			ls1 += p2 + p3;
+			const float p0 = exp2f(fmaf(sacc[4 * j], scale_log2, -mn0));
+			const float p1 = exp2f(fmaf(sacc[4 * j + 1], scale_log2,
+						    -mn0));
+			const float p2 = exp2f(fmaf(sacc[4 * j + 2], scale_log2,
+						    -mn1));
+			const float p3 = exp2f(fmaf(sacc[4 * j + 3], scale_log2,
+						    -mn1));
+			l0 += p0 + p1;
+			l1 += p2 + p3;
 			const int ch = kg * 4 + j;
 			*(uint32_t *)(smem + SP_OFF + R0 * 128 +
 				      ((ch ^ (R0 & 7)) << 4) + 4 * c) =
@@ -360,15 +372,6 @@ mla_decode_v7_kernel(const bf16 *__restrict__ q, const bf16 *__restrict__ kv,
 			*(uint32_t *)(smem + SP_OFF + R1 * 128 +
 				      ((ch ^ (R1 & 7)) << 4) + 4 * c) =
 				pack_bf16(p2, p3);
-		}
-		l0 = l0 * al0 + ls0;
-		l1 = l1 * al1 + ls1;
-#pragma unroll
-		for (int i = 0; i < 128; i += 4) {
-			o[i] *= al0;
-			o[i + 1] *= al0;
-			o[i + 2] *= al1;
-			o[i + 3] *= al1;
 		}
 		fence_async_shared();
 		__syncthreads();
