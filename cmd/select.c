@@ -128,16 +128,9 @@ int cmd_select(int argc, const char **argv, struct kopt_ctx *ctx)
 			exit(128);
 		task_links(text.buf, text.len, &links);
 		for (i = 0; i < links.nr; i++) {
-			struct kopt_catalog dummy = KOPT_CATALOG_INIT;
-			struct kopt_catalog_row row = { 0 };
 			const struct kopt_kb_entry *e;
-			char *norm;
+			char *norm = kopt_link_path(task, links.v[i], NULL);
 
-			/* resolve like a catalog link, from the task file */
-			dummy.path = task;
-			row.detail = (char *)links.v[i];
-			row.detail_link = 1;
-			norm = kopt_catalog_detail_path(&dummy, &row, NULL);
 			e = norm ? kopt_kb_find(&kb, norm) : NULL;
 			if (!e)
 				kopt_warning("%s: '%s' is not a detail file of "

@@ -421,39 +421,46 @@ static char *normalize(const char *dir, const char *rel)
 	return kopt_buf_detach(&out, NULL);
 }
 
+char *kopt_link_path(const char *file, const char *url, char **alt)
+{
+	char *dir, *u, *hash, *ret;
+	const char *slash;
+
+	if (alt)
+		*alt = NULL;
+	if (strstr(url, "://") || kopt_starts_with(url, "#") ||
+	    kopt_starts_with(url, "mailto:"))
+		return NULL;
+	u = kopt_strdup(url);
+	hash = strchr(u, '#');
+	if (hash)
+		*hash = '\0';
+	if (u[0] == '/') {
+		ret = normalize(NULL, u + 1);
+		free(u);
+		return ret;
+	}
+	slash = strrchr(file, '/');
+	dir = slash ? kopt_strndup(file, (size_t)(slash - file)) :
+		      kopt_strdup("");
+	ret = normalize(dir, u);
+	if (alt)
+		*alt = normalize(NULL, u);
+	free(dir);
+	free(u);
+	return ret;
+}
+
 char *kopt_catalog_detail_path(const struct kopt_catalog *c,
 			       const struct kopt_catalog_row *row, char **alt)
 {
-	char *dir, *url, *hash, *ret;
-	const char *slash;
-
 	if (alt)
 		*alt = NULL;
 	if (!row->detail || !*row->detail)
 		return NULL;
 	if (!row->detail_link)
 		return normalize(NULL, row->detail);
-	if (strstr(row->detail, "://") || kopt_starts_with(row->detail, "#") ||
-	    kopt_starts_with(row->detail, "mailto:"))
-		return NULL;
-	url = kopt_strdup(row->detail);
-	hash = strchr(url, '#');
-	if (hash)
-		*hash = '\0';
-	if (url[0] == '/') {
-		ret = normalize(NULL, url + 1);
-		free(url);
-		return ret;
-	}
-	slash = strrchr(c->path, '/');
-	dir = slash ? kopt_strndup(c->path, (size_t)(slash - c->path)) :
-		      kopt_strdup("");
-	ret = normalize(dir, url);
-	if (alt)
-		*alt = normalize(NULL, url);
-	free(dir);
-	free(url);
-	return ret;
+	return kopt_link_path(c->path, row->detail, alt);
 }
 
 static void add_cell(struct kopt_buf *out, const char *s)

@@ -97,6 +97,14 @@ char *kopt_catalog_detail_path(const struct kopt_catalog *c,
 			       const struct kopt_catalog_row *row, char **alt);
 
 /*
+ * Where a Markdown link `url` in `file` (both from the top of the work
+ * tree) points, as a path from the top; NULL for a URL, an anchor, or a
+ * path above the top.  *alt (when not NULL) receives the link read from
+ * the top instead.  Both owned by the caller.
+ */
+char *kopt_link_path(const char *file, const char *url, char **alt);
+
+/*
  * The catalog's text with a row for `row` (kind and cell[] set; the ID
  * cell included) spliced after the last row of a table of its kind, or
  * with a new table of that kind appended when there is none.
