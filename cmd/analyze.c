@@ -5,6 +5,7 @@
  * versions without results and open LEARN obligations.  Without a
  * kernel, one line per kernel.  Reads the work tree.
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +45,8 @@ struct kernel_view {
 	size_t targets_nr;
 	struct kopt_obligation *obligations;
 	size_t obligations_nr;
-	/* folders of versions that neither the devlog nor results name */
-	struct kopt_strvec unmeasured;
+	/* source folders of versions with neither a devlog entry nor results */
+	struct kopt_strvec folders;
 };
 
 static void evaluate_target(struct target_state *ts,
@@ -112,33 +113,50 @@ static void evaluate_target(struct target_state *ts,
 	kopt_buf_release(&err);
 }
 
-/*
- * Versions whose folder is in the work tree but that nothing records yet:
- * the base version before its first profile, above all.
- */
-static void find_unmeasured(struct kopt_strvec *out,
-			    const struct kopt_source *src,
-			    const struct kopt_kernel *k,
-			    const struct kopt_analysis *a)
+static int known_version(const struct kopt_analysis *a, const char *name)
 {
-	struct kopt_layout l = KOPT_LAYOUT_INIT;
-	struct kopt_strvec names = KOPT_STRVEC_INIT;
 	size_t i;
 
-	/* a source without {version} is status's to report, not ours */
-	if (!k->source || !strstr(k->source, "{version}") ||
-	    kopt_layout_init(&l, k))
-		return;
-	if (!kopt_source_list(src, l.root, &names))
-		for (i = 0; i < names.nr; i++) {
-			char *v = kopt_layout_match(&l, names.v[i]);
-			if (v && !kopt_analysis_find(a, v))
-				kopt_strvec_push(out, v);
-			free(v);
-		}
-	if (out->nr > 1)
-		qsort(out->v, out->nr, sizeof(*out->v), kopt_version_cmp);
-	kopt_strvec_clear(&names);
+	for (i = 0; i < a->versions_nr; i++)
+		if (!strcmp(a->versions[i].name, name))
+			return 1;
+	return 0;
+}
+
+/*
+ * The versions whose source folder is in the work tree but that the
+ * devlog and the results do not know yet: the base version right after
+ * 'kernel add', a version copied in by hand.
+ */
+static void find_folders(struct kernel_view *kv, struct kopt_ctx *ctx)
+{
+	struct kopt_layout l = KOPT_LAYOUT_INIT;
+	struct dirent *de;
+	char *root;
+	DIR *d;
+
+	if (!kv->kernel->source ||
+	    !strstr(kv->kernel->source, "{version}") ||
+	    kopt_layout_init(&l, kv->kernel))
+		goto done;
+	root = kopt_ctx_path(ctx, *l.root ? l.root : ".");
+	d = opendir(root);
+	free(root);
+	if (!d)
+		goto done;
+	while ((de = readdir(d))) {
+		char *v = de->d_name[0] == '.' ? NULL :
+			  kopt_layout_match(&l, de->d_name);
+		if (v && !known_version(&kv->a, v) &&
+		    !kopt_strvec_has(&kv->folders, v))
+			kopt_strvec_push(&kv->folders, v);
+		free(v);
+	}
+	closedir(d);
+	if (kv->folders.nr > 1)
+		qsort(kv->folders.v, kv->folders.nr, sizeof(*kv->folders.v),
+		      kopt_version_cmp);
+done:
 	kopt_layout_release(&l);
 }
 
@@ -151,8 +169,8 @@ static int load_view(struct kernel_view *kv, struct kopt_ctx *ctx,
 	size_t i;
 
 	memset(kv, 0, sizeof(*kv));
-	kv->unmeasured = (struct kopt_strvec)KOPT_STRVEC_INIT;
 	kv->kernel = k;
+	kv->folders = (struct kopt_strvec)KOPT_STRVEC_INIT;
 	kv->a = (struct kopt_analysis)KOPT_ANALYSIS_INIT;
 	kopt_source_worktree(&src, ctx->top);
 	src.cache = cache;
@@ -166,7 +184,7 @@ static int load_view(struct kernel_view *kv, struct kopt_ctx *ctx,
 	}
 	kopt_obligations_find(learn, &kv->a, &kv->obligations,
 			       &kv->obligations_nr);
-	find_unmeasured(&kv->unmeasured, &src, k, &kv->a);
+	find_folders(kv, ctx);
 	return 0;
 }
 
@@ -178,8 +196,8 @@ static void release_view(struct kernel_view *kv)
 		free(kv->targets[i].problem);
 	free(kv->targets);
 	kopt_obligations_free(kv->obligations, kv->obligations_nr);
-	kopt_strvec_clear(&kv->unmeasured);
 	kopt_analysis_release(&kv->a);
+	kopt_strvec_clear(&kv->folders);
 }
 
 /* Trials to show: those of .kopt, then any others the results name. */
@@ -345,11 +363,10 @@ static void print_kernel(const struct kernel_view *kv,
 	}
 	if (a->versions_nr)
 		kopt_mdtable_render(&out, &t);
-	else if (kv->unmeasured.nr)
-		kopt_buf_addf(&out, "None measured yet: profile %s first "
-			      "('git kopt profile %s %s').\n",
-			      kv->unmeasured.v[0], a->kernel,
-			      kv->unmeasured.v[0]);
+	else if (kv->folders.nr)
+		kopt_buf_addf(&out, "No version measured yet: profile the base "
+			      "version with 'git kopt profile %s %s'.\n",
+			      a->kernel, kv->folders.v[0]);
 	else
 		kopt_buf_addstr(&out, "No versions yet: start one with "
 				"'git kopt design'.\n");
@@ -426,11 +443,10 @@ static void print_kernel(const struct kernel_view *kv,
 			kopt_buf_addf(&out, ": %s", v->entry->title);
 		kopt_buf_addch(&out, '\n');
 	}
-	for (i = 0; i < kv->unmeasured.nr; i++) {
+	for (i = 0; i < kv->folders.nr; i++) {
 		any = 1;
-		kopt_buf_addf(&out, "- %s: not measured yet; run 'git kopt "
-			      "profile %s %s'\n", kv->unmeasured.v[i],
-			      a->kernel, kv->unmeasured.v[i]);
+		kopt_buf_addf(&out, "- %s (source folder only)\n",
+			      kv->folders.v[i]);
 	}
 	if (!any)
 		kopt_buf_addstr(&out, "None.\n");
@@ -555,9 +571,8 @@ static cJSON *kernel_json(const struct kernel_view *kv,
 		    !a->versions[i].results.entries_nr)
 			cJSON_AddItemToArray(arr, cJSON_CreateString(
 				a->versions[i].name));
-	for (i = 0; i < kv->unmeasured.nr; i++)
-		cJSON_AddItemToArray(arr, cJSON_CreateString(
-			kv->unmeasured.v[i]));
+	for (i = 0; i < kv->folders.nr; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(kv->folders.v[i]));
 	arr = cJSON_AddArrayToObject(o, "learn_obligations");
 	for (i = 0; i < kv->obligations_nr; i++)
 		cJSON_AddItemToArray(arr, kopt_obligations_json(

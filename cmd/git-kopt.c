@@ -139,14 +139,6 @@ static const struct cmd_struct *find_command(const char *name)
 	return NULL;
 }
 
-/* Is `dir` (no trailing '/') the work tree `wd` (with one) already? */
-static int same_workdir(const char *wd, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	return wd && !strncmp(wd, dir, n) && wd[n] == '/' && !wd[n + 1];
-}
-
 static void open_repo(struct kopt_ctx *ctx, unsigned flags,
 		      struct kopt_buf *top, struct kopt_buf *prefix)
 {
@@ -160,16 +152,21 @@ static void open_repo(struct kopt_ctx *ctx, unsigned flags,
 		/*
 		 * libgit2 1.5 refuses GIT_WORK_TREE in FROM_ENV mode, and git
 		 * sets it (as ".") for hooks run by "git --work-tree=...":
-		 * open GIT_DIR itself and set the work tree by hand (only
-		 * when it differs: libgit2 1.5 leaks the path it compares).
+		 * open GIT_DIR itself and set the work tree by hand.
 		 */
 		char *abs = realpath(work_tree, NULL);
+		const char *have;
 		if (!abs || git_repository_open_ext(&ctx->repo, git_dir,
-					GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0 ||
-		    (!same_workdir(git_repository_workdir(ctx->repo), abs) &&
-		     git_repository_set_workdir(ctx->repo, abs, 0) < 0))
+					GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
 			kopt_die("not a git repository: '%s' (work tree '%s')",
 				 git_dir, work_tree);
+		/* usually the same; libgit2 leaks a little when it changes */
+		have = git_repository_workdir(ctx->repo);
+		if ((!have || strncmp(have, abs, strlen(abs)) ||
+		     strcmp(have + strlen(abs), "/")) &&
+		    git_repository_set_workdir(ctx->repo, abs, 0) < 0)
+			kopt_die("cannot use '%s' as the work tree: %s",
+				 work_tree, kopt_git_error("unknown error"));
 		free(abs);
 	} else if (git_repository_open_ext(&ctx->repo,
 					   git_dir ? NULL : ".", open_flags,

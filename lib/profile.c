@@ -279,15 +279,15 @@ static void pct_cell(struct kopt_buf *out, double v)
 }
 
 /*
- * The change of a metric: relative, or in percentage points for a metric
- * that is itself a percentage (from 0.0% to 35.1% is +35.1 pts, not
- * a relative change of a million percent).
+ * The change of a metric: relative for amounts, in percentage points for
+ * metrics that are themselves percentages (TC 0.0% -> 35.1% is +35.1 pp,
+ * not +994823%).
  */
-static void change(struct kopt_buf *out, double prev, double cur, int pts)
+static void change(struct kopt_buf *out, double prev, double cur, int points)
 {
-	if (pts && HAS(prev) && HAS(cur)) {
+	if (HAS(prev) && HAS(cur) && points) {
 		double c = cur - prev;
-		kopt_buf_addf(out, " %+.1f pts |", fabs(c) < 0.05 ? 0.0 : c);
+		kopt_buf_addf(out, " %+.1f pp |", fabs(c) < 0.05 ? 0.0 : c);
 	} else if (HAS(prev) && HAS(cur) && prev != 0) {
 		double c = 100 * (cur - prev) / prev;
 		kopt_buf_addf(out, " %+.1f%% |", fabs(c) < 0.05 ? 0.0 : c);
@@ -316,16 +316,15 @@ void kopt_profile_contract(struct kopt_buf *out, const char *kernel,
 		enum kopt_metric m;
 		const char *label;
 		const char *fmt;
-		int pts;        /* a percentage: its change in points */
 	} rows[] = {
-		{ KOPT_METRIC_DURATION_US, "Duration", "%.2f μs", 0 },
-		{ KOPT_METRIC_TFLOPS, "Achieved TFLOPs/s", "%.2f", 0 },
-		{ KOPT_METRIC_GBPS, "Achieved GB/s", "%.1f", 0 },
-		{ KOPT_METRIC_TC_PCT, "TC Util", "%.1f%%", 1 },
-		{ KOPT_METRIC_DRAM_PCT, "DRAM Throughput", "%.1f%%", 1 },
-		{ KOPT_METRIC_OCC_PCT, "Occupancy", "%.1f%%", 1 },
-		{ KOPT_METRIC_L2_HIT_PCT, "L2 Hit Rate", "%.1f%%", 1 },
-		{ KOPT_METRIC_ROOFLINE_PCT, "Roofline", "%.1f%%", 1 },
+		{ KOPT_METRIC_DURATION_US, "Duration", "%.2f μs" },
+		{ KOPT_METRIC_TFLOPS, "Achieved TFLOPs/s", "%.2f" },
+		{ KOPT_METRIC_GBPS, "Achieved GB/s", "%.1f" },
+		{ KOPT_METRIC_TC_PCT, "TC Util", "%.1f%%" },
+		{ KOPT_METRIC_DRAM_PCT, "DRAM Throughput", "%.1f%%" },
+		{ KOPT_METRIC_OCC_PCT, "Occupancy", "%.1f%%" },
+		{ KOPT_METRIC_L2_HIT_PCT, "L2 Hit Rate", "%.1f%%" },
+		{ KOPT_METRIC_ROOFLINE_PCT, "Roofline", "%.1f%%" },
 	};
 	size_t i;
 
@@ -397,7 +396,10 @@ void kopt_profile_contract(struct kopt_buf *out, const char *kernel,
 		kopt_buf_addf(out, "| %s |", rows[i].label);
 		value(out, p, rows[i].fmt);
 		value(out, c, rows[i].fmt);
-		change(out, p, c, rows[i].pts);
+		change(out, p, c, rows[i].m != KOPT_METRIC_DURATION_US &&
+		       rows[i].m != KOPT_METRIC_TFLOPS &&
+		       rows[i].m != KOPT_METRIC_GBPS);
 		kopt_buf_addch(out, '\n');
 	}
+	kopt_buf_addch(out, '\n');
 }
