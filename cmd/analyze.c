@@ -5,6 +5,7 @@
  * versions without results and open LEARN obligations.  Without a
  * kernel, one line per kernel.  Reads the work tree.
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,8 @@
 #include "expr.h"
 #include "obligations.h"
 #include "render.h"
+#include "repo.h"
+#include "scaffold.h"
 #include "banned.h"
 
 static const char *const analyze_usage[] = {
@@ -42,6 +45,8 @@ struct kernel_view {
 	size_t targets_nr;
 	struct kopt_obligation *obligations;
 	size_t obligations_nr;
+	/* source folders of versions with neither a devlog entry nor results */
+	struct kopt_strvec folders;
 };
 
 static void evaluate_target(struct target_state *ts,
@@ -108,6 +113,53 @@ static void evaluate_target(struct target_state *ts,
 	kopt_buf_release(&err);
 }
 
+static int known_version(const struct kopt_analysis *a, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < a->versions_nr; i++)
+		if (!strcmp(a->versions[i].name, name))
+			return 1;
+	return 0;
+}
+
+/*
+ * The versions whose source folder is in the work tree but that the
+ * devlog and the results do not know yet: the base version right after
+ * 'kernel add', a version copied in by hand.
+ */
+static void find_folders(struct kernel_view *kv, struct kopt_ctx *ctx)
+{
+	struct kopt_layout l = KOPT_LAYOUT_INIT;
+	struct dirent *de;
+	char *root;
+	DIR *d;
+
+	if (!kv->kernel->source ||
+	    !strstr(kv->kernel->source, "{version}") ||
+	    kopt_layout_init(&l, kv->kernel))
+		goto done;
+	root = kopt_ctx_path(ctx, *l.root ? l.root : ".");
+	d = opendir(root);
+	free(root);
+	if (!d)
+		goto done;
+	while ((de = readdir(d))) {
+		char *v = de->d_name[0] == '.' ? NULL :
+			  kopt_layout_match(&l, de->d_name);
+		if (v && !known_version(&kv->a, v) &&
+		    !kopt_strvec_has(&kv->folders, v))
+			kopt_strvec_push(&kv->folders, v);
+		free(v);
+	}
+	closedir(d);
+	if (kv->folders.nr > 1)
+		qsort(kv->folders.v, kv->folders.nr, sizeof(*kv->folders.v),
+		      kopt_version_cmp);
+done:
+	kopt_layout_release(&l);
+}
+
 static int load_view(struct kernel_view *kv, struct kopt_ctx *ctx,
 		     const struct kopt_kernel *k, struct kopt_obligations *learn,
 		     struct kopt_cache *cache)
@@ -118,6 +170,7 @@ static int load_view(struct kernel_view *kv, struct kopt_ctx *ctx,
 
 	memset(kv, 0, sizeof(*kv));
 	kv->kernel = k;
+	kv->folders = (struct kopt_strvec)KOPT_STRVEC_INIT;
 	kv->a = (struct kopt_analysis)KOPT_ANALYSIS_INIT;
 	kopt_source_worktree(&src, ctx->top);
 	src.cache = cache;
@@ -131,6 +184,7 @@ static int load_view(struct kernel_view *kv, struct kopt_ctx *ctx,
 	}
 	kopt_obligations_find(learn, &kv->a, &kv->obligations,
 			       &kv->obligations_nr);
+	find_folders(kv, ctx);
 	return 0;
 }
 
@@ -143,6 +197,7 @@ static void release_view(struct kernel_view *kv)
 	free(kv->targets);
 	kopt_obligations_free(kv->obligations, kv->obligations_nr);
 	kopt_analysis_release(&kv->a);
+	kopt_strvec_clear(&kv->folders);
 }
 
 /* Trials to show: those of .kopt, then any others the results name. */
@@ -308,6 +363,10 @@ static void print_kernel(const struct kernel_view *kv,
 	}
 	if (a->versions_nr)
 		kopt_mdtable_render(&out, &t);
+	else if (kv->folders.nr)
+		kopt_buf_addf(&out, "No version measured yet: profile the base "
+			      "version with 'git kopt profile %s %s'.\n",
+			      a->kernel, kv->folders.v[0]);
 	else
 		kopt_buf_addstr(&out, "No versions yet: start one with "
 				"'git kopt design'.\n");
@@ -383,6 +442,11 @@ static void print_kernel(const struct kernel_view *kv,
 		if (v->entry && v->entry->title && *v->entry->title)
 			kopt_buf_addf(&out, ": %s", v->entry->title);
 		kopt_buf_addch(&out, '\n');
+	}
+	for (i = 0; i < kv->folders.nr; i++) {
+		any = 1;
+		kopt_buf_addf(&out, "- %s (source folder only)\n",
+			      kv->folders.v[i]);
 	}
 	if (!any)
 		kopt_buf_addstr(&out, "None.\n");
@@ -507,6 +571,8 @@ static cJSON *kernel_json(const struct kernel_view *kv,
 		    !a->versions[i].results.entries_nr)
 			cJSON_AddItemToArray(arr, cJSON_CreateString(
 				a->versions[i].name));
+	for (i = 0; i < kv->folders.nr; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(kv->folders.v[i]));
 	arr = cJSON_AddArrayToObject(o, "learn_obligations");
 	for (i = 0; i < kv->obligations_nr; i++)
 		cJSON_AddItemToArray(arr, kopt_obligations_json(

@@ -302,13 +302,14 @@ static int collect_stem(const char *root, const git_tree_entry *e,
 }
 
 /*
- * Notes and documentation mention names without using them: only code
- * and build files make an interface.
+ * Notes, documentation and recorded output (measurement logs) mention
+ * names without using them: only code and build files make an interface.
  */
 static int is_prose(const char *name)
 {
 	static const char *const exts[] = {
 		".md", ".markdown", ".txt", ".rst", ".adoc", ".org",
+		".log", ".csv",
 	};
 	static const char *const names[] = {
 		"README", "NOTES", "CHANGELOG", "LICENSE", "COPYING", "AUTHORS",

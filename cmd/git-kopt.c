@@ -155,11 +155,18 @@ static void open_repo(struct kopt_ctx *ctx, unsigned flags,
 		 * open GIT_DIR itself and set the work tree by hand.
 		 */
 		char *abs = realpath(work_tree, NULL);
+		const char *have;
 		if (!abs || git_repository_open_ext(&ctx->repo, git_dir,
-					GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0 ||
-		    git_repository_set_workdir(ctx->repo, abs, 0) < 0)
+					GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
 			kopt_die("not a git repository: '%s' (work tree '%s')",
 				 git_dir, work_tree);
+		/* usually the same; libgit2 leaks a little when it changes */
+		have = git_repository_workdir(ctx->repo);
+		if ((!have || strncmp(have, abs, strlen(abs)) ||
+		     strcmp(have + strlen(abs), "/")) &&
+		    git_repository_set_workdir(ctx->repo, abs, 0) < 0)
+			kopt_die("cannot use '%s' as the work tree: %s",
+				 work_tree, kopt_git_error("unknown error"));
 		free(abs);
 	} else if (git_repository_open_ext(&ctx->repo,
 					   git_dir ? NULL : ".", open_flags,

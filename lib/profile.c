@@ -278,9 +278,17 @@ static void pct_cell(struct kopt_buf *out, double v)
 		kopt_buf_addstr(out, " -- |");
 }
 
-static void change(struct kopt_buf *out, double prev, double cur)
+/*
+ * The change of a metric: relative for amounts, in percentage points for
+ * metrics that are themselves percentages (TC 0.0% -> 35.1% is +35.1 pp,
+ * not +994823%).
+ */
+static void change(struct kopt_buf *out, double prev, double cur, int points)
 {
-	if (HAS(prev) && HAS(cur) && prev != 0) {
+	if (HAS(prev) && HAS(cur) && points) {
+		double c = cur - prev;
+		kopt_buf_addf(out, " %+.1f pp |", fabs(c) < 0.05 ? 0.0 : c);
+	} else if (HAS(prev) && HAS(cur) && prev != 0) {
 		double c = 100 * (cur - prev) / prev;
 		kopt_buf_addf(out, " %+.1f%% |", fabs(c) < 0.05 ? 0.0 : c);
 	}
@@ -388,7 +396,10 @@ void kopt_profile_contract(struct kopt_buf *out, const char *kernel,
 		kopt_buf_addf(out, "| %s |", rows[i].label);
 		value(out, p, rows[i].fmt);
 		value(out, c, rows[i].fmt);
-		change(out, p, c);
+		change(out, p, c, rows[i].m != KOPT_METRIC_DURATION_US &&
+		       rows[i].m != KOPT_METRIC_TFLOPS &&
+		       rows[i].m != KOPT_METRIC_GBPS);
 		kopt_buf_addch(out, '\n');
 	}
+	kopt_buf_addch(out, '\n');
 }

@@ -111,3 +111,25 @@ Kopt-Learn: skip the box was throttled"
 	assert_line --partial "| v2      | --       | v1     | 60.00 μs (45.3% slower)"
 	rm first.out
 }
+
+@test "before the base version is measured, analyze names its folder and the profile to run" {
+	rm -r docs/kernels/mla-decode/results
+	cp "$FIXTURES/devlog/corpus/01-seed.md" seed.md
+	sed -n '1,/^## Development log/p' seed.md >docs/kernels/mla-decode.md
+	rm seed.md
+	mkdir -p kernels/mla_decode/v0 kernels/mla_decode/v1 kernels/mla_decode/harness
+	touch kernels/mla_decode/v0/mla_decode.cu kernels/mla_decode/v1/x.cu
+	run --separate-stderr git kopt analyze mla-decode
+	assert_success
+	assert_output --partial $'## Versions\n\nNo version measured yet: profile the base version with \'git kopt profile mla-decode v0\'.\n'
+	assert_output --partial $'## Versions without results\n\n- v0 (source folder only)\n- v1 (source folder only)\n\n## Open'
+	run --separate-stderr git kopt analyze mla-decode --json
+	assert_output --partial '"without_results":	["v0", "v1"]'
+}
+
+@test "a version the devlog or the results know is not listed again for its folder" {
+	mkdir -p kernels/mla_decode/v0 kernels/mla_decode/v1 kernels/mla_decode/v2
+	run --separate-stderr git kopt analyze mla-decode --json
+	assert_success
+	assert_output --partial '"without_results":	["v2"]'
+}

@@ -59,6 +59,22 @@ echo mla_decode_v1_kernel'
 	assert_output --regexp '^100755 '
 }
 
+@test "measurement logs beside the harness make no name an interface" {
+	mkdir -p kernels/mla_decode/measurements
+	printf 'mla_decode_kernel 3745.2 us\n' \
+		>kernels/mla_decode/measurements/v0.log
+	printf 'version,kernel,us\nv0,mla_decode_kernel,3745.2\n' \
+		>kernels/mla_decode/measurements/runs.csv
+	git add -A
+	git commit -q -m "Measurements"
+	run --separate-stderr git kopt design mla-decode
+	assert_success
+	run cat kernels/mla_decode/v1/mla_decode_v1.cu
+	assert_output '#include "mla_decode.h"
+__global__ void mla_decode_v1_kernel(void) {}
+int mla_decode_launch(void) { mla_decode_v1_kernel<<<1, 1>>>(); return 0; }'
+}
+
 @test "design leaves a clean tree, on the new branch, with a tool commit" {
 	git kopt design mla-decode --title "Split KV" >/dev/null 2>&1
 	run git symbolic-ref --short HEAD

@@ -67,6 +67,35 @@ wrote docs/kernels/mm/results/v0.json" ]
 	assert_output "v0"
 }
 
+@test "percentages change by points, amounts by percent" {
+	cat >>.kopt <<-'KOPT'
+	[kernel "mla"]
+		language = cuda-c
+		source = k/{version}
+		run = ./bench --b {b} --s {s} --t {t}
+		flops = 2*b*s*128*t*(576+512)
+		bytes = 2*(b*t*576 + b*s*128*576 + b*s*128*512)
+	KOPT
+	git kopt profile mla v0 --trial decode \
+		--replay "$GPU/mla-decode-v0-decode.json" >/dev/null 2>&1
+	run --separate-stderr git kopt profile mla v1 --trial decode \
+		--replay "$GPU/mla-decode-v1-decode.json"
+	assert_success
+	assert_line "| Duration | 3677.23 μs | 337.98 μs | -90.8% |"
+	assert_line "| Achieved TFLOPs/s | 9.93 | 108.02 | +988.0% |"
+	assert_line "| TC Util | 0.0% | 35.1% | +35.1 pp |"
+	assert_line "| Occupancy | 93.6% | 12.5% | -81.1 pp |"
+	assert_line "| L2 Hit Rate | 98.8% | 8.7% | -90.0 pp |"
+	# a blank line ends the table before whatever follows it
+	git kopt profile mla v0 --replay "$GPU/mla-decode-v0-decode.json" \
+		--replay "$GPU/mla-decode-v0-spec-decode.json" >/dev/null 2>&1
+	git kopt profile mla v1 --replay "$GPU/mla-decode-v1-decode.json" \
+		--replay "$GPU/mla-decode-v1-spec-decode.json" >out.md 2>/dev/null
+	[ "$(grep -c '^| Roofline ' out.md)" = 2 ]
+	[ "$(grep -A1 -m1 '^| Roofline ' out.md | sed -n 2p)" = "" ]
+	[ "$(grep -A2 -m1 '^| Roofline ' out.md | sed -n 3p)" = "## Profile: mla v1 | b=32, s=16, t=4096" ]
+}
+
 @test "profiling again replaces the entry of the same trial and keeps the others" {
 	git kopt profile mm v0 --trial decode --replay "$GPU/pytorch-matmul.json"
 	git kopt profile mm v0 --trial spec-decode --replay "$GPU/triton-softmax.json"
