@@ -1116,47 +1116,70 @@ static void subject_of(struct ctx *c, char **kernel, char **version)
 	git_reference_free(head);
 }
 
-/* Knowledge files that the task and devlog entry of a version link to. */
+/* Whether `text` links (by a "<path>.md" word) to a detail file. */
+static int text_links_knowledge(struct ctx *c, const char *from,
+				const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *md = memmem(p, (size_t)(end - p), ".md", 3);
+		const char *s;
+		char *hit;
+		int found;
+		if (!md)
+			break;
+		s = md;
+		while (s > text && (isalnum((unsigned char)s[-1]) ||
+				    strchr("_./-", s[-1])))
+			s--;
+		hit = resolve_link(c, from, s, (size_t)(md + 3 - s));
+		found = hit && detail_kind(c, hit) != KIND_NONE;
+		free(hit);
+		if (found)
+			return 1;
+		p = md + 3;
+	}
+	return 0;
+}
+
+/*
+ * Whether the version's task or its devlog entry (its section only)
+ * links to a knowledge detail file.
+ */
 static int links_knowledge(struct ctx *c, const char *kernel,
 			   const char *version)
 {
 	struct kopt_buf path = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
-	struct kopt_buf title = KOPT_BUF_INIT;
-	int pass, found = 0;
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	struct kopt_buf ignored = KOPT_BUF_INIT;
+	const struct kopt_devlog_version *v;
+	kopt_report_fn old;
+	int found = 0;
 
-	for (pass = 0; pass < 2 && !found; pass++) {
-		const char *p, *end;
-		kopt_buf_reset(&path);
-		kopt_buf_reset(&text);
-		if (pass == 0)
-			kopt_buf_addf(&path, "docs/kernels/%s/tasks/%s.md",
-				      kernel, version);
-		else
-			kopt_buf_addf(&path, "docs/kernels/%s.md", kernel);
-		if (snap_read(c, path.buf, &text))
-			continue;
-		end = text.buf + text.len;
-		/* every "<something>.md" word is a candidate link */
-		for (p = text.buf; p < end && !found; ) {
-			const char *md = memmem(p, (size_t)(end - p), ".md", 3);
-			const char *s;
-			char *hit;
-			if (!md)
-				break;
-			s = md;
-			while (s > text.buf && (isalnum((unsigned char)s[-1]) ||
-						strchr("_./-", s[-1])))
-				s--;
-			hit = resolve_link(c, path.buf, s, (size_t)(md + 3 - s));
-			if (hit && detail_kind(c, hit) != KIND_NONE)
-				found = 1;
-			free(hit);
-			p = md + 3;
+	kopt_buf_addf(&path, "docs/kernels/%s/tasks/%s.md", kernel, version);
+	if (!snap_read(c, path.buf, &text))
+		found = text_links_knowledge(c, path.buf, text.buf, text.len);
+	kopt_buf_reset(&path);
+	kopt_buf_reset(&text);
+	kopt_devlog_path(&path, kernel);
+	if (!found && !snap_read(c, path.buf, &text)) {
+		captured = &ignored;    /* a broken devlog is the devlog rule's */
+		old = kopt_error_set_routine(capture);
+		if (!kopt_devlog_parse(&dl, text.buf, text.len, path.buf) &&
+		    (v = kopt_devlog_find_version(&dl, version))) {
+			size_t a = kopt_devlog_offset(&dl, v->line);
+			size_t b = kopt_devlog_offset(&dl, v->last_line + 1);
+			found = text_links_knowledge(c, path.buf, dl.text.buf + a,
+						     b - a);
 		}
+		kopt_error_set_routine(old);
+		captured = NULL;
 	}
+	kopt_devlog_release(&dl);
 	kopt_buf_release(&path);
 	kopt_buf_release(&text);
-	kopt_buf_release(&title);
+	kopt_buf_release(&ignored);
 	return found;
 }
 

@@ -156,6 +156,21 @@ error: commit refused by the kopt gate (1 problem)"
 	assert_success
 }
 
+@test "an improvement whose own devlog entry links a knowledge file passes" {
+	results mla-decode v1 v0 80.0 150.0
+	# a link in another version's entry does not count
+	sed -i 's|^- First version.|- First version, see docs/knowledge/optimizations/split-kv.md|' \
+		docs/kernels/mla-decode.md
+	git add -A
+	run git commit -q -m "Verify mla-decode v1"
+	assert_failure 1
+	printf -- '- applies docs/knowledge/optimizations/split-kv.md\n' \
+		>>docs/kernels/mla-decode.md
+	git add -A
+	run git commit -q -m "Verify mla-decode v1"
+	assert_success
+}
+
 @test "a regression already recorded at HEAD is not asked for again" {
 	results mla-decode v1 v0 120.0 210.0
 	git add -A
