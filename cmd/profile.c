@@ -215,7 +215,8 @@ static void catalog_opportunities(const struct kopt_kb *kb,
 	one.version = (char *)version;
 	one.entries = e;
 	one.entries_nr = 1;
-	if (kopt_strategy_compute(&st, kb, &one, cfg, k, version, version, 3))
+	if (kopt_strategy_compute(&st, kb, &one, cfg, k, version, version,
+				  NULL, 3))
 		goto done;
 	for (i = 0; i < st.apply_nr && e->opportunities_nr < 3; i++) {
 		const struct kopt_strategy_item *it = &st.apply[i];

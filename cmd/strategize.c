@@ -49,6 +49,40 @@ void kopt_results_read_or_die(struct kopt_results *out, struct kopt_ctx *ctx,
 }
 
 /*
+ * The current version and its ancestors, following the parents that the
+ * results name; the chain stops at a version without readable results.
+ */
+static void lineage_of(struct kopt_strvec *out, struct kopt_ctx *ctx,
+		       const char *kernel, const struct kopt_results *res)
+{
+	struct kopt_buf rel = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
+	char *parent = res->parent ? kopt_strdup(res->parent) : NULL;
+
+	kopt_strvec_push(out, res->version);
+	while (parent && kopt_valid_version(parent) &&
+	       !kopt_strvec_has(out, parent)) {
+		struct kopt_results r = KOPT_RESULTS_INIT;
+		char *path;
+		int bad;
+		kopt_strvec_push(out, parent);
+		kopt_buf_reset(&rel);
+		kopt_buf_reset(&text);
+		kopt_results_path(&rel, kernel, parent);
+		path = kopt_ctx_path(ctx, rel.buf);
+		bad = kopt_buf_read_file(&text, path) ||
+		      kopt_results_parse(&r, text.buf, text.len, rel.buf,
+					 kernel, parent);
+		free(path);
+		free(parent);
+		parent = !bad && r.parent ? kopt_strdup(r.parent) : NULL;
+		kopt_results_release(&r);
+	}
+	free(parent);
+	kopt_buf_release(&rel);
+	kopt_buf_release(&text);
+}
+
+/*
  * Load everything the task is made of; shared with `select`, which
  * computes the same task when none was written.  Dies on bad input,
  * naming the file and what to run.
@@ -62,6 +96,7 @@ void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
 	const struct kopt_kernel *k = kopt_ctx_kernel_or_die(ctx, kernel_name);
 	struct kopt_kb_source src;
 	struct kopt_buf probs = KOPT_BUF_INIT;
+	struct kopt_strvec lineage = KOPT_STRVEC_INIT;
 	char *newest = NULL;
 
 	kopt_kernel_versions(ctx->top, ctx->repo, k, &newest, next);
@@ -100,8 +135,11 @@ void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
 			 kb->problems.nr == 1 ? "it" : "them");
 	}
 	kopt_buf_release(&probs);
-	if (kopt_strategy_compute(out, kb, res, cfg, k, *current, *next, max))
+	lineage_of(&lineage, ctx, k->name, res);
+	if (kopt_strategy_compute(out, kb, res, cfg, k, *current, *next,
+				  &lineage, max))
 		exit(128);
+	kopt_strvec_clear(&lineage);
 }
 
 static int same_content(const char *path, const struct kopt_buf *want)

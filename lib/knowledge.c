@@ -378,8 +378,14 @@ static void check_evidence(struct parse *ps, const struct section *sec)
 				st = "local experiment";
 			else if (!strncasecmp(v, "external report", 15))
 				st = "external report";
-			if (st)
+			if (st) {
+				size_t e = b;
+				while (e > a && (ps->text[e - 1] == '\n' ||
+						 ps->text[e - 1] == '\r'))
+					e--;
 				d->source_type = kopt_strdup(st);
+				d->source = kopt_strndup(ps->text + a, e - a);
+			}
 			else if (*v != '[') /* else: a placeholder */
 				problem(ps, line, "source type '%s' is neither "
 					"'local experiment' nor 'external "
@@ -603,5 +609,6 @@ void kopt_detail_release(struct kopt_detail *d)
 		kopt_trigger_release(&d->triggers[i]);
 	free(d->triggers);
 	free(d->source_type);
+	free(d->source);
 	memset(d, 0, sizeof(*d));
 }

@@ -81,6 +81,7 @@ struct kopt_detail {
 	enum kopt_control control;    /* KOPT_CONTROL_NONE: not declared */
 	int control_line;
 	char *source_type;            /* "local experiment", ... or NULL */
+	char *source;                 /* the Source type line as written */
 	int evidence_rows;
 };
 

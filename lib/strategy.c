@@ -1,5 +1,6 @@
 #include "strategy.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
@@ -85,6 +86,8 @@ static void item_release(struct kopt_strategy_item *it)
 	kopt_strvec_clear(&it->missing);
 	kopt_strvec_clear(&it->trials);
 	kopt_strvec_clear(&it->unknown_on);
+	free(it->applied_in);
+	it->applied_in = NULL;
 }
 
 /* Evaluate every trigger of `e` on every trial. */
@@ -319,11 +322,58 @@ static int by_score(const void *a_, const void *b_)
 	(arr)[(nr)++] = (item); \
 } while (0)
 
+static int version_char(int c)
+{
+	return isalnum(c) || c == '_' || c == '.' || c == '-';
+}
+
+const char *kopt_strategy_applied_in(const char *source, const char *kernel,
+				     const struct kopt_strvec *lineage)
+{
+	size_t kl = strlen(kernel), i;
+	const char *p = source;
+
+	if (!source || !lineage)
+		return NULL;
+	while ((p = strstr(p, kernel))) {
+		const char *q = p + kl, *to;
+		size_t tl;
+		int word = p == source || !version_char((unsigned char)p[-1]);
+		p++;
+		if (!word || *q != ' ')
+			continue;
+		/* "<kernel> <from> -> <to>" */
+		while (*q == ' ')
+			q++;
+		while (version_char((unsigned char)*q) && *q != '-')
+			q++;
+		while (*q == ' ')
+			q++;
+		if (strncmp(q, "->", 2))
+			continue;
+		q += 2;
+		while (*q == ' ')
+			q++;
+		to = q;
+		while (version_char((unsigned char)*q) && *q != '-')
+			q++;
+		tl = (size_t)(q - to);
+		if (tl && q[-1] == '.')
+			tl--;    /* the end of a sentence */
+		for (i = 0; tl && i < lineage->nr; i++)
+			if (strlen(lineage->v[i]) == tl &&
+			    !strncmp(lineage->v[i], to, tl))
+				return lineage->v[i];
+	}
+	return NULL;
+}
+
 int kopt_strategy_compute(struct kopt_strategy *s, const struct kopt_kb *kb,
 			  const struct kopt_results *res,
 			  const struct kopt_config *cfg,
 			  const struct kopt_kernel *kernel,
-			  const char *current, const char *next, size_t max)
+			  const char *current, const char *next,
+			  const struct kopt_strvec *lineage, size_t max)
 {
 	size_t i, ntrig;
 	int ret;
@@ -344,6 +394,7 @@ int kopt_strategy_compute(struct kopt_strategy *s, const struct kopt_kb *kb,
 	for (i = 0; i < kb->entries_nr; i++) {
 		const struct kopt_kb_entry *e = &kb->entries[i];
 		struct kopt_strategy_item it;
+		const char *applied;
 
 		if (!e->row)
 			continue;
@@ -371,6 +422,12 @@ int kopt_strategy_compute(struct kopt_strategy *s, const struct kopt_kb *kb,
 			PUSH(s->unknown, s->unknown_nr, s->unknown_alloc, it);
 		else if (it.truth == KOPT_TRUTH_FALSE)
 			item_release(&it);
+		else if (e->kind == KOPT_KIND_OPTIMIZATION &&
+			 (applied = kopt_strategy_applied_in(
+				  e->detail->source, kernel->name, lineage))) {
+			it.applied_in = kopt_strdup(applied);
+			PUSH(s->applied, s->applied_nr, s->applied_alloc, it);
+		}
 		else if (e->kind == KOPT_KIND_OPTIMIZATION)
 			PUSH(s->apply, s->apply_nr, s->apply_alloc, it);
 		else
@@ -411,6 +468,9 @@ void kopt_strategy_release(struct kopt_strategy *s)
 	for (i = 0; i < s->unknown_nr; i++)
 		item_release(&s->unknown[i]);
 	free(s->unknown);
+	for (i = 0; i < s->applied_nr; i++)
+		item_release(&s->applied[i]);
+	free(s->applied);
 	kopt_strvec_clear(&s->untriggered);
 	kopt_buf_release(&s->bottleneck);
 	kopt_buf_release(&s->occ_text);
@@ -544,6 +604,20 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 		link(out, task_dir, e->path);
 		kopt_buf_addch(out, '\n');
 	}
+	for (i = 0; i < s->applied_nr; i++) {
+		const struct kopt_strategy_item *it = &s->applied[i];
+		const struct kopt_kb_entry *e = it->entry;
+
+		kopt_buf_addf(out, "- Applied in %s: %s (", it->applied_in,
+			      entry_name(e));
+		kopt_kb_entry_id(out, e);
+		kopt_buf_addstr(out, "), not proposed again although ");
+		kopt_buf_addf(out, " %s on %s; see ",
+			      triggers_text(out, e) > 1 ? "hold" : "holds",
+			      it->holds.buf);
+		link(out, task_dir, e->path);
+		kopt_buf_addch(out, '\n');
+	}
 
 	if (!s->unknown_nr && !s->untriggered.nr)
 		return;
@@ -656,6 +730,13 @@ void kopt_strategy_json(struct kopt_buf *out, const struct kopt_strategy *s,
 	arr = cJSON_AddArrayToObject(o, "avoid");
 	for (i = 0; i < s->avoid_nr; i++)
 		cJSON_AddItemToArray(arr, item_json(&s->avoid[i], 0, NULL));
+	arr = cJSON_AddArrayToObject(o, "applied");
+	for (i = 0; i < s->applied_nr; i++) {
+		cJSON *it = item_json(&s->applied[i], 0, NULL);
+		cJSON_AddStringToObject(it, "applied_in",
+					s->applied[i].applied_in);
+		cJSON_AddItemToArray(arr, it);
+	}
 	arr = cJSON_AddArrayToObject(o, "unknown");
 	for (i = 0; i < s->unknown_nr; i++)
 		cJSON_AddItemToArray(arr, item_json(&s->unknown[i], 0, NULL));

@@ -13,7 +13,12 @@
  * not measured and the rest does not decide.  Optimizations that hold
  * are ranked by score = impact x (1 + min(margin, 1)): the catalog's
  * Est. Impact, doubled at most for a trigger 100% or more past its
- * threshold.  Anti-patterns that hold become things to avoid.
+ * threshold.  Anti-patterns that hold become things to avoid.  An
+ * optimization whose evidence is a local experiment on this kernel that
+ * produced a version of the lineage (the current version and its
+ * ancestors: "Source type: local experiment (<kernel> v1 -> v2, ...)",
+ * as `learn new --from` writes it) is already in the code: it is listed
+ * as applied, not proposed again.
  *
  * kopt_strategy_render() prints the Optimization Task contract of the
  * workflow exactly; kopt_strategy_json() the same as JSON.  Everything
@@ -40,6 +45,7 @@ struct kopt_strategy_item {
 	struct kopt_strvec missing;
 	struct kopt_strvec trials;    /* names of the trials where it holds */
 	struct kopt_strvec unknown_on;    /* ... and where it is unknown */
+	char *applied_in;         /* the version of the lineage that applied it */
 };
 
 struct kopt_strategy {
@@ -54,6 +60,9 @@ struct kopt_strategy {
 	size_t avoid_nr, avoid_alloc;
 	struct kopt_strategy_item *unknown;
 	size_t unknown_nr, unknown_alloc;
+	/* optimizations that hold but a version of the lineage applied */
+	struct kopt_strategy_item *applied;
+	size_t applied_nr, applied_alloc;
 	struct kopt_strvec untriggered;    /* "O2 Head grouping" */
 	/* constraints */
 	int reg_budget, max_threads;
@@ -69,7 +78,8 @@ struct kopt_strategy {
 #define KOPT_STRATEGY_DEFAULT_MAX 3
 
 /*
- * `results` are the current version's; `max` bounds how many ranked
+ * `results` are the current version's; `lineage` (may be NULL) names the
+ * current version and its ancestors; `max` bounds how many ranked
  * optimizations the task applies.  Returns 0 or KOPT_EINVALID (a
  * trigger failed to evaluate; printed).
  */
@@ -77,7 +87,16 @@ int kopt_strategy_compute(struct kopt_strategy *out, const struct kopt_kb *kb,
 			  const struct kopt_results *results,
 			  const struct kopt_config *cfg,
 			  const struct kopt_kernel *kernel,
-			  const char *current, const char *next, size_t max);
+			  const char *current, const char *next,
+			  const struct kopt_strvec *lineage, size_t max);
+
+/*
+ * The version of `lineage` that the evidence line `source` says was made
+ * by applying the entry to `kernel` ("<kernel> <from> -> <to>"), or NULL;
+ * borrowed from `lineage`.
+ */
+const char *kopt_strategy_applied_in(const char *source, const char *kernel,
+				     const struct kopt_strvec *lineage);
 void kopt_strategy_release(struct kopt_strategy *s);
 
 /* The task in Markdown; links relative to the folder `task_dir`. */

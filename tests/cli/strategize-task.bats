@@ -37,6 +37,30 @@ setup() {
 	done
 }
 
+@test "an optimization this version's lineage applied is listed, not proposed again" {
+	cp "$FIXTURES/knowledge/kb/docs/kernels/mla-decode/results/v1.json" \
+		docs/kernels/mla-decode/results/
+	sed -i 's/^Source type: external report (a test fixture)/Source type: local experiment (mla-decode v0 -> v1, a test fixture)/' \
+		docs/knowledge/optimizations/split-kv.md
+	run --separate-stderr git kopt strategize mla-decode --no-write
+	assert_success
+	refute_line --regexp '^[0-9]\. Split-KV decode'
+	assert_line '- Applied in v1: Split-KV decode (O1), not proposed again although `waves < 1` holds on decode (waves=0.97), spec-decode (waves=0.97); see [docs/knowledge/optimizations/split-kv.md](../../../knowledge/optimizations/split-kv.md)'
+	run --separate-stderr git kopt strategize mla-decode --no-write --json
+	assert_output --partial '"applied_in":	"v1"'
+}
+
+@test "evidence from another kernel or from a later version proposes it still" {
+	cp "$FIXTURES/knowledge/kb/docs/kernels/mla-decode/results/v1.json" \
+		docs/kernels/mla-decode/results/
+	sed -i 's/^Source type: external report (a test fixture)/Source type: local experiment (mla-decode-fp8 v0 -> v1; mla-decode v1 -> v2)/' \
+		docs/knowledge/optimizations/split-kv.md
+	run --separate-stderr git kopt strategize mla-decode --no-write
+	assert_success
+	assert_line --regexp '^1\. Split-KV decode \(O1'
+	refute_output --partial "Applied in"
+}
+
 @test "a second run changes nothing; a task that differs needs --force" {
 	git kopt strategize mla-decode >/dev/null 2>&1
 	run --separate-stderr git kopt strategize mla-decode

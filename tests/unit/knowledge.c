@@ -91,12 +91,15 @@ static void test_valid_content(void **state)
 	assert_int_equal(d.control, KOPT_CONTROL_BLOCK);
 	assert_int_equal(d.control_line, 9);
 	assert_string_equal(d.source_type, "local experiment");
+	/* the line as written, for strategize to find the versions in */
+	assert_string_equal(d.source, "Source type: local experiment (mla-decode v1 -> v2)");
 	assert_int_equal(d.evidence_rows, 1);
 	kopt_detail_release(&d);
 
 	kopt_buf_reset(&out);
 	assert_int_equal(lint(&out, &d, FIX, "bold-source-type.md"), 0);
 	assert_string_equal(d.source_type, "external report");
+	assert_string_equal(d.source, "**Source type:** external report (mla-decode v1 -> v2)");
 	kopt_detail_release(&d);
 	kopt_buf_release(&out);
 }

@@ -51,7 +51,7 @@ static void compute(struct fixture *f, const char *kernel,
 	assert_int_equal(kopt_results_read_file(&f->res, path, "mla-decode",
 						version), 0);
 	assert_int_equal(kopt_strategy_compute(&f->s, &f->kb, &f->res, &f->cfg,
-					       k, version, "v1", max), 0);
+					       k, version, "v1", NULL, max), 0);
 	free(path);
 }
 
@@ -355,6 +355,39 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The version of the lineage that an evidence line says was made. */
+static void test_applied_in(void **state)
+{
+	struct kopt_strvec lin = KOPT_STRVEC_INIT;
+
+	(void)state;
+	kopt_strvec_push(&lin, "v3");
+	kopt_strvec_push(&lin, "v2");
+	kopt_strvec_push(&lin, "v0");
+	assert_string_equal(kopt_strategy_applied_in(
+		"Source type: local experiment (mla-decode v1 -> v2, NVIDIA "
+		"H200)", "mla-decode", &lin), "v2");
+	assert_string_equal(kopt_strategy_applied_in(
+		"local experiment (gemm v0 -> v1; mla-decode v2->v3.)",
+		"mla-decode", &lin), "v3");
+	/* a later version, another kernel, a longer name: not applied */
+	assert_null(kopt_strategy_applied_in(
+		"local experiment (mla-decode v3 -> v4)", "mla-decode", &lin));
+	assert_null(kopt_strategy_applied_in(
+		"local experiment (gemm v1 -> v2)", "mla-decode", &lin));
+	assert_null(kopt_strategy_applied_in(
+		"local experiment (mla-decode-fp8 v1 -> v2)", "mla-decode",
+		&lin));
+	assert_null(kopt_strategy_applied_in(
+		"local experiment (mla-decode v1 -> v20)", "mla-decode", &lin));
+	assert_null(kopt_strategy_applied_in("external report (a paper)",
+					     "mla-decode", &lin));
+	assert_null(kopt_strategy_applied_in(NULL, "mla-decode", &lin));
+	assert_null(kopt_strategy_applied_in(
+		"local experiment (mla-decode v1 -> v2)", "mla-decode", NULL));
+	kopt_strvec_clear(&lin);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -366,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_relative_path),
 		cmocka_unit_test(test_select),
 		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_applied_in),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
