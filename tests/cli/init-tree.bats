@@ -43,6 +43,7 @@ template_files() {
 	done
 	for l in cutile-dsl cute-dsl cuda-c; do
 		[ -f ".claude/skills/optimization-catalog-$l/SKILL.md" ] || fail "no catalog for $l"
+		[ -f ".claude/skills/design-$l-kernel/SKILL.md" ] || fail "no design skill for $l"
 		[ -f "docs/knowledge/languages/$l/optimizations/README.md" ] || fail "$l"
 		[ -f "docs/knowledge/languages/$l/anti-patterns/README.md" ] || fail "$l"
 	done
@@ -153,7 +154,7 @@ Initialised git kopt in $REPO/"
 @test "agent and skill files are YAML front matter and Markdown" {
 	git kopt init -q
 	files=$(ls .claude/agents/*.md .claude/skills/*/SKILL.md)
-	[ "$(echo "$files" | wc -l)" -eq 9 ]
+	[ "$(echo "$files" | wc -l)" -eq 12 ]
 	for f in $files; do
 		# strict shape: '---' first line, keys, '---', a Markdown body
 		awk 'NR == 1 && $0 != "---" { exit 1 }
