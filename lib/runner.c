@@ -185,6 +185,12 @@ int kopt_child_run(struct kopt_child *c)
 		c->exit_code = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
 		c->signal = WTERMSIG(status);
+	/* the shell reports its command's death by signal n as 128 + n */
+	if ((c->flags & KOPT_CHILD_SHELL) && c->exit_code > 128 &&
+	    c->exit_code <= 128 + 64) {
+		c->signal = c->exit_code - 128;
+		c->exit_code = -1;
+	}
 	return 0;
 }
 

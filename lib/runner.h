@@ -15,7 +15,8 @@
  * its status), -1 when it could not be started (error printed).
  *
  * KOPT_CHILD_SHELL runs argv[0] through "/bin/sh -c": only for command
- * lines the user configured, never for arguments of our own.
+ * lines the user configured, never for arguments of our own.  The shell's
+ * status 128 + n (its command killed by signal n) is reported as signal n.
  */
 
 #include "buf.h"
