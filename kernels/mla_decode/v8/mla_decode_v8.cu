@@ -1,19 +1,19 @@
 /*
- * MLA decode, v7: lazy rescaling of the output accumulator.
+ * MLA decode, v8: tile loads by the tensor memory accelerator (TMA) on
+ * mbarriers.
  *
- * After v6 the per-tile work outside the tensor cores is the softmax,
- * and its largest part is rescaling the fp32 accumulator: 128 multiplies
- * per thread per tile whenever a row's running maximum moves, which for
- * random scores is most tiles (a 64-key tile beats the maximum of the
- * keys seen so far in one of a warp's 16 rows with high probability).
- * Here the maximum used for the exponentials only moves when the new
- * one exceeds it by more than 8 (log2 units): probabilities then stay
- * below 2^8, which fp32 sums and bf16 P hold without loss, and O and l
- * are rescaled only in the few tiles where the maximum jumps, warp by
- * warp.  The scale is also folded into one FFMA per score (the maximum
- * is taken on raw scores).  Otherwise v6.
+ * In v7 every thread still issued 18 16-byte cp.async copies a tile and
+ * the block met at a barrier before the S product to publish them.  Here
+ * one thread issues each tile as nine TMA boxes (64 keys x 64 dims, the
+ * 128-byte swizzle wgmma reads, zeros past the cache's end) that complete
+ * on the tile buffer's mbarrier; every thread waits on that barrier, so
+ * the copies cost the compute warps no issue slots and the start-of-tile
+ * block barrier goes (three a tile remain).  Q arrives the same way.
+ * The compute is v7's: lazy rescaling of the output accumulator (the
+ * running maximum moves only when beaten by more than 8 in log2 units).
  */
 #include <math.h>
+#include <cudaTypedefs.h>
 #include <stdint.h>
 #include "mla_decode.h"
 
@@ -29,7 +29,8 @@
 #define SP_OFF (SKV_OFF + 2 * TILE_BYTES)
 #define SMAX_OFF (SP_OFF + SLAB)
 #define SL_OFF (SMAX_OFF + 2 * BM * 4)
-#define SMEM_USED (SL_OFF + 2 * BM * 4)
+#define BAR_OFF (SL_OFF + 2 * BM * 4)	/* Q, then a full barrier a buffer */
+#define SMEM_USED (BAR_OFF + 3 * 8)
 #define SMEM_BYTES (SMEM_USED + 1024)	/* slack to align the base */
 
 static __device__ __forceinline__ uint32_t smem_u32(const void *p)
@@ -37,28 +38,61 @@ static __device__ __forceinline__ uint32_t smem_u32(const void *p)
 	return (uint32_t)__cvta_generic_to_shared(p);
 }
 
-static __device__ __forceinline__ void cp_async16(uint32_t dst,
-						  const void *src)
+static __device__ __forceinline__ void mbar_init(uint32_t bar, int count)
 {
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
-		     :: "r"(dst), "l"(src));
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n"
+		     :: "r"(bar), "r"(count) : "memory");
 }
 
-static __device__ __forceinline__ void cp_async_commit(void)
+/* make the initialised barriers visible to the async proxy */
+static __device__ __forceinline__ void fence_mbar_init(void)
 {
-	asm volatile("cp.async.commit_group;\n" ::);
+	asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 
-template <int N>
-static __device__ __forceinline__ void cp_async_wait(void)
+/* arrive once and expect `bytes` more of transactions this phase */
+static __device__ __forceinline__ void mbar_expect_tx(uint32_t bar,
+						      uint32_t bytes)
 {
-	asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+		     :: "r"(bar), "r"(bytes) : "memory");
 }
 
-static __device__ __forceinline__ void st_zero16(uint32_t dst)
+static __device__ __forceinline__ void mbar_wait(uint32_t bar,
+						 uint32_t parity)
 {
-	asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n"
-		     :: "r"(dst), "r"(0));
+	uint32_t done;
+
+	do {
+		asm volatile("{\n.reg .pred p;\n"
+			     "mbarrier.try_wait.parity.shared::cta.b64 p, "
+			     "[%1], %2;\n"
+			     "selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+	} while (!done);
+}
+
+static __device__ __forceinline__ void tma_load_2d(uint32_t dst,
+						   const CUtensorMap *map,
+						   uint32_t bar, int c0, int c1)
+{
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile"
+		     ".mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], "
+		     "[%2];\n"
+		     :: "r"(dst), "l"((uint64_t)map), "r"(bar), "r"(c0),
+		     "r"(c1) : "memory");
+}
+
+static __device__ __forceinline__ void tma_load_3d(uint32_t dst,
+						   const CUtensorMap *map,
+						   uint32_t bar, int c0, int c1,
+						   int c2)
+{
+	asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile"
+		     ".mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], "
+		     "[%2];\n"
+		     :: "r"(dst), "l"((uint64_t)map), "r"(bar), "r"(c0),
+		     "r"(c1), "r"(c2) : "memory");
 }
 
 /* generic-proxy shared writes become visible to wgmma */
@@ -185,44 +219,31 @@ static __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi)
 	return *(uint32_t *)&v;
 }
 
-#define LOAD_PER_THREAD (64 * (MLA_DQK / 8) / THREADS)	/* 18 chunks */
-
-/* shared offset of chunk i of a tile (row i / 72, chunk i % 72) */
-static __device__ __forceinline__ uint32_t chunk_off(int i)
+/* the nine 64-dim boxes of 64 rows: Q rows of a block, or a cache tile
+ * (rows past the cache's end arrive as zeros) */
+static __device__ __forceinline__ void load_q(uint32_t dst,
+					      const CUtensorMap *map,
+					      uint32_t bar, int row)
 {
-	const int r = i / (MLA_DQK / 8), c = i - r * (MLA_DQK / 8);
-	return (c >> 3) * SLAB + r * 128 + (((c & 7) ^ (r & 7)) << 4);
-}
-
-/* a whole 64-row tile; off[] from chunk_off(tid + THREADS * k) */
-static __device__ __forceinline__ void load_tile(uint32_t dst,
-						 const bf16 *src,
-						 const uint32_t *off)
-{
-	const bf16 *p = src + threadIdx.x * 8;
+	mbar_expect_tx(bar, TILE_BYTES);
 #pragma unroll
-	for (int k = 0; k < LOAD_PER_THREAD; k++)
-		cp_async16(dst + off[k], p + k * THREADS * 8);
+	for (int k = 0; k < NSLAB; k++)
+		tma_load_2d(dst + k * SLAB, map, bar, k * 64, row);
 }
 
-/* 64 rows of 576 from global into 9 swizzled slabs (rows past `valid`
- * become zeros) */
-static __device__ __forceinline__ void load_rows(uint32_t dst,
-						 const bf16 *src, int valid)
+static __device__ __forceinline__ void load_tile(uint32_t dst,
+						 const CUtensorMap *map,
+						 uint32_t bar, int key0, int bi)
 {
-	for (int i = threadIdx.x; i < 64 * (MLA_DQK / 8); i += THREADS) {
-		const int r = i / (MLA_DQK / 8), c = i - r * (MLA_DQK / 8);
-		const uint32_t d = dst + (c >> 3) * SLAB + r * 128 +
-			(((c & 7) ^ (r & 7)) << 4);
-		if (r < valid)
-			cp_async16(d, src + (size_t)r * MLA_DQK + c * 8);
-		else
-			st_zero16(d);
-	}
+	mbar_expect_tx(bar, TILE_BYTES);
+#pragma unroll
+	for (int k = 0; k < NSLAB; k++)
+		tma_load_3d(dst + k * SLAB, map, bar, k * 64, key0, bi);
 }
 
 __global__ void __launch_bounds__(THREADS, 1)
-mla_decode_v8_kernel(const bf16 *__restrict__ q, const bf16 *__restrict__ kv,
+mla_decode_v8_kernel(const __grid_constant__ CUtensorMap tm_q,
+		     const __grid_constant__ CUtensorMap tm_kv,
 		     bf16 *__restrict__ out, float *__restrict__ part_o,
 		     float *__restrict__ part_lse, int s, int t, int nsplit,
 		     float scale_log2)
@@ -232,8 +253,6 @@ mla_decode_v8_kernel(const bf16 *__restrict__ q, const bf16 *__restrict__ kv,
 	const int g = lane >> 2, c = lane & 3;
 	const int M = s * MLA_HEADS;
 	const int bi = blockIdx.z, split = blockIdx.y, row0 = blockIdx.x * BM;
-	const bf16 *qb = q + ((size_t)bi * M + row0) * MLA_DQK;
-	const bf16 *kb = kv + (size_t)bi * t * MLA_DQK;
 	const uint32_t raw = smem_u32(smem_raw);
 	const uint32_t sbase = (raw + 1023) & ~1023u;
 	unsigned char *smem = smem_raw + (sbase - raw);
@@ -241,6 +260,7 @@ mla_decode_v8_kernel(const bf16 *__restrict__ q, const bf16 *__restrict__ kv,
 	const uint32_t sP = sbase + SP_OFF;
 	float *sMax = (float *)(smem + SMAX_OFF);
 	float *sL = (float *)(smem + SL_OFF);
+	const uint32_t barQ = sbase + BAR_OFF, barF = barQ + 8;
 
 	/* warpgroup kg: keys 32 kg.. of each tile for S, dims 256 kg.. for
 	 * O; its warp rg holds rows 16 rg + g and 16 rg + g + 8 of both */
@@ -259,39 +279,28 @@ mla_decode_v8_kernel(const bf16 *__restrict__ q, const bf16 *__restrict__ kv,
 	const int tile_lo = split * ntiles / nsplit;
 	const int tile_hi = (split + 1) * ntiles / nsplit;
 
-	uint32_t coff[LOAD_PER_THREAD];
-#pragma unroll
-	for (int k = 0; k < LOAD_PER_THREAD; k++) {
-		coff[k] = chunk_off(tid + THREADS * k);
-		/* opaque: keep it in a register, not recomputed per tile */
-		asm volatile("" : "+r"(coff[k]));
+	if (tid == 0) {
+		mbar_init(barQ, 1);
+		mbar_init(barF, 1);
+		mbar_init(barF + 8, 1);
+		fence_mbar_init();
 	}
-
-	load_tile(sQ, qb, coff);
-	cp_async_commit();
-	if (t - tile_lo * BN >= BN)
-		load_tile(sKV, kb + (size_t)tile_lo * BN * MLA_DQK, coff);
-	else
-		load_rows(sKV, kb + (size_t)tile_lo * BN * MLA_DQK,
-			  t - tile_lo * BN);
-	cp_async_commit();
+	__syncthreads();
+	if (tid == 0) {
+		load_q(sQ, &tm_q, barQ, bi * M + row0);
+		load_tile(sKV, &tm_kv, barF, tile_lo * BN, bi);
+	}
+	mbar_wait(barQ, 0);
 	for (int it = tile_lo; it < tile_hi; it++) {
-		const int key0 = it * BN;
-		const uint32_t buf = ((it - tile_lo) & 1) * TILE_BYTES;
+		const int key0 = it * BN, j = it - tile_lo;
+		const uint32_t buf = (j & 1) * TILE_BYTES;
 
-		/* prefetch the next tile into the other buffer */
-		if (it + 1 < tile_hi) {
-			const uint32_t nbuf = sKV + (TILE_BYTES - buf);
-			const bf16 *nsrc = kb + (size_t)(key0 + BN) * MLA_DQK;
-			if (t - key0 - BN >= BN)
-				load_tile(nbuf, nsrc, coff);
-			else
-				load_rows(nbuf, nsrc, t - key0 - BN);
-		}
-		cp_async_commit();
-		cp_async_wait<1>();
-		fence_async_shared();
-		__syncthreads();
+		/* prefetch the next tile into the other buffer, free since
+		 * the end-of-tile barrier of tile it - 1 */
+		if (tid == 0 && it + 1 < tile_hi)
+			load_tile(sKV + (TILE_BYTES - buf), &tm_kv,
+				  barF + 8 * ((j + 1) & 1), key0 + BN, bi);
+		mbar_wait(barF + 8 * (j & 1), (j >> 1) & 1);
 
 		/* S = Q K^T for this warpgroup's 32 keys */
 		float sacc[16];
@@ -515,6 +524,48 @@ extern "C" size_t mla_decode_workspace_bytes(int b, int s, int t)
 		sizeof(float);
 }
 
+/* the driver's tensor-map encoder, found through the runtime */
+static PFN_cuTensorMapEncodeTiled_v12000 encode_tiled;
+
+static int find_encoder(void)
+{
+	cudaDriverEntryPointQueryResult qr;
+	void *fn = NULL;
+	cudaError_t err;
+
+	if (encode_tiled)
+		return 0;
+	err = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn,
+					       12000, cudaEnableDefault, &qr);
+	if (err != cudaSuccess)
+		return err;
+	if (qr != cudaDriverEntryPointSuccess || !fn)
+		return cudaErrorNotSupported;
+	encode_tiled = (PFN_cuTensorMapEncodeTiled_v12000)fn;
+	return 0;
+}
+
+/* bf16 rows of 576, boxes of 64 x 64 in the 128-byte swizzle; rank 3
+ * adds the batch (dims: 576, rows, batches) */
+static int encode_map(CUtensorMap *map, const bf16 *base, int rank,
+		      uint64_t rows, uint64_t batches)
+{
+	const cuuint64_t dim[3] = { MLA_DQK, rows, batches };
+	const cuuint64_t stride[2] = { MLA_DQK * sizeof(bf16),
+				       rows * MLA_DQK * sizeof(bf16) };
+	const cuuint32_t box[3] = { 64, BN, 1 };
+	const cuuint32_t estride[3] = { 1, 1, 1 };
+
+	if (encode_tiled(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank,
+			 (void *)base, dim, stride, box, estride,
+			 CU_TENSOR_MAP_INTERLEAVE_NONE,
+			 CU_TENSOR_MAP_SWIZZLE_128B,
+			 CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+			 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+		return cudaErrorInvalidValue;
+	return 0;
+}
+
 extern "C" int mla_decode_launch(const bf16 *q, const bf16 *kv, bf16 *out,
 				 int b, int s, int t, void *workspace,
 				 cudaStream_t stream)
@@ -533,13 +584,21 @@ extern "C" int mla_decode_launch(const bf16 *q, const bf16 *kv, bf16 *out,
 	err = choose_splits(b, s, t, &nsplit);
 	if (err)
 		return err;
+	CUtensorMap tm_q, tm_kv;
+	err = find_encoder();
+	if (!err)
+		err = encode_map(&tm_q, q, 2, rows, 1);
+	if (!err)
+		err = encode_map(&tm_kv, kv, 3, t, b);
+	if (err)
+		return err;
 	float *part_o = (float *)workspace;
 	float *part_lse = part_o + rows * nsplit * MLA_DV;
 	if (nsplit > 1 && !workspace)
 		return cudaErrorInvalidValue;
 	dim3 grid(s * MLA_HEADS / BM, nsplit, b);
 	mla_decode_v8_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(
-		q, kv, out, part_o, part_lse, s, t, nsplit,
+		tm_q, tm_kv, out, part_o, part_lse, s, t, nsplit,
 		1.4426950408889634f / sqrtf((float)MLA_DQK));
 	if (nsplit > 1)
 		mla_decode_v8_combine<<<rows, 128, 0, stream>>>(
