@@ -141,7 +141,7 @@ test-gpu: all tests/gpu/kernels
 
 demo: deps
 	@$(MAKE) --no-print-directory all
-	@tools/demo
+	@BUILD=$(BUILD) tools/demo
 
 install: all
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(datadir) \

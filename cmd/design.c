@@ -658,21 +658,37 @@ static void print_prompt(struct design *d)
 
 /* ---- the step ---- */
 
+/*
+ * Uncommitted changes to the kernel: to its files (the folder of its
+ * versions, its devlog and docs), and files not added yet where they
+ * matter (the version copied, the devlog and docs).  Untracked files
+ * elsewhere in the kernel's folder, such as the outputs of its build,
+ * change nothing that design reads or writes.
+ */
 static void check_clean(struct design *d)
 {
 	struct kopt_strvec specs = KOPT_STRVEC_INIT, dirty = KOPT_STRVEC_INIT;
 	struct kopt_buf list = KOPT_BUF_INIT;
 	size_t i, shown = 0;
 
-	kopt_strvec_push(&specs, *d->layout.root ? d->layout.root :
-			 d->from_dir.buf);
+	kopt_strvec_push(&specs, d->from_dir.buf);
 	kopt_strvec_push(&specs, d->devlog_path.buf);
 	kopt_strvec_pushf(&specs, "docs/kernels/%s", d->kernel->name);
-	if (kopt_repo_dirty_paths(&dirty, d->ctx->repo, &specs))
+	if (kopt_repo_changed_paths(&dirty, d->ctx->repo, &specs,
+				    KOPT_REPO_UNTRACKED))
 		exit(128);
+	kopt_strvec_clear(&specs);
+	kopt_strvec_push(&specs, *d->layout.root ? d->layout.root :
+			 d->from_dir.buf);
+	if (kopt_repo_changed_paths(&dirty, d->ctx->repo, &specs, 0))
+		exit(128);
+	kopt_strvec_sort(&dirty);
 	for (i = 0; i < dirty.nr; i++) {
 		/* the task strategize wrote for this version is expected */
 		if (!strcmp(dirty.v[i], d->task_path.buf))
+			continue;
+		/* listed by both queries */
+		if (i && !strcmp(dirty.v[i], dirty.v[i - 1]))
 			continue;
 		if (shown++ < 5)
 			kopt_buf_addf(&list, "\n\t%s", dirty.v[i]);

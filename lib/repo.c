@@ -672,14 +672,23 @@ int kopt_repo_worktree_tree_id(git_oid *out, git_repository *repo,
 int kopt_repo_dirty_paths(struct kopt_strvec *out, git_repository *repo,
 			  const struct kopt_strvec *pathspecs)
 {
+	return kopt_repo_changed_paths(out, repo, pathspecs,
+				       KOPT_REPO_UNTRACKED);
+}
+
+int kopt_repo_changed_paths(struct kopt_strvec *out, git_repository *repo,
+			    const struct kopt_strvec *pathspecs,
+			    unsigned flags)
+{
 	git_status_options opts = GIT_STATUS_OPTIONS_INIT;
 	git_status_list *list = NULL;
 	size_t i, n;
 
 	opts.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
-	opts.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED |
-		     GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
-		     GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+	opts.flags = GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+	if (flags & KOPT_REPO_UNTRACKED)
+		opts.flags |= GIT_STATUS_OPT_INCLUDE_UNTRACKED |
+			      GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
 	opts.pathspec.strings = (char **)pathspecs->v;
 	opts.pathspec.count = pathspecs->nr;
 	if (git_status_list_new(&list, repo, &opts) < 0)

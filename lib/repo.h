@@ -183,6 +183,11 @@ int kopt_repo_worktree_tree_id(git_oid *out, git_repository *repo,
  */
 int kopt_repo_dirty_paths(struct kopt_strvec *out, git_repository *repo,
 			  const struct kopt_strvec *pathspecs);
+/* The same, untracked files only with KOPT_REPO_UNTRACKED. */
+enum { KOPT_REPO_UNTRACKED = 1 << 0 };
+int kopt_repo_changed_paths(struct kopt_strvec *out, git_repository *repo,
+			    const struct kopt_strvec *pathspecs,
+			    unsigned flags);
 
 /* Numeric part of a version name ("v12" -> 12), or -1. */
 long kopt_version_number(const char *version);

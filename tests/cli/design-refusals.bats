@@ -71,6 +71,22 @@ assert_untouched() {
 	assert_output ""
 }
 
+@test "build outputs beside the versions do not stop design; a changed harness does" {
+	echo "x" >kernels/mla_decode/harness/mla_decode.h
+	mkdir -p kernels/mla_decode/build/v0
+	echo "elf" >kernels/mla_decode/build/v0/bench
+	run --separate-stderr git kopt design mla-decode
+	assert_failure 128
+	[ "$stderr" = "fatal: uncommitted changes to mla-decode; commit or stash them first:
+	kernels/mla_decode/harness/mla_decode.h" ]
+	git checkout -q kernels/mla_decode/harness/mla_decode.h
+	run --separate-stderr git kopt design mla-decode
+	assert_success
+	[ -f kernels/mla_decode/build/v0/bench ]
+	run git status --porcelain
+	assert_output "?? kernels/mla_decode/build/"
+}
+
 @test "a dirty devlog is a change to the kernel; other paths are not" {
 	echo "more" >>docs/kernels/mla-decode.md
 	run --separate-stderr git kopt design mla-decode
