@@ -1,16 +1,18 @@
 /*
- * MLA decode, v8: tile loads by the tensor memory accelerator (TMA) on
- * mbarriers.
+ * MLA decode, v9: warp-specialised compute (S and softmax in one
+ * warpgroup, P V in two others) on v8's TMA tile loads.
  *
- * In v7 every thread still issued 18 16-byte cp.async copies a tile and
- * the block met at a barrier before the S product to publish them.  Here
- * one thread issues each tile as nine TMA boxes (64 keys x 64 dims, the
- * 128-byte swizzle wgmma reads, zeros past the cache's end) that complete
- * on the tile buffer's mbarrier; every thread waits on that barrier, so
- * the copies cost the compute warps no issue slots and the start-of-tile
- * block barrier goes (three a tile remain).  Q arrives the same way.
- * The compute is v7's: lazy rescaling of the output accumulator (the
- * running maximum moves only when beaten by more than 8 in log2 units).
+ * In v8 both warpgroups computed half of S, exchanged row maxima, did the
+ * softmax and then the P V product, meeting at three block barriers a
+ * tile, so the tensor cores idled during every softmax.  Here warpgroup 0
+ * computes S = Q K^T for a whole tile and its softmax and publishes P and
+ * the rows' rescale factors through shared memory and an mbarrier, then
+ * goes on to the next tile's S while warpgroups 1 and 2 (256 output dims
+ * each) do O += P V of the tile before.  No block barrier is left in the
+ * loop: tile buffers are refilled once both P V warpgroups have arrived on
+ * the buffer's "done" mbarrier.  To make room for four buffers (the load
+ * of a tile has the time of three tiles to arrive) beside Q, tiles are 32
+ * keys (36 KB).  Lazy rescaling as in v7.
  */
 #include <math.h>
 #include <cudaTypedefs.h>
@@ -18,19 +20,24 @@
 #include "mla_decode.h"
 
 #define BM 64			/* query rows per block */
-#define BN 64			/* keys per tile */
-#define THREADS 256		/* two warpgroups */
-#define SLAB (64 * 128)		/* 64 rows x 64 bf16 */
-#define NSLAB (MLA_DQK / 64)	/* 9 slabs hold a 576-wide tile */
-#define TILE_BYTES (NSLAB * SLAB)
+#define BN 32			/* keys per tile */
+#define CN 64			/* keys per tile of the split cost model */
+#define NBUF 4			/* tile buffers */
+#define THREADS 384		/* three warpgroups */
+#define NSLAB (MLA_DQK / 64)	/* 64-dim slabs of a 576-wide row */
+#define SLAB_Q (BM * 128)	/* 64 rows x 64 bf16 */
+#define SLAB_K (BN * 128)	/* 32 keys x 64 bf16 */
+#define Q_BYTES (NSLAB * SLAB_Q)
+#define TILE_BYTES (NSLAB * SLAB_K)
 
 #define SQ_OFF 0
-#define SKV_OFF (SQ_OFF + TILE_BYTES)
-#define SP_OFF (SKV_OFF + 2 * TILE_BYTES)
-#define SMAX_OFF (SP_OFF + SLAB)
-#define SL_OFF (SMAX_OFF + 2 * BM * 4)
-#define BAR_OFF (SL_OFF + 2 * BM * 4)	/* Q, then a full barrier a buffer */
-#define SMEM_USED (BAR_OFF + 3 * 8)
+#define SKV_OFF (SQ_OFF + Q_BYTES)
+#define SP_OFF (SKV_OFF + NBUF * TILE_BYTES)
+#define SALPHA_OFF (SP_OFF + SLAB_Q)	/* P: 64 rows x 32 keys, 128-B rows */
+#define SL_OFF (SALPHA_OFF + BM * 4)
+#define SM_OFF (SL_OFF + BM * 4)
+#define BAR_OFF (SM_OFF + BM * 4)
+#define SMEM_USED (BAR_OFF + (2 + 2 * NBUF) * 8)
 #define SMEM_BYTES (SMEM_USED + 1024)	/* slack to align the base */
 
 static __device__ __forceinline__ uint32_t smem_u32(const void *p)
@@ -219,18 +226,19 @@ static __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi)
 	return *(uint32_t *)&v;
 }
 
-/* the nine 64-dim boxes of 64 rows: Q rows of a block, or a cache tile
- * (rows past the cache's end arrive as zeros) */
+/* the query rows of a block: nine boxes of 64 rows x 64 dims */
 static __device__ __forceinline__ void load_q(uint32_t dst,
 					      const CUtensorMap *map,
 					      uint32_t bar, int row)
 {
-	mbar_expect_tx(bar, TILE_BYTES);
+	mbar_expect_tx(bar, Q_BYTES);
 #pragma unroll
 	for (int k = 0; k < NSLAB; k++)
-		tma_load_2d(dst + k * SLAB, map, bar, k * 64, row);
+		tma_load_2d(dst + k * SLAB_Q, map, bar, k * 64, row);
 }
 
+/* a cache tile: nine boxes of 32 keys x 64 dims (keys past the cache's
+ * end arrive as zeros) */
 static __device__ __forceinline__ void load_tile(uint32_t dst,
 						 const CUtensorMap *map,
 						 uint32_t bar, int key0, int bi)
@@ -238,7 +246,13 @@ static __device__ __forceinline__ void load_tile(uint32_t dst,
 	mbar_expect_tx(bar, TILE_BYTES);
 #pragma unroll
 	for (int k = 0; k < NSLAB; k++)
-		tma_load_3d(dst + k * SLAB, map, bar, k * 64, key0, bi);
+		tma_load_3d(dst + k * SLAB_K, map, bar, k * 64, key0, bi);
+}
+
+static __device__ __forceinline__ void mbar_arrive(uint32_t bar)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n"
+		     :: "r"(bar) : "memory");
 }
 
 __global__ void __launch_bounds__(THREADS, 1)
@@ -258,101 +272,169 @@ mla_decode_v9_kernel(const __grid_constant__ CUtensorMap tm_q,
 	unsigned char *smem = smem_raw + (sbase - raw);
 	const uint32_t sQ = sbase + SQ_OFF, sKV = sbase + SKV_OFF;
 	const uint32_t sP = sbase + SP_OFF;
-	float *sMax = (float *)(smem + SMAX_OFF);
+	float *sAlpha = (float *)(smem + SALPHA_OFF);
 	float *sL = (float *)(smem + SL_OFF);
+	float *sM = (float *)(smem + SM_OFF);
+	/* Q; tile full (TMA) a buffer; tile done (P V read it) a buffer;
+	 * P ready */
 	const uint32_t barQ = sbase + BAR_OFF, barF = barQ + 8;
+	const uint32_t barD = barF + 8 * NBUF, barP = barD + 8 * NBUF;
 
-	/* warpgroup kg: keys 32 kg.. of each tile for S, dims 256 kg.. for
-	 * O; its warp rg holds rows 16 rg + g and 16 rg + g + 8 of both */
-	const int kg = warp >> 2, rg = warp & 3;
+	/* warpgroup 0: S and the softmax for every tile; warpgroups 1 and
+	 * 2: O += P V for dims 256 (wg - 1)..; warp rg of a warpgroup holds
+	 * rows 16 rg + g and 16 rg + g + 8 */
+	const int wg = tid >> 7, rg = warp & 3;
 	const int R0 = rg * 16 + g, R1 = R0 + 8;
-	const uint64_t dq = make_desc(sQ, 16, 1024);
-	const uint64_t dp = make_desc(sP, 16, 1024);
-
-	float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
-	float o[128];
-#pragma unroll
-	for (int i = 0; i < 128; i++)
-		o[i] = 0.f;
 
 	const int ntiles = (t + BN - 1) / BN;
 	const int tile_lo = split * ntiles / nsplit;
 	const int tile_hi = (split + 1) * ntiles / nsplit;
+	const int n = tile_hi - tile_lo;
 
 	if (tid == 0) {
 		mbar_init(barQ, 1);
-		mbar_init(barF, 1);
-		mbar_init(barF + 8, 1);
+		for (int k = 0; k < NBUF; k++) {
+			mbar_init(barF + 8 * k, 1);
+			mbar_init(barD + 8 * k, 2 * 128);
+		}
+		mbar_init(barP, 128);
 		fence_mbar_init();
 	}
 	__syncthreads();
 	if (tid == 0) {
 		load_q(sQ, &tm_q, barQ, bi * M + row0);
-		load_tile(sKV, &tm_kv, barF, tile_lo * BN, bi);
+		for (int k = 0; k < NBUF && k < n; k++)
+			load_tile(sKV + k * TILE_BYTES, &tm_kv, barF + 8 * k,
+				  (tile_lo + k) * BN, bi);
 	}
-	mbar_wait(barQ, 0);
-	for (int it = tile_lo; it < tile_hi; it++) {
-		const int key0 = it * BN, j = it - tile_lo;
-		const uint32_t buf = (j & 1) * TILE_BYTES;
 
-		/* prefetch the next tile into the other buffer, free since
-		 * the end-of-tile barrier of tile it - 1 */
-		if (tid == 0 && it + 1 < tile_hi)
-			load_tile(sKV + (TILE_BYTES - buf), &tm_kv,
-				  barF + 8 * ((j + 1) & 1), key0 + BN, bi);
-		mbar_wait(barF + 8 * (j & 1), (j >> 1) & 1);
+	if (wg == 0) {
+		const uint64_t dq = make_desc(sQ, 16, 1024);
+		float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
 
-		/* S = Q K^T for this warpgroup's 32 keys */
-		float sacc[16];
-#pragma unroll
-		for (int i = 0; i < 16; i++)
-			sacc[i] = 0.f;
-		const uint64_t dk = make_desc(sKV + buf + kg * 32 * 128, 16,
-					      1024);
-		wgmma_fence();
-#pragma unroll
-		for (int kk = 0; kk < MLA_DQK / 16; kk++) {
-			const uint32_t off = ((kk >> 2) * SLAB + (kk & 3) * 32)
-				>> 4;
-			wgmma_n32(sacc, dq + off, dk + off, kk > 0);
-		}
-		wgmma_commit();
-		wgmma_wait<0>();
-		reg_fence<16>(sacc);
+		mbar_wait(barQ, 0);
+		for (int j = 0; j < n; j++) {
+			const int key0 = (tile_lo + j) * BN, b = j & (NBUF - 1);
 
-		/* online softmax, in log2 units; sacc[4 j + e]: key
-		 * 32 kg + 8 j + 2 c + (e & 1), row e < 2 ? R0 : R1; the maxima
-		 * are taken on raw scores (scale_log2 > 0) */
-		float mx0 = -INFINITY, mx1 = -INFINITY;
+			mbar_wait(barF + 8 * b, (j / NBUF) & 1);
+			/* S = Q K^T for the tile's 32 keys */
+			float sacc[16];
 #pragma unroll
-		for (int j = 0; j < 4; j++) {
+			for (int i = 0; i < 16; i++)
+				sacc[i] = 0.f;
+			const uint64_t dk = make_desc(sKV + b * TILE_BYTES, 16,
+						      1024);
+			wgmma_fence();
 #pragma unroll
-			for (int e = 0; e < 4; e++) {
-				if (key0 + BN > t &&
-				    key0 + kg * 32 + 8 * j + 2 * c + (e & 1) >= t)
-					sacc[4 * j + e] = -INFINITY;
+			for (int kk = 0; kk < MLA_DQK / 16; kk++) {
+				const uint32_t oq = ((kk >> 2) * SLAB_Q +
+						     (kk & 3) * 32) >> 4;
+				const uint32_t ok = ((kk >> 2) * SLAB_K +
+						     (kk & 3) * 32) >> 4;
+				wgmma_n32(sacc, dq + oq, dk + ok, kk > 0);
 			}
-			mx0 = fmaxf(mx0, fmaxf(sacc[4 * j], sacc[4 * j + 1]));
-			mx1 = fmaxf(mx1, fmaxf(sacc[4 * j + 2], sacc[4 * j + 3]));
-		}
-		mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-		mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-		mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-		mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-		if (c == 0) {
-			sMax[kg * BM + R0] = mx0;
-			sMax[kg * BM + R1] = mx1;
-		}
-		__syncthreads();
-		/* the maximum in use moves only when beaten by more than 8 */
-		const float t0 = fmaxf(sMax[R0], sMax[BM + R0]) * scale_log2;
-		const float t1 = fmaxf(sMax[R1], sMax[BM + R1]) * scale_log2;
-		const bool up0 = t0 > m0 + 8.f, up1 = t1 > m1 + 8.f;
-		const float mn0 = up0 ? t0 : m0, mn1 = up1 ? t1 : m1;
-		if (__any_sync(0xffffffffu, up0 || up1)) {
-			const float al0 = exp2f(m0 - mn0), al1 = exp2f(m1 - mn1);
+			wgmma_commit();
+			wgmma_wait<0>();
+			reg_fence<16>(sacc);
+
+			/* online softmax, in log2 units; sacc[4 i + e]: key
+			 * 8 i + 2 c + (e & 1), row e < 2 ? R0 : R1; maxima on
+			 * raw scores (scale_log2 > 0) */
+			float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+			for (int i = 0; i < 4; i++) {
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					if (key0 + BN > t &&
+					    key0 + 8 * i + 2 * c + (e & 1) >= t)
+						sacc[4 * i + e] = -INFINITY;
+				}
+				mx0 = fmaxf(mx0, fmaxf(sacc[4 * i],
+						       sacc[4 * i + 1]));
+				mx1 = fmaxf(mx1, fmaxf(sacc[4 * i + 2],
+						       sacc[4 * i + 3]));
+			}
+			mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+			mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+			mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+			mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+			/* the maximum in use moves only when beaten by more
+			 * than 8 */
+			const float t0 = mx0 * scale_log2, t1 = mx1 * scale_log2;
+			const float mn0 = t0 > m0 + 8.f ? t0 : m0;
+			const float mn1 = t1 > m1 + 8.f ? t1 : m1;
+			const float al0 = mn0 == m0 ? 1.f : exp2f(m0 - mn0);
+			const float al1 = mn1 == m1 ? 1.f : exp2f(m1 - mn1);
 			l0 *= al0;
 			l1 *= al1;
+			m0 = mn0;
+			m1 = mn1;
+			uint32_t pk[8];
+#pragma unroll
+			for (int i = 0; i < 4; i++) {
+				const float p0 = exp2f(fmaf(sacc[4 * i],
+							    scale_log2, -mn0));
+				const float p1 = exp2f(fmaf(sacc[4 * i + 1],
+							    scale_log2, -mn0));
+				const float p2 = exp2f(fmaf(sacc[4 * i + 2],
+							    scale_log2, -mn1));
+				const float p3 = exp2f(fmaf(sacc[4 * i + 3],
+							    scale_log2, -mn1));
+				l0 += p0 + p1;
+				l1 += p2 + p3;
+				pk[2 * i] = pack_bf16(p0, p1);
+				pk[2 * i + 1] = pack_bf16(p2, p3);
+			}
+			/* P and alpha are free once P V of the tile before
+			 * has run */
+			if (j > 0)
+				mbar_wait(barD + 8 * ((j - 1) & (NBUF - 1)),
+					  ((j - 1) / NBUF) & 1);
+#pragma unroll
+			for (int i = 0; i < 4; i++) {
+				*(uint32_t *)(smem + SP_OFF + R0 * 128 +
+					      ((i ^ (R0 & 7)) << 4) + 4 * c) =
+					pk[2 * i];
+				*(uint32_t *)(smem + SP_OFF + R1 * 128 +
+					      ((i ^ (R1 & 7)) << 4) + 4 * c) =
+					pk[2 * i + 1];
+			}
+			if (c == 0) {
+				sAlpha[R0] = al0;
+				sAlpha[R1] = al1;
+			}
+			fence_async_shared();
+			mbar_arrive(barP);
+		}
+		/* l was summed per thread over its own keys */
+		l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+		l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+		l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+		l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+		if (c == 0) {
+			sL[R0] = l0;
+			sL[R1] = l1;
+			sM[R0] = m0;
+			sM[R1] = m1;
+		}
+		__syncthreads();
+		return;
+	}
+
+	const int vg = wg - 1;
+	const uint64_t dp = make_desc(sP, 16, 1024);
+	float o[128];
+#pragma unroll
+	for (int i = 0; i < 128; i++)
+		o[i] = 0.f;
+
+	for (int j = 0; j < n; j++) {
+		const int b = j & (NBUF - 1);
+
+		mbar_wait(barP, j & 1);
+		mbar_wait(barF + 8 * b, (j / NBUF) & 1);
+		const float al0 = sAlpha[R0], al1 = sAlpha[R1];
+		if (__any_sync(0xffffffffu, al0 != 1.f || al1 != 1.f)) {
 #pragma unroll
 			for (int i = 0; i < 128; i += 4) {
 				o[i] *= al0;
@@ -361,33 +443,9 @@ mla_decode_v9_kernel(const __grid_constant__ CUtensorMap tm_q,
 				o[i + 3] *= al1;
 			}
 		}
-		m0 = mn0;
-		m1 = mn1;
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			const float p0 = exp2f(fmaf(sacc[4 * j], scale_log2, -mn0));
-			const float p1 = exp2f(fmaf(sacc[4 * j + 1], scale_log2,
-						    -mn0));
-			const float p2 = exp2f(fmaf(sacc[4 * j + 2], scale_log2,
-						    -mn1));
-			const float p3 = exp2f(fmaf(sacc[4 * j + 3], scale_log2,
-						    -mn1));
-			l0 += p0 + p1;
-			l1 += p2 + p3;
-			const int ch = kg * 4 + j;
-			*(uint32_t *)(smem + SP_OFF + R0 * 128 +
-				      ((ch ^ (R0 & 7)) << 4) + 4 * c) =
-				pack_bf16(p0, p1);
-			*(uint32_t *)(smem + SP_OFF + R1 * 128 +
-				      ((ch ^ (R1 & 7)) << 4) + 4 * c) =
-				pack_bf16(p2, p3);
-		}
-		fence_async_shared();
-		__syncthreads();
-
 		/* O += P V for this warpgroup's 256 dims */
-		const uint64_t dv = make_desc(sKV + buf + kg * 4 * SLAB, SLAB,
-					      1024);
+		const uint64_t dv = make_desc(sKV + b * TILE_BYTES +
+					      vg * 4 * SLAB_K, SLAB_K, 1024);
 		reg_fence<128>(o);
 		wgmma_fence();
 #pragma unroll
@@ -397,24 +455,21 @@ mla_decode_v9_kernel(const __grid_constant__ CUtensorMap tm_q,
 		wgmma_commit();
 		wgmma_wait<0>();
 		reg_fence<128>(o);
-		__syncthreads();
+		mbar_arrive(barD + 8 * b);
+		/* refill the buffer once both warpgroups are done with it */
+		if (tid == 128 && j + NBUF < n) {
+			mbar_wait(barD + 8 * b, (j / NBUF) & 1);
+			load_tile(sKV + b * TILE_BYTES, &tm_kv, barF + 8 * b,
+				  (tile_lo + j + NBUF) * BN, bi);
+		}
+		__syncwarp();
 	}
 
-	/* l was summed per thread over its own keys: finish the row sums */
-	l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
-	l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
-	l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
-	l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-	if (c == 0) {
-		sL[kg * BM + R0] = l0;
-		sL[kg * BM + R1] = l1;
-	}
 	__syncthreads();
-	const float tot0 = sL[R0] + sL[BM + R0];
-	const float tot1 = sL[R1] + sL[BM + R1];
+	const float tot0 = sL[R0], tot1 = sL[R1];
 	const float inv0 = 1.f / tot0, inv1 = 1.f / tot1;
 	const size_t grow0 = (size_t)bi * M + row0;	/* first global row */
-	const int col = kg * 256 + 2 * c;
+	const int col = vg * 256 + 2 * c;
 	if (nsplit == 1) {
 		bf16 *o0 = out + (grow0 + R0) * MLA_DV + col;
 		bf16 *o1 = out + (grow0 + R1) * MLA_DV + col;
@@ -426,11 +481,11 @@ mla_decode_v9_kernel(const __grid_constant__ CUtensorMap tm_q,
 				o[4 * j + 2] * inv1, o[4 * j + 3] * inv1);
 		}
 	} else {
-		if (kg == 0 && c == 0) {
+		if (vg == 0 && c == 0) {
 			part_lse[(grow0 + R0) * nsplit + split] =
-				m0 + log2f(tot0);
+				sM[R0] + log2f(tot0);
 			part_lse[(grow0 + R1) * nsplit + split] =
-				m1 + log2f(tot1);
+				sM[R1] + log2f(tot1);
 		}
 		float *o0 = part_o + ((grow0 + R0) * nsplit + split) * MLA_DV +
 			col;
@@ -486,7 +541,7 @@ static int choose_splits(int b, int s, int t, int *nsplit)
 {
 	static int sms;
 	const int blocks = b * (s * MLA_HEADS / BM);
-	const int ntiles = (t + BN - 1) / BN;
+	const int ntiles = (t + CN - 1) / CN;
 	const double rows = (double)b * s * MLA_HEADS;
 	double best = -1;
 
@@ -548,12 +603,13 @@ static int find_encoder(void)
 /* bf16 rows of 576, boxes of 64 x 64 in the 128-byte swizzle; rank 3
  * adds the batch (dims: 576, rows, batches) */
 static int encode_map(CUtensorMap *map, const bf16 *base, int rank,
-		      uint64_t rows, uint64_t batches)
+		      uint64_t rows, uint64_t batches,
+		      uint32_t box_rows)
 {
 	const cuuint64_t dim[3] = { MLA_DQK, rows, batches };
 	const cuuint64_t stride[2] = { MLA_DQK * sizeof(bf16),
 				       rows * MLA_DQK * sizeof(bf16) };
-	const cuuint32_t box[3] = { 64, BN, 1 };
+	const cuuint32_t box[3] = { 64, box_rows, 1 };
 	const cuuint32_t estride[3] = { 1, 1, 1 };
 
 	if (encode_tiled(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank,
@@ -587,9 +643,9 @@ extern "C" int mla_decode_launch(const bf16 *q, const bf16 *kv, bf16 *out,
 	CUtensorMap tm_q, tm_kv;
 	err = find_encoder();
 	if (!err)
-		err = encode_map(&tm_q, q, 2, rows, 1);
+		err = encode_map(&tm_q, q, 2, rows, 1, BM);
 	if (!err)
-		err = encode_map(&tm_kv, kv, 3, t, b);
+		err = encode_map(&tm_kv, kv, 3, t, b, BN);
 	if (err)
 		return err;
 	float *part_o = (float *)workspace;
