@@ -85,7 +85,7 @@ setup() {
 	assert_line "error: the message says 'Kopt-Finding: novel' and no knowledge file with its catalog row is staged"
 	assert_line "error: commit refused by the kopt gate (1 problem)"
 	assert_line "$ git kopt learn new optimization head-grouping-on-tensor-cores \\"
-	assert_line "4 catalogs and 8 detail files, no problems"
+	assert_line "4 catalogs and 10 detail files, no problems"
 	assert_line --regexp '^\[kopt/mla-decode/v1 [0-9a-f]+\] Record mla-decode v1: 10\.9x faster at decode, 22\.3x at spec-decode$'
 	cd "$repo"
 	run git log -1 --format=%B
