@@ -496,7 +496,6 @@ int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 	int have_dev = 0, ret = 0, have_parent = 0, have_devlog = 0;
 	struct kopt_kb kb = KOPT_KB_INIT;
 	int have_kb = 0;
-	cJSON *jarr = NULL;
 
 	argc = kopt_parse_options(argc, argv, options, usage, 0);
 	if (argc != 2)
@@ -612,8 +611,6 @@ int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 		if (kopt_bench_lock_gpu(&m) || kopt_bench_build(&m))
 			exit(128);
 	}
-	if (json)
-		jarr = cJSON_CreateArray();
 	{
 		struct kopt_kb_source ksrc;
 		kopt_kb_source_worktree(&ksrc, ctx->top);
@@ -705,7 +702,6 @@ int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 			      have_parent ? &pres : NULL, &res, rpath,
 			      have_devlog ? dpath : NULL, json ? &js : NULL,
 			      commit);
-	(void)no_devlog;
 
 	kopt_bench_unlock_gpu(&m);
 	kopt_devlog_release(&dl);
@@ -713,7 +709,6 @@ int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 	kopt_filetx_release(&tx);
 	kopt_buf_release(&js);
 	free(dpath);
-	cJSON_Delete(jarr);
 	kopt_results_release(&res);
 	kopt_results_release(&pres);
 	kopt_buf_release(&out);
