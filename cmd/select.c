@@ -74,16 +74,6 @@ static void task_links(const char *text, size_t len, struct kopt_strvec *out)
 	cmark_node_free(doc);
 }
 
-static const char *entry_name(const struct kopt_kb_entry *e)
-{
-	if (e->row && e->row->cell[KOPT_COL_NAME] &&
-	    *e->row->cell[KOPT_COL_NAME])
-		return e->row->cell[KOPT_COL_NAME];
-	if (e->detail && e->detail->name)
-		return e->detail->name;
-	return e->path ? e->path : "?";
-}
-
 int cmd_select(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	int json = 0;
@@ -189,7 +179,7 @@ int cmd_select(int argc, const char **argv, struct kopt_ctx *ctx)
 			kopt_kb_entry_id(&id, needs[i].entry);
 			cJSON_AddStringToObject(n, "id", id.buf);
 			cJSON_AddStringToObject(n, "name",
-						entry_name(needs[i].entry));
+						kopt_kb_entry_name(needs[i].entry));
 			cJSON_AddStringToObject(n, "detail",
 						needs[i].entry->path);
 			if (needs[i].control)
@@ -215,7 +205,7 @@ int cmd_select(int argc, const char **argv, struct kopt_ctx *ctx)
 		for (i = 0; i < needs_nr; i++) {
 			struct kopt_buf id = KOPT_BUF_INIT;
 			kopt_kb_entry_id(&id, needs[i].entry);
-			printf("- %s (%s): %s\n", entry_name(needs[i].entry),
+			printf("- %s (%s): %s\n", kopt_kb_entry_name(needs[i].entry),
 			       id.buf, needs[i].control ?
 			       kopt_control_name(needs[i].control) :
 			       "any (no control declared)");

@@ -7,11 +7,11 @@
 #include <string.h>
 
 #include <cmark-gfm.h>
-#include <cmark-gfm-core-extensions.h>
 
 #include "cache.h"
 #include "error.h"
 #include "lockfile.h"
+#include "md.h"
 #include "banned.h"
 
 enum label {
@@ -1410,23 +1410,6 @@ void kopt_devlog_release(struct kopt_devlog *dl)
 	kopt_strvec_init(&dl->sections);
 }
 
-static cmark_node *parse_cmark(const struct kopt_buf *text)
-{
-	cmark_parser *parser;
-	cmark_syntax_extension *table;
-	cmark_node *doc;
-
-	cmark_gfm_core_extensions_ensure_registered();
-	parser = cmark_parser_new(CMARK_OPT_SOURCEPOS);
-	table = cmark_find_syntax_extension("table");
-	if (table)
-		cmark_parser_attach_syntax_extension(parser, table);
-	cmark_parser_feed(parser, text->buf, text->len);
-	doc = cmark_parser_finish(parser);
-	cmark_parser_free(parser);
-	return doc;
-}
-
 int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
 		      const char *label)
 {
@@ -1458,7 +1441,7 @@ int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
 	split_lines(out);
 	out->front_matter_last = front_matter(out);
 	prepare(&pp, out);
-	doc = parse_cmark(&pp.text);
+	doc = kopt_md_parse(pp.text.buf, pp.text.len);
 
 	for (n = cmark_node_first_child(doc); n; n = cmark_node_next(n)) {
 		int start = cmark_node_get_start_line(n);

@@ -667,3 +667,13 @@ void kopt_kb_entry_id(struct kopt_buf *out, const struct kopt_kb_entry *e)
 		kopt_buf_addf(out, "%s/", e->language);
 	kopt_buf_addstr(out, e->row->cell[KOPT_COL_ID]);
 }
+
+const char *kopt_kb_entry_name(const struct kopt_kb_entry *e)
+{
+	if (e->row && e->row->cell[KOPT_COL_NAME] &&
+	    *e->row->cell[KOPT_COL_NAME])
+		return e->row->cell[KOPT_COL_NAME];
+	if (e->detail && e->detail->name)
+		return e->detail->name;
+	return e->path ? e->path : "?";
+}

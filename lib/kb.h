@@ -89,6 +89,8 @@ const struct kopt_kb_entry *kopt_kb_find(const struct kopt_kb *kb,
  */
 const struct kopt_trigger *kopt_kb_entry_triggers(const struct kopt_kb_entry *e,
 						  size_t *nr);
+/* The entry's name: its catalog row's, its detail file's H1, or its path. */
+const char *kopt_kb_entry_name(const struct kopt_kb_entry *e);
 /* A catalog ID qualified by its language when not shared ("cute-dsl/O2"). */
 void kopt_kb_entry_id(struct kopt_buf *out, const struct kopt_kb_entry *e);
 

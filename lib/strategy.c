@@ -14,16 +14,6 @@
 #define REGS_PER_SM 65536
 #define OCC_TARGET_PCT 25.0
 
-static const char *entry_name(const struct kopt_kb_entry *e)
-{
-	if (e->row && e->row->cell[KOPT_COL_NAME] &&
-	    *e->row->cell[KOPT_COL_NAME])
-		return e->row->cell[KOPT_COL_NAME];
-	if (e->detail && e->detail->name)
-		return e->detail->name;
-	return e->path ? e->path : "?";
-}
-
 enum kopt_control kopt_entry_control(const struct kopt_kb_entry *e,
 				     const struct kopt_config *cfg)
 {
@@ -401,7 +391,7 @@ int kopt_strategy_compute(struct kopt_strategy *s, const struct kopt_kb *kb,
 		if (!e->detail || !kopt_kb_entry_triggers(e, &ntrig)) {
 			struct kopt_buf sb = KOPT_BUF_INIT;
 			kopt_kb_entry_id(&sb, e);
-			kopt_buf_addf(&sb, " %s", entry_name(e));
+			kopt_buf_addf(&sb, " %s", kopt_kb_entry_name(e));
 			kopt_strvec_push(&s->untriggered, sb.buf);
 			kopt_buf_release(&sb);
 			continue;
@@ -443,7 +433,7 @@ int kopt_strategy_compute(struct kopt_strategy *s, const struct kopt_kb *kb,
 		enum kopt_control c = kopt_entry_control(e, cfg);
 		if (i)
 			kopt_buf_addstr(&s->control_why, ", ");
-		kopt_buf_addf(&s->control_why, "%s (", entry_name(e));
+		kopt_buf_addf(&s->control_why, "%s (", kopt_kb_entry_name(e));
 		kopt_kb_entry_id(&s->control_why, e);
 		kopt_buf_addf(&s->control_why, "): %s",
 			      c ? kopt_control_name(c) : "any");
@@ -538,7 +528,7 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 		const struct kopt_strategy_item *it = &s->apply[i];
 		const struct kopt_kb_entry *e = it->entry;
 
-		kopt_buf_addf(out, "%zu. %s (", i + 1, entry_name(e));
+		kopt_buf_addf(out, "%zu. %s (", i + 1, kopt_kb_entry_name(e));
 		kopt_kb_entry_id(out, e);
 		if (e->row->cell[KOPT_COL_IMPACT])
 			kopt_buf_addf(out, ", est. impact %s",
@@ -595,7 +585,7 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 		const struct kopt_strategy_item *it = &s->avoid[i];
 		const struct kopt_kb_entry *e = it->entry;
 
-		kopt_buf_addf(out, "- Avoid: %s (", entry_name(e));
+		kopt_buf_addf(out, "- Avoid: %s (", kopt_kb_entry_name(e));
 		kopt_kb_entry_id(out, e);
 		kopt_buf_addstr(out, "): ");
 		kopt_buf_addf(out, " %s on %s; see ",
@@ -609,7 +599,7 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 		const struct kopt_kb_entry *e = it->entry;
 
 		kopt_buf_addf(out, "- Applied in %s: %s (", it->applied_in,
-			      entry_name(e));
+			      kopt_kb_entry_name(e));
 		kopt_kb_entry_id(out, e);
 		kopt_buf_addstr(out, "), not proposed again although ");
 		kopt_buf_addf(out, " %s on %s; see ",
@@ -626,7 +616,7 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 		const struct kopt_strategy_item *it = &s->unknown[i];
 		const struct kopt_kb_entry *e = it->entry;
 
-		kopt_buf_addf(out, "- %s (", entry_name(e));
+		kopt_buf_addf(out, "- %s (", kopt_kb_entry_name(e));
 		kopt_kb_entry_id(out, e);
 		kopt_buf_addstr(out, "): ");
 		triggers_text(out, e);
@@ -660,7 +650,7 @@ static cJSON *item_json(const struct kopt_strategy_item *it, int rank,
 	kopt_kb_entry_id(&id, e);
 	cJSON_AddStringToObject(o, "id", id.buf);
 	kopt_buf_release(&id);
-	cJSON_AddStringToObject(o, "name", entry_name(e));
+	cJSON_AddStringToObject(o, "name", kopt_kb_entry_name(e));
 	cJSON_AddStringToObject(o, "kind", kopt_kind_name(e->kind));
 	if (e->language)
 		cJSON_AddStringToObject(o, "language", e->language);
