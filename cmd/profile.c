@@ -538,6 +538,11 @@ int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 			reqs[nreq++].t = cfg->trials[i].t;
 		}
 	}
+	/* a capture that cannot be read stops us before anything is done */
+	for (i = 0; i < replays.nr; i++)
+		if (access(replays.v[i], R_OK))
+			kopt_die("cannot read capture '%s': %s", replays.v[i],
+				 strerror(errno));
 	if (replays.nr && replays.nr != nreq)
 		kopt_usage_error(usage, options, "%zu captures for %zu "
 				 "trials: give one --replay per trial, in "

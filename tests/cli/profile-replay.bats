@@ -221,3 +221,13 @@ wrote docs/kernels/mm.md" ]
 	assert_success
 	assert_line --regexp '^1\. Split-KV decode -- est\. [0-9]+% gain -- trigger: waves=0\.48[0-9]* -- see `docs/knowledge/optimizations/split-kv\.md`$'
 }
+
+@test "a capture that cannot be read stops profile before anything is touched" {
+	mkdir -p docs/kernels
+	printf '# mm\n\n## Development log\n' >docs/kernels/mm.md
+	cp docs/kernels/mm.md before.md
+	run --separate-stderr git kopt profile mm v3 --trial decode --replay nowhere.json
+	assert_failure 128
+	[ "$stderr" = "fatal: cannot read capture 'nowhere.json': No such file or directory" ]
+	cmp before.md docs/kernels/mm.md
+}
