@@ -55,7 +55,8 @@
 	X(cuptiRangeProfilerStart) \
 	X(cuptiRangeProfilerStop) \
 	X(cuptiRangeProfilerDecodeData) \
-	X(cuptiRangeProfilerGetCounterDataInfo)
+	X(cuptiRangeProfilerGetCounterDataInfo) \
+	X(cuptiRangeProfilerCounterDataGetRangeInfo)
 
 struct kopt_cupti {
 #define KOPT_CUPTI_MEMBER(f) __typeof__(f) *f;

@@ -17,11 +17,12 @@ struct kopt_inject_state g = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.act_lock = PTHREAD_MUTEX_INITIALIZER,
 	.note_lock = PTHREAD_MUTEX_INITIALIZER,
+	.rp_cond = PTHREAD_COND_INITIALIZER,
 };
 
 /* The kernel whose launch this thread is profiling, between the launch
    call's entry and exit callbacks. */
-static __thread struct kopt_inject_kernel *tl_profiling;
+static __thread int tl_in_window;	/* this launch is a range */
 static __thread double tl_t0;
 static __thread int tl_depth;
 
@@ -125,6 +126,7 @@ static int read_config(struct kopt_inject_config *c)
 	const char *replay = getenv("KOPT_INJECT_REPLAY");
 
 	c->verbose = env_number("KOPT_INJECT_VERBOSE", 0, 0, 1);
+	c->early = env_number("KOPT_INJECT_EARLY", 1, 0, 1);
 	if (!out || !*out)
 		return -1;
 	c->out = expand_out(out);
@@ -278,7 +280,69 @@ static struct kopt_inject_kernel *kernel_of(const char *name, CUfunction f,
 		free(k);
 		return NULL;
 	}
+	kopt_inject_log("first launch of %.60s", name);
 	return k;
+}
+
+/* ---- early set-up ---- */
+
+/* With g.lock held: wait until the helper thread is done. */
+static void wait_for_setup(void)
+{
+	while (g.rp.state == KOPT_INJECT_RP_PREPARING)
+		pthread_cond_wait(&g.rp_cond, &g.lock);
+}
+
+/*
+ * The helper thread: the whole Range Profiler set-up on the new context
+ * (about 0.23 s on an H200), while the program goes on with its own
+ * start-up (allocations, inputs, warm-up launches).  The first Start
+ * stays with the first sample: run here, it holds the program's own
+ * CUDA calls up as long as it saves.  The launch
+ * callbacks see PREPARING and only wait when a launch wants a sample
+ * before the set-up is done.
+ */
+static void *prepare(void *arg)
+{
+	CUcontext ctx = arg;
+	struct kopt_inject_rp rp;
+	double t0 = kopt_inject_now();
+	int ok;
+
+	memset(&rp, 0, sizeof(rp));
+	ok = kopt_inject_rp_setup(&rp, ctx, g.cfg.metrics, g.cfg.n_metrics,
+				  g.cfg.replay) == 0;
+	rp.setup_s = kopt_inject_now() - t0;
+	pthread_mutex_lock(&g.lock);
+	g.rp = rp;
+	if (!ok)
+		g.rp.state = KOPT_INJECT_RP_FAILED;
+	pthread_cond_broadcast(&g.rp_cond);
+	pthread_mutex_unlock(&g.lock);
+	return NULL;
+}
+
+static void context_created(CUcontext ctx)
+{
+	pthread_t t;
+	pthread_attr_t attr;
+
+	pthread_mutex_lock(&g.lock);
+	if (!g.cfg.early || !g.cfg.n_metrics || !g.cfg.samples ||
+	    g.finished || g.rp.state != KOPT_INJECT_RP_OFF || !ctx)
+		goto done;
+	g.rp.ctx = ctx;
+	g.rp.state = KOPT_INJECT_RP_PREPARING;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, prepare, ctx) != 0) {
+		g.rp.state = KOPT_INJECT_RP_OFF; /* set up at the first sample */
+		g.rp.ctx = NULL;
+	}
+	pthread_attr_destroy(&attr);
+	kopt_inject_log("context created: set-up started on a helper thread");
+done:
+	pthread_mutex_unlock(&g.lock);
 }
 
 /* ---- sampling ---- */
@@ -293,40 +357,62 @@ static int passes_filter(const char *mangled)
 	return 0;
 }
 
-/* Whether launch number `index` of k should begin a sample. */
+/* Whether launch number `index` of k may take a place in a window. */
 static int wants_sample(struct kopt_inject_kernel *k, uint64_t index)
 {
 	if (!g.cfg.n_metrics || g.rp.state == KOPT_INJECT_RP_FAILED ||
 	    g.rp.state == KOPT_INJECT_RP_DONE)
 		return 0;
-	if (index < g.cfg.warmup || k->n_samples + k->failed >= g.cfg.samples)
+	if (index < g.cfg.warmup ||
+	    k->n_samples + k->failed + k->planned >= g.cfg.samples)
 		return 0;
 	if (k->eligible < 0)
 		k->eligible = passes_filter(k->key.name);
 	if (!k->eligible)
 		return 0;
 	/* a kernel not profiled yet counts against max_kernels */
-	if (!k->n_samples && !k->failed &&
+	if (!k->n_samples && !k->failed && !k->planned &&
 	    g.kernels_profiled >= g.cfg.max_kernels)
 		return 0;
 	return 1;
 }
 
-static void abandon_active(const char *why)
+static void add_slot(struct kopt_inject_kernel *k, uint64_t index)
 {
-	struct kopt_inject_kernel *k = g.active;
+	struct kopt_inject_slot *sl = &g.win.slot[g.win.n++];
 
-	if (!k)
+	if (!k->n_samples && !k->failed && !k->planned)
+		g.kernels_profiled++;
+	k->planned++;
+	sl->k = k;
+	sl->launch = sl->last_launch = index;
+}
+
+static void close_window(void)
+{
+	for (size_t i = 0; i < g.win.n; i++)
+		g.win.slot[i].k->planned--;
+	memset(&g.win, 0, sizeof(g.win));
+}
+
+/* Drop the open window: its samples count as failed. */
+static void abandon_window(const char *why)
+{
+	if (!g.win.open)
 		return;
+	if (g.rp.running) {
+		int all;
+		kopt_inject_rp_stop(&g.rp, &all);
+	}
 	kopt_inject_warning("sample-incomplete",
-			    "a sample of '%s' got %zu of %zu passes: %s; "
-			    "left out", k->key.name, g.rp.pass, g.rp.passes,
+			    "a window of %zu launches (first '%s') got %zu of "
+			    "%zu passes: %s; left out", g.win.n,
+			    g.win.slot[0].k->key.name, g.rp.pass, g.rp.passes,
 			    why);
-	free(k->cur.values);
-	memset(&k->cur, 0, sizeof(k->cur));
-	k->failed++;
-	g.active = NULL;
-	g.active_wait = 0;
+	for (size_t i = 0; i < g.win.n; i++)
+		g.win.slot[i].k->failed++;
+	g.profile_s += g.win.seconds;
+	close_window();
 	kopt_inject_rp_reset(&g.rp);
 }
 
@@ -366,33 +452,76 @@ static void check_values(struct kopt_inject_kernel *k,
 	}
 }
 
-static void finish_sample(struct kopt_inject_kernel *k)
+/* Every pass is in: one sample per launch of the window. */
+static void finish_window(void)
 {
-	struct kopt_inject_sample *s;
-	double *values = calloc(g.rp.n_metrics ? g.rp.n_metrics : 1,
-				sizeof(*values));
+	size_t m = g.rp.n_metrics ? g.rp.n_metrics : 1, n = g.win.n;
+	double *values = calloc(n * m, sizeof(*values));
+	int ok = values && kopt_inject_rp_collect(&g.rp, n, values) == 0;
 
-	g.active = NULL;
-	g.active_wait = 0;
-	if (!values || kopt_inject_rp_collect(&g.rp, values) < 0) {
-		free(values);
-		k->failed++;
-		return;
+	for (size_t i = 0; i < n; i++) {
+		struct kopt_inject_slot *sl = &g.win.slot[i];
+		struct kopt_inject_kernel *k = sl->k;
+		struct kopt_inject_sample *s = NULL;
+		double *v = ok ? malloc(m * sizeof(*v)) : NULL;
+
+		if (v)
+			s = realloc(k->samples,
+				    (k->n_samples + 1) * sizeof(*s));
+		if (!s) {
+			free(v);
+			k->failed++;
+			continue;
+		}
+		memcpy(v, values + i * m, m * sizeof(*v));
+		k->samples = s;
+		s = &k->samples[k->n_samples++];
+		memset(s, 0, sizeof(*s));
+		s->launch = sl->launch;
+		s->last_launch = sl->last_launch;
+		s->seconds = g.win.seconds / (double)n;
+		s->window = (unsigned)n;
+		s->values = v;
+		check_values(k, s);
 	}
-	k->cur.values = values;
-	check_values(k, &k->cur);
-	s = realloc(k->samples, (k->n_samples + 1) * sizeof(*s));
-	if (!s) {
-		free(values);
-		k->failed++;
-		return;
-	}
-	k->samples = s;
-	k->samples[k->n_samples++] = k->cur;
-	memset(&k->cur, 0, sizeof(k->cur));
+	free(values);
+	g.profile_s += g.win.seconds;
+	close_window();
 }
 
-/* Entry of a launch call: count it, maybe start the profiler on it. */
+/* End the running pass; collect the window when it was the last. */
+static void end_pass(void)
+{
+	int all = 0;
+	double t = kopt_inject_now();
+
+	if (kopt_inject_rp_stop(&g.rp, &all) < 0) {
+		abandon_window("the profiler did not stop");
+		return;
+	}
+	g.win.seconds += kopt_inject_now() - t;
+	g.win.building = 0;
+	g.win.pos = 0;
+	g.win.wait = 0;
+	if (all)
+		finish_window();
+}
+
+/* Start a pass at this launch; 0, or -1 with the window dropped. */
+static int begin_pass(void)
+{
+	if (kopt_inject_rp_start(&g.rp) < 0) {
+		abandon_window("the profiler did not start");
+		return -1;
+	}
+	g.win.pos = 1;
+	return 0;
+}
+
+/*
+ * Entry of a launch call: count it, and fit it into the window: take it
+ * in, end the pass before it, start a pass at it, or open a window.
+ */
 static void launch_enter(const CUpti_CallbackData *cb, CUfunction f,
 			 const uint32_t grid[3], const uint32_t block[3],
 			 uint32_t smem, CUstream stream)
@@ -401,6 +530,7 @@ static void launch_enter(const CUpti_CallbackData *cb, CUfunction f,
 	uint64_t index;
 	CUcontext ctx = cb->context;
 	CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+	int captured;
 
 	pthread_mutex_lock(&g.lock);
 	g.calls++;
@@ -418,71 +548,83 @@ static void launch_enter(const CUpti_CallbackData *cb, CUfunction f,
 		g.calls_other_ctx++;
 		goto done;
 	}
-	if (g.active && g.active != k) {
-		if (++g.active_wait > g.cfg.max_wait)
-			abandon_active("the kernel was not launched again soon "
-				       "enough");
+	/* a launch being captured into a graph does not run now */
+	captured = cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
+		   capture != CU_STREAM_CAPTURE_STATUS_NONE;
+	tl_t0 = kopt_inject_now();
+
+	if (g.win.open && g.rp.running) {
+		if (g.win.building) {
+			if (!captured && g.win.n < KOPT_INJECT_MAX_WINDOW &&
+			    wants_sample(k, index)) {
+				add_slot(k, index);
+				g.win.pos++;
+				tl_in_window = 1;
+				goto done;
+			}
+			end_pass();
+		} else if (!captured && g.win.pos < g.win.n &&
+			   g.win.slot[g.win.pos].k == k) {
+			g.win.slot[g.win.pos++].last_launch = index;
+			tl_in_window = 1;
+			goto done;
+		} else {
+			abandon_window("another launch came inside a pass");
+		}
+	}
+	if (g.win.open) {
+		/* between passes: the next one starts at the first kernel */
+		if (!captured && g.win.slot[0].k == k) {
+			g.win.slot[0].last_launch = index;
+			if (begin_pass() == 0)
+				tl_in_window = 1;
+		} else if (++g.win.wait > g.cfg.max_wait) {
+			abandon_window("the window's first kernel was not "
+				       "launched again soon enough");
+		}
 		goto done;
 	}
-	if (!g.active && !wants_sample(k, index))
+	if (captured || !wants_sample(k, index))
 		goto done;
-	/* a launch being captured into a graph does not run now */
-	if (cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
-	    capture != CU_STREAM_CAPTURE_STATUS_NONE)
-		goto done;
+	if (g.rp.state == KOPT_INJECT_RP_PREPARING) {
+		double t = kopt_inject_now();
+		wait_for_setup();
+		g.setup_wait_s += kopt_inject_now() - t;
+		if (g.rp.state != KOPT_INJECT_RP_READY)
+			goto done;
+	}
 	if (g.rp.state == KOPT_INJECT_RP_OFF &&
 	    kopt_inject_rp_setup(&g.rp, ctx, g.cfg.metrics, g.cfg.n_metrics,
 				 g.cfg.replay) < 0)
 		goto done;
-	if (!g.active) {
-		memset(&k->cur, 0, sizeof(k->cur));
-		k->cur.launch = index;
-		if (!k->n_samples && !k->failed)
-			g.kernels_profiled++;
-	}
-	tl_t0 = kopt_inject_now();
-	if (kopt_inject_rp_start(&g.rp) < 0) {
-		g.active = k;
-		abandon_active("the profiler did not start");
-		goto done;
-	}
-	g.active = k;
-	g.active_wait = 0;
-	k->cur.last_launch = index;
-	tl_profiling = k;
+	g.win.open = 1;
+	g.win.building = 1;
+	add_slot(k, index);
+	if (begin_pass() == 0)
+		tl_in_window = 1;
 done:
 	pthread_mutex_unlock(&g.lock);
 }
 
-/* Exit of a launch call that this thread profiles. */
+/* Exit of a launch call that is a range of the running pass. */
 static void launch_exit(const CUpti_CallbackData *cb)
 {
-	struct kopt_inject_kernel *k = tl_profiling;
-	size_t had;
-	int all = 0, failed;
-	double dt;
+	int failed;
 
-	tl_profiling = NULL;
+	tl_in_window = 0;
 	failed = cb->functionReturnValue &&
 		 *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS;
 	pthread_mutex_lock(&g.lock);
-	if (g.active != k || !g.rp.running) {
+	if (!g.win.open || !g.rp.running) {
 		pthread_mutex_unlock(&g.lock);
 		return;
 	}
-	had = k->n_samples;
-	if (kopt_inject_rp_stop(&g.rp, &all) < 0)
-		abandon_active("the profiler did not stop");
-	else if (failed)
-		abandon_active("the launch failed");
-	else if (all)
-		finish_sample(k);
-	dt = kopt_inject_now() - tl_t0;
-	if (k->n_samples > had)
-		k->samples[k->n_samples - 1].seconds += dt;
-	else if (g.active == k)
-		k->cur.seconds += dt;
-	g.profile_s += dt;
+	g.win.seconds += kopt_inject_now() - tl_t0;
+	if (failed)
+		abandon_window("a launch failed");
+	else if (g.win.building ? g.win.n == KOPT_INJECT_MAX_WINDOW
+				: g.win.pos == g.win.n)
+		end_pass();
 	pthread_mutex_unlock(&g.lock);
 }
 
@@ -542,8 +684,9 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 static void stop_profiler(const char *why)
 {
 	pthread_mutex_lock(&g.lock);
-	if (g.active)
-		abandon_active(why);
+	wait_for_setup();
+	if (g.win.open)
+		abandon_window(why);
 	if (g.rp.state == KOPT_INJECT_RP_READY)
 		kopt_inject_rp_disable(&g.rp);
 	pthread_mutex_unlock(&g.lock);
@@ -559,14 +702,17 @@ static void at_exit(void)
 		return;
 	}
 	pthread_mutex_unlock(&g.lock);
+	kopt_inject_log("exit");
 	if (g.cupti_loaded) {
 		stop_profiler("the program ended first");
 		kopt_inject_activity_flush(); /* no lock: it calls back */
+		kopt_inject_log("activity flushed");
 	}
 	pthread_mutex_lock(&g.lock);
 	g.finished = 1;
 	pthread_mutex_unlock(&g.lock);
 	kopt_inject_report_write();
+	kopt_inject_log("report written");
 }
 
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
@@ -575,6 +721,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 	(void)userdata;
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
 		const CUpti_ResourceData *rd = data;
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+			context_created(rd->context);
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING &&
 		    rd->context && rd->context == g.rp.ctx)
 			stop_profiler("the context was destroyed first");
@@ -587,7 +735,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 		if (tl_depth++ == 0)
 			on_launch(cbid, cb);
 	} else {
-		if (--tl_depth == 0 && tl_profiling)
+		if (--tl_depth == 0 && tl_in_window)
 			launch_exit(cb);
 	}
 }
@@ -609,6 +757,9 @@ static int subscribe(void)
 	g.subscribed = 1;
 	r = kc.cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
 			CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	if (r == CUPTI_SUCCESS)
+		r = kc.cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
+				CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 	if (r != CUPTI_SUCCESS)
 		return kopt_inject_cupti_fail("cuptiEnableCallback", r);
 	for (size_t i = 0; i < sizeof(launches) / sizeof(launches[0]); i++) {
@@ -645,9 +796,11 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 		return 1;
 	}
 	g.cupti_loaded = 1;
+	kopt_inject_log("CUPTI loaded from %s", kc.path);
 	/* subscribe first: another profiler already holding CUPTI shows here */
 	if (subscribe() < 0)
 		return 1;
+	kopt_inject_log("subscribed");
 	kopt_inject_activity_start();
 	kopt_inject_log("initialised: out %s, warm-up %u, %u samples, "
 			"%zu metrics, %s replay", g.cfg.out, g.cfg.warmup,

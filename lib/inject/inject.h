@@ -13,14 +13,18 @@
  *     (activity.c), which costs the program almost nothing;
  *   - every kernel launch call passes through a driver callback
  *     (inject.c) that counts it per distinct kernel (mangled name, grid,
- *     block) and, for a few launches after the warm-up, wraps it in the
- *     CUPTI Range Profiler (rangeprof.c).  Only those launches are
- *     slowed down; all others run as they would without the library;
+ *     block) and, for a few launches after the warm-up, makes it one
+ *     range of a window of the CUPTI Range Profiler (rangeprof.c).
+ *     Only those launches are slowed down; all others run as they would
+ *     without the library;
  *   - at exit (or when the context is destroyed) the two views are
  *     merged and written (report.c).
  *
  * Threads.  Launch callbacks run on the program's threads and take
- * g.lock.  Activity buffers complete on a CUPTI thread, or inside
+ * g.lock.  The set-up helper thread works on its own copy of the Range
+ * Profiler state and takes g.lock only to publish it (signalling
+ * g.rp_cond); a launch that wants a sample before then waits on it.
+ * Activity buffers complete on a CUPTI thread, or inside
  * cuptiActivityFlushAll on the caller's, and take g.act_lock only; they
  * touch nothing else, so a buffer completing while a callback holds
  * g.lock cannot deadlock.  Notes (errors and warnings) have their own
@@ -42,6 +46,8 @@
 #define KOPT_INJECT_FORMAT_VERSION 1
 #define KOPT_INJECT_MAX_METRICS 64
 #define KOPT_INJECT_MAX_FILTERS 16
+/* Launches profiled in one pass of the Range Profiler (a window). */
+#define KOPT_INJECT_MAX_WINDOW 16
 
 enum kopt_inject_replay {
 	/* each pass of a sample on its own launch of the same kernel */
@@ -65,6 +71,7 @@ struct kopt_inject_config {
 	const char *filter[KOPT_INJECT_MAX_FILTERS];
 	size_t n_filter;	/* 0: every kernel may be profiled */
 	int verbose;
+	int early;		/* set up at context creation, on a thread */
 };
 
 /* The part of a kernel record that the tables key on. */
@@ -95,7 +102,8 @@ int kopt_inject_table_add(struct kopt_inject_table *t, void *item);
 struct kopt_inject_sample {
 	uint64_t launch;	/* launch index (per kernel), first pass */
 	uint64_t last_launch;	/* ... of the last pass */
-	double seconds;		/* host time spent on it, all passes */
+	double seconds;		/* its share of its window's host time */
+	unsigned window;	/* launches in its window (each pass) */
 	double *values;		/* one per profiler metric; NAN = none */
 	const char **rejected;	/* per metric: why its value is impossible */
 };
@@ -110,7 +118,31 @@ struct kopt_inject_kernel {
 	struct kopt_inject_sample *samples;
 	size_t n_samples;
 	unsigned failed;	/* samples abandoned or rejected whole */
-	struct kopt_inject_sample cur;	/* the sample in progress */
+	unsigned planned;	/* its launches in the open window */
+};
+
+/*
+ * A window: the launches that one pass of the Range Profiler covers.
+ * It opens at a launch that wants a sample and takes in the launches
+ * right after it while they want samples too (A B A B for two kernels
+ * and two samples each); each range is one launch.  With more than one
+ * pass, every further pass starts at the next launch of the window's
+ * first kernel and must see the same kernels in the same order; any
+ * other launch inside it ends the pass and drops the window.  Few
+ * Start/Stop pairs (the profiler's costly calls) for many samples.
+ */
+struct kopt_inject_slot {
+	struct kopt_inject_kernel *k;
+	uint64_t launch, last_launch;
+};
+struct kopt_inject_window {
+	struct kopt_inject_slot slot[KOPT_INJECT_MAX_WINDOW];
+	size_t n;		/* launches in each pass */
+	size_t pos;		/* launches so far in the running pass */
+	int open;		/* a window exists */
+	int building;		/* its first pass, still taking launches in */
+	unsigned wait;		/* other launches since its last pass */
+	double seconds;		/* host time in the profiler, all passes */
 };
 
 /* One execution's time, from the Activity API. */
@@ -170,6 +202,7 @@ enum {
 	KOPT_INJECT_RP_READY,
 	KOPT_INJECT_RP_FAILED,
 	KOPT_INJECT_RP_DONE,	/* disabled at the end */
+	KOPT_INJECT_RP_PREPARING, /* being set up on the helper thread */
 };
 
 int kopt_inject_rp_setup(struct kopt_inject_rp *rp, CUcontext ctx,
@@ -178,11 +211,16 @@ int kopt_inject_rp_setup(struct kopt_inject_rp *rp, CUcontext ctx,
 int kopt_inject_rp_start(struct kopt_inject_rp *rp);
 /* *all_passes: 1 when the sample has all its passes. */
 int kopt_inject_rp_stop(struct kopt_inject_rp *rp, int *all_passes);
-/* Decode the finished sample into values[n_metrics]; ready for the next. */
-int kopt_inject_rp_collect(struct kopt_inject_rp *rp, double *values);
+/*
+ * Decode the finished window of n launches into values[n][n_metrics]
+ * (NAN where none); ready for the next window.
+ */
+int kopt_inject_rp_collect(struct kopt_inject_rp *rp, size_t n,
+			   double *values);
 /* Drop a sample that will not be finished; ready for the next. */
 int kopt_inject_rp_reset(struct kopt_inject_rp *rp);
 void kopt_inject_rp_disable(struct kopt_inject_rp *rp);
+
 
 /* Notes: the output's "errors" and "warnings". */
 struct kopt_inject_note {
@@ -233,12 +271,15 @@ struct kopt_inject_state {
 	/* launch side, under lock */
 	struct kopt_inject_table kernels;
 	struct kopt_inject_rp rp;
-	struct kopt_inject_kernel *active;	/* sample waiting for a pass */
-	unsigned active_wait;	/* other launches since its last pass */
+	struct kopt_inject_window win;
 	unsigned kernels_profiled;
 	uint64_t calls;		/* every launch call */
 	uint64_t calls_other_ctx;
 	double profile_s;	/* host time inside profiled launches */
+	/* early set-up: the profiler is set up on a helper thread as soon
+	   as the first context exists, while the program starts up */
+	pthread_cond_t rp_cond;	/* signalled when PREPARING ends */
+	double setup_wait_s;	/* time launches waited for it */
 
 	/* activity side, under act_lock */
 	pthread_mutex_t act_lock;

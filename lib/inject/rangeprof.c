@@ -1,17 +1,17 @@
 /*
- * The CUPTI Range Profiler, one sample at a time.
+ * The CUPTI Range Profiler, one window at a time.
  *
- * Set up once, at the first launch chosen for a sample, on that launch's
- * context: profiler initialised, device checked, counter availability,
- * host object, the metric names this chip knows, config image, passes,
- * range profiler enabled, counter data image, SetConfig.  Then, per
- * sample: Start at the launch call's entry and Stop at its exit (auto
- * range: the launch is the range).  With user replay each Stop submits
- * one pass and the next launch of the same kernel takes the next pass;
- * with kernel replay CUPTI runs every pass inside the launch call.  When
- * all passes are in: decode, evaluate, and make the image ready for the
- * next sample.  Between samples the profiler is enabled but not started,
- * and launches run at full speed.
+ * Set up once, on the context to profile: profiler initialised, device
+ * checked, counter availability, host object, the metric names this
+ * chip knows, config image, passes, range profiler enabled, counter data
+ * image, SetConfig.  Then, per pass of a window (inject.c decides which
+ * launches): Start at the entry of its first launch call and Stop after
+ * its last (auto range: each launch is a range).  With user replay each
+ * Stop submits one pass; with kernel replay CUPTI runs every pass inside
+ * each launch call.  When all passes are in: decode, evaluate each
+ * range, and make the image ready for the next window.  Between windows
+ * the profiler is enabled but not started, and launches run at full
+ * speed.
  */
 #include <math.h>
 #include <stdio.h>
@@ -27,9 +27,9 @@
 	CUpti_##t##_Params var = { \
 		.structSize = CUpti_##t##_Params_STRUCT_SIZE }
 
-/* At most this many ranges in a sample: another thread's kernel may
-   slip in between Start and Stop; such a sample is dropped. */
-#define MAX_RANGES 4
+/* Room for a whole window, and for another thread's kernel slipping in
+   (the window is then dropped). */
+#define MAX_RANGES (KOPT_INJECT_MAX_WINDOW + 4)
 
 static int check(const char *call, CUptiResult r)
 {
@@ -116,6 +116,7 @@ static int host_setup(struct kopt_inject_rp *rp, CUcontext ctx,
 	PARAMS(np, Profiler_Host_GetNumOfPasses);
 
 	ca.ctx = ctx;
+	kopt_inject_log("set-up: chip %s", rp->chip);
 	CALL(cuptiProfilerGetCounterAvailability, &ca);
 	rp->avail = calloc(1, ca.counterAvailabilityImageSize);
 	if (!rp->avail)
@@ -126,8 +127,10 @@ static int host_setup(struct kopt_inject_rp *rp, CUcontext ctx,
 	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
 	hi.pChipName = rp->chip;
 	hi.pCounterAvailabilityImage = rp->avail;
+	kopt_inject_log("set-up: counter availability read");
 	CALL(cuptiProfilerHostInitialize, &hi);
 	rp->host = hi.pHostObject;
+	kopt_inject_log("set-up: host object made");
 
 	/* keep the names this chip knows; the others become warnings */
 	rp->n_metrics = 0;
@@ -152,6 +155,7 @@ static int host_setup(struct kopt_inject_rp *rp, CUcontext ctx,
 		return -1;
 	}
 
+	kopt_inject_log("set-up: metric names checked");
 	am.pHostObject = rp->host;
 	am.ppMetricNames = rp->metrics;
 	am.numMetrics = rp->n_metrics;
@@ -170,6 +174,7 @@ static int host_setup(struct kopt_inject_rp *rp, CUcontext ctx,
 	np.pConfigImage = rp->config;
 	CALL(cuptiProfilerHostGetNumOfPasses, &np);
 	rp->passes = np.numOfPasses;
+	kopt_inject_log("set-up: config image made");
 	return 0;
 }
 
@@ -181,6 +186,7 @@ static int target_setup(struct kopt_inject_rp *rp, CUcontext ctx)
 	en.ctx = ctx;
 	CALL(cuptiRangeProfilerEnable, &en);
 	rp->obj = en.pRangeProfilerObject;
+	kopt_inject_log("set-up: range profiler enabled");
 
 	cs.pRangeProfilerObject = rp->obj;
 	cs.pMetricNames = rp->metrics;
@@ -192,8 +198,12 @@ static int target_setup(struct kopt_inject_rp *rp, CUcontext ctx)
 	rp->cdata = calloc(1, rp->cdata_size);
 	if (!rp->cdata)
 		return -1;
-	if (init_image(rp) < 0 || set_config(rp) < 0)
+	if (init_image(rp) < 0)
 		return -1;
+	kopt_inject_log("set-up: counter data image ready");
+	if (set_config(rp) < 0)
+		return -1;
+	kopt_inject_log("set-up: config set");
 	return 0;
 }
 
@@ -210,7 +220,9 @@ int kopt_inject_rp_setup(struct kopt_inject_rp *rp, CUcontext ctx,
 	rp->ctx = ctx;
 	rp->replay = replay == KOPT_INJECT_REPLAY_KERNEL ? CUPTI_KernelReplay
 							 : CUPTI_UserReplay;
+	kopt_inject_log("set-up: start");
 	CALL(cuptiProfilerInitialize, &pi);
+	kopt_inject_log("set-up: profiler initialised");
 	CALL(cuptiGetDeviceId, ctx, &dev);
 	if (check_device((CUdevice)dev) < 0)
 		return -1;
@@ -232,8 +244,10 @@ int kopt_inject_rp_start(struct kopt_inject_rp *rp)
 {
 	PARAMS(p, RangeProfiler_Start);
 	p.pRangeProfilerObject = rp->obj;
+	kopt_inject_log("start: pass %zu begins", rp->pass + 1);
 	CALL(cuptiRangeProfilerStart, &p);
 	rp->running = 1;
+	kopt_inject_log("start: pass %zu", rp->pass + 1);
 	return 0;
 }
 
@@ -251,14 +265,14 @@ int kopt_inject_rp_stop(struct kopt_inject_rp *rp, int *all_passes)
 	return 0;
 }
 
-int kopt_inject_rp_collect(struct kopt_inject_rp *rp, double *values)
+int kopt_inject_rp_collect(struct kopt_inject_rp *rp, size_t n,
+			   double *values)
 {
 	PARAMS(dd, RangeProfiler_DecodeData);
 	PARAMS(ci, RangeProfiler_GetCounterDataInfo);
-	PARAMS(ev, Profiler_Host_EvaluateToGpuValues);
 	int ret = -1;
 
-	for (size_t i = 0; i < rp->n_metrics; i++)
+	for (size_t i = 0; i < n * rp->n_metrics; i++)
 		values[i] = NAN;
 	dd.pRangeProfilerObject = rp->obj;
 	if (TRY(cuptiRangeProfilerDecodeData, &dd) < 0)
@@ -267,23 +281,38 @@ int kopt_inject_rp_collect(struct kopt_inject_rp *rp, double *values)
 	ci.counterDataImageSize = rp->cdata_size;
 	if (TRY(cuptiRangeProfilerGetCounterDataInfo, &ci) < 0)
 		goto reset;
-	if (ci.numTotalRanges != 1 || dd.numOfRangeDropped) {
+	if (ci.numTotalRanges != n || dd.numOfRangeDropped) {
 		kopt_inject_warning("sample-ranges",
-			"a sample held %zu ranges (%zu dropped) instead of "
-			"one kernel; it is left out (another thread launched "
-			"at the same time?)", ci.numTotalRanges,
-			dd.numOfRangeDropped);
+			"a window of %zu launches held %zu ranges (%zu dropped); "
+			"it is left out (another thread launched at the same "
+			"time?)", n, ci.numTotalRanges, dd.numOfRangeDropped);
 		goto reset;
 	}
-	ev.pHostObject = rp->host;
-	ev.pCounterDataImage = rp->cdata;
-	ev.counterDataImageSize = rp->cdata_size;
-	ev.rangeIndex = 0;
-	ev.ppMetricNames = rp->metrics;
-	ev.numMetrics = rp->n_metrics;
-	ev.pMetricValues = values;
-	if (TRY(cuptiProfilerHostEvaluateToGpuValues, &ev) == 0)
-		ret = 0;
+	ret = 0;
+	for (size_t r = 0; r < n && ret == 0; r++) {
+		PARAMS(ev, Profiler_Host_EvaluateToGpuValues);
+		ev.pHostObject = rp->host;
+		ev.pCounterDataImage = rp->cdata;
+		ev.counterDataImageSize = rp->cdata_size;
+		ev.rangeIndex = r;
+		ev.ppMetricNames = rp->metrics;
+		ev.numMetrics = rp->n_metrics;
+		ev.pMetricValues = values + r * rp->n_metrics;
+		if (TRY(cuptiProfilerHostEvaluateToGpuValues, &ev) < 0)
+			ret = -1;
+		if (g.cfg.verbose) {
+			PARAMS(ri, RangeProfiler_CounterData_GetRangeInfo);
+			ri.pCounterDataImage = rp->cdata;
+			ri.counterDataImageSize = rp->cdata_size;
+			ri.rangeIndex = r;
+			ri.rangeDelimiter = "/";
+			if (kc.cuptiRangeProfilerCounterDataGetRangeInfo(&ri) ==
+			    CUPTI_SUCCESS && ri.rangeName)
+				kopt_inject_log("collect: range %zu is '%.80s'",
+						r, ri.rangeName);
+		}
+	}
+	kopt_inject_log("collect: %zu ranges evaluated", n);
 reset:
 	if (kopt_inject_rp_reset(rp) < 0)
 		return -1;

@@ -180,15 +180,23 @@ static cJSON *config_json(void)
 static cJSON *profiler_json(void)
 {
 	const struct kopt_inject_rp *rp = &g.rp;
-	static const char *states[] = { "unused", "ready", "failed", "done" };
+	static const char *states[] = { "unused", "ready", "failed", "done",
+					"preparing" };
 	cJSON *o = cJSON_CreateObject(), *a;
+	int state = rp->state;
 
-	cJSON_AddStringToObject(o, "state", states[rp->state]);
+	/* set up early but never used: still "unused" */
+	if (!g.kernels_profiled && state != KOPT_INJECT_RP_FAILED)
+		state = KOPT_INJECT_RP_OFF;
+	cJSON_AddStringToObject(o, "state", states[state]);
+	cJSON_AddStringToObject(o, "setup", g.cfg.early ? "context"
+							: "first-sample");
 	a = cJSON_AddArrayToObject(o, "metrics");
 	for (size_t i = 0; i < rp->n_metrics; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(rp->metrics[i]));
 	cJSON_AddNumberToObject(o, "passes", (double)rp->passes);
 	cJSON_AddNumberToObject(o, "setup_seconds", rp->setup_s);
+	cJSON_AddNumberToObject(o, "setup_wait_seconds", g.setup_wait_s);
 	cJSON_AddNumberToObject(o, "profile_seconds", g.profile_s);
 	cJSON_AddNumberToObject(o, "kernels_profiled", g.kernels_profiled);
 	return o;
@@ -201,6 +209,7 @@ static cJSON *sample_json(const struct kopt_inject_sample *s)
 	cJSON_AddNumberToObject(o, "launch", (double)s->launch);
 	cJSON_AddNumberToObject(o, "last_launch", (double)s->last_launch);
 	cJSON_AddNumberToObject(o, "seconds", s->seconds);
+	cJSON_AddNumberToObject(o, "window", s->window);
 	m = cJSON_AddObjectToObject(o, "metrics");
 	for (size_t i = 0; i < g.rp.n_metrics; i++) {
 		if (s->rejected && s->rejected[i]) {

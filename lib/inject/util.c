@@ -26,7 +26,8 @@ void kopt_inject_log(const char *fmt, ...)
 	if (!g.cfg.verbose)
 		return;
 	va_start(ap, fmt);
-	fputs("kopt-inject: ", stderr);
+	fprintf(stderr, "kopt-inject: [%.3f] ",
+		g.t0 > 0 ? kopt_inject_now() - g.t0 : 0.0);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);

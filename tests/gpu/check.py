@@ -63,6 +63,11 @@ def full(doc, replay):
               "%s: %d samples" % (name, doc["config"]["samples"]))
         check(all(s["launch"] >= warm for s in k["profiled"]),
               "%s: samples after the warm-up" % name)
+        # copy, spill, mma launched in turn: every sample in one window
+        want = 3 * doc["config"]["samples"]
+        check(all(s["window"] == want for s in k["profiled"]),
+              "%s: samples from one window of %d launches (%s)"
+              % (name, want, [s["window"] for s in k["profiled"]]))
         for s in k["profiled"]:
             for m, v in s["metrics"].items():
                 if v is not None and "pct" in m:
@@ -120,6 +125,14 @@ def main():
     if doc is not None:
         if scenario == "launch":
             full(doc, "launch")
+            check(doc["profiler"]["setup"] == "context",
+                  "set up at context creation")
+        elif scenario == "first-sample":
+            full(doc, "launch")
+            check(doc["profiler"]["setup"] == "first-sample",
+                  "set up at the first sample")
+            check(doc["profiler"]["setup_wait_seconds"] == 0,
+                  "no launch waited for a helper thread")
         elif scenario == "kernel":
             full(doc, "kernel")
         elif scenario == "durations":
