@@ -692,6 +692,13 @@ static void stop_profiler(const char *why)
 	pthread_mutex_unlock(&g.lock);
 }
 
+/* The last moment the library sees: how long the process takes to end. */
+__attribute__((destructor)) static void unloading(void)
+{
+	if (g.initialized && getpid() == g.pid)
+		kopt_inject_log("unloading");
+}
+
 static void at_exit(void)
 {
 	if (getpid() != g.pid)
@@ -723,6 +730,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 		const CUpti_ResourceData *rd = data;
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
 			context_created(rd->context);
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+			kopt_inject_log("context destroyed");
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING &&
 		    rd->context && rd->context == g.rp.ctx)
 			stop_profiler("the context was destroyed first");
