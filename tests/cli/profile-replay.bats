@@ -231,3 +231,23 @@ wrote docs/kernels/mm.md" ]
 	[ "$stderr" = "fatal: cannot read capture 'nowhere.json': No such file or directory" ]
 	cmp before.md docs/kernels/mm.md
 }
+
+@test "samples taken in one window give every stage its metrics" {
+	run --separate-stderr git kopt profile mm v0 --trial decode \
+		--replay "$GPU/pytorch-matmul-windows.json"
+	assert_success
+	assert_line --regexp '^\| nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT \| 1438\.72 μs \| 96\.8 \| 20\.1 \| 14\.8 \| Compute-bound \| -- \|$'
+	assert_line --regexp '^\| vectorized_elementwise_kernel<8, at::native::GeluCUDAKernelI\.\.\. \| 87\.62 μs \| 1\.2 \| 56\.6 \| 87\.3 \| '
+	assert_line --regexp '^\| unrolled_elementwise_kernel<at::native::direct_copy_kernel_c\.\.\. \| 192\.70 μs \| 0\.0 \| 42\.6 \| 93\.5 \| '
+	assert_line --regexp '^\| reduce_kernel<512, 1, at::native::ReduceOp<float, at::native\.\.\. \| 84\.58 μs \| 0\.6 \| 72\.7 \| 94\.5 \| Memory-bound \| '
+	refute_output --partial "WaitNs"
+	python3 - <<-'PY'
+	import json
+	r = json.load(open("docs/kernels/mm/results/v0.json"))
+	stages = r["entries"][0]["stages"]
+	assert len(stages) == 4, [s["name"] for s in stages]
+	# each stage's DRAM % is the median of its two samples (one window)
+	gelu = [s for s in stages if "Gelu" in s["name"]][0]
+	assert abs(gelu["dram_pct"] - (56.620 + 56.669) / 2) < 0.01, gelu
+	PY
+}
