@@ -135,6 +135,19 @@ def main():
                   "no launch waited for a helper thread")
         elif scenario == "kernel":
             full(doc, "kernel")
+        elif scenario == "no-warm-up":
+            # the first launches want samples: they wait for the set-up
+            full(doc, "launch")
+            k = kernel(doc, "copy")
+            check(k and k["profiled"] and k["profiled"][0]["launch"] == 0,
+                  "copy: its first launch sampled (after waiting %s s "
+                  "for the set-up)" % doc["profiler"]["setup_wait_seconds"])
+        elif scenario == "reset":
+            # the context ends while the helper thread may still set up
+            common(doc)
+            check(doc["errors"] == [], "no errors: %s" % doc["errors"])
+            check(doc["profiler"]["state"] == "unused", "profiler unused")
+            check(doc["kernels"] == [], "no kernels")
         elif scenario == "durations":
             common(doc)
             check(doc["errors"] == [], "no errors")

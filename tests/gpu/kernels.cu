@@ -11,6 +11,8 @@
  *
  * Each runs LAUNCHES times.  --subscribe: subscribe to CUPTI first, as
  * another profiler would (prints what cuptiSubscribe returned).
+ * --reset: create the context and destroy it at once, launching nothing
+ * (a program that ends while the profiler is still being set up).
  */
 #include <cuda_bf16.h>
 #include <dlfcn.h>
@@ -97,6 +99,12 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--subscribe"))
 		subscribe_first();
+	if (argc > 1 && !strcmp(argv[1], "--reset")) {
+		CHECK(cudaFree(0));
+		CHECK(cudaDeviceReset());
+		printf("ok\n");
+		return 0;
+	}
 	CHECK(cudaMalloc(&in, BYTES));
 	CHECK(cudaMalloc(&out, BYTES));
 	CHECK(cudaMemset(in, 1, BYTES));
