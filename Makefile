@@ -93,6 +93,9 @@ $(PROGRAM): $(CMD_OBJS) $(LIB_OBJS)
 git-kopt: $(PROGRAM)
 	@cp $< $@
 
+# The injection library's window rules need no CUDA: tested everywhere.
+$(BUILD)/tests/unit/window.t: $(BUILD)/lib/inject/window.o
+
 $(BUILD)/tests/unit/%.t: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(CFLAGS) $(KOPT_CFLAGS) $(LDFLAGS) -o $@ $^ \
@@ -160,4 +163,4 @@ clean:
 
 .PHONY: all deps test test-asan test-valgrind test-gpu demo install clean inject
 
--include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(BUILD)/lib/inject/window.d

@@ -377,22 +377,20 @@ static int wants_sample(struct kopt_inject_kernel *k, uint64_t index)
 	return 1;
 }
 
-static void add_slot(struct kopt_inject_kernel *k, uint64_t index)
+/* A kernel's place in the window is planned until the window ends. */
+static void plan(struct kopt_inject_kernel *k)
 {
-	struct kopt_inject_slot *sl = &g.win.slot[g.win.n++];
-
 	if (!k->n_samples && !k->failed && !k->planned)
 		g.kernels_profiled++;
 	k->planned++;
-	sl->k = k;
-	sl->launch = sl->last_launch = index;
 }
 
 static void close_window(void)
 {
 	for (size_t i = 0; i < g.win.n; i++)
-		g.win.slot[i].k->planned--;
-	memset(&g.win, 0, sizeof(g.win));
+		((struct kopt_inject_kernel *)g.win.slot[i].k)->planned--;
+	g.profile_s += g.win.seconds;
+	kopt_window_close(&g.win);
 }
 
 /* Drop the open window: its samples count as failed. */
@@ -407,11 +405,11 @@ static void abandon_window(const char *why)
 	kopt_inject_warning("sample-incomplete",
 			    "a window of %zu launches (first '%s') got %zu of "
 			    "%zu passes: %s; left out", g.win.n,
-			    g.win.slot[0].k->key.name, g.rp.pass, g.rp.passes,
-			    why);
+			    ((const struct kopt_inject_kernel *)
+			     g.win.slot[0].k)->key.name,
+			    g.win.passes, g.rp.passes, why);
 	for (size_t i = 0; i < g.win.n; i++)
-		g.win.slot[i].k->failed++;
-	g.profile_s += g.win.seconds;
+		((struct kopt_inject_kernel *)g.win.slot[i].k)->failed++;
 	close_window();
 	kopt_inject_rp_reset(&g.rp);
 }
@@ -460,8 +458,8 @@ static void finish_window(void)
 	int ok = values && kopt_inject_rp_collect(&g.rp, n, values) == 0;
 
 	for (size_t i = 0; i < n; i++) {
-		struct kopt_inject_slot *sl = &g.win.slot[i];
-		struct kopt_inject_kernel *k = sl->k;
+		struct kopt_window_slot *sl = &g.win.slot[i];
+		struct kopt_inject_kernel *k = (struct kopt_inject_kernel *)sl->k;
 		struct kopt_inject_sample *s = NULL;
 		double *v = ok ? malloc(m * sizeof(*v)) : NULL;
 
@@ -485,7 +483,6 @@ static void finish_window(void)
 		check_values(k, s);
 	}
 	free(values);
-	g.profile_s += g.win.seconds;
 	close_window();
 }
 
@@ -500,9 +497,7 @@ static void end_pass(void)
 		return;
 	}
 	g.win.seconds += kopt_inject_now() - t;
-	g.win.building = 0;
-	g.win.pos = 0;
-	g.win.wait = 0;
+	kopt_window_stopped(&g.win);
 	if (all)
 		finish_window();
 }
@@ -514,8 +509,22 @@ static int begin_pass(void)
 		abandon_window("the profiler did not start");
 		return -1;
 	}
-	g.win.pos = 1;
 	return 0;
+}
+
+/* The profiler is set up, or -1 when it cannot be. */
+static int profiler_ready(CUcontext ctx)
+{
+	if (g.rp.state == KOPT_INJECT_RP_PREPARING) {
+		double t = kopt_inject_now();
+		wait_for_setup();
+		g.setup_wait_s += kopt_inject_now() - t;
+	}
+	if (g.rp.state == KOPT_INJECT_RP_OFF &&
+	    kopt_inject_rp_setup(&g.rp, ctx, g.cfg.metrics, g.cfg.n_metrics,
+				 g.cfg.replay) < 0)
+		return -1;
+	return g.rp.state == KOPT_INJECT_RP_READY ? 0 : -1;
 }
 
 /*
@@ -548,60 +557,47 @@ static void launch_enter(const CUpti_CallbackData *cb, CUfunction f,
 		g.calls_other_ctx++;
 		goto done;
 	}
+	if (!g.win.open && !wants_sample(k, index))
+		goto done; /* the launches of nearly every call */
 	/* a launch being captured into a graph does not run now */
 	captured = cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
 		   capture != CU_STREAM_CAPTURE_STATUS_NONE;
 	tl_t0 = kopt_inject_now();
+	for (;;) {
+		int wants = !g.win.open || g.win.building ?
+			    wants_sample(k, index) : 0;
 
-	if (g.win.open && g.rp.running) {
-		if (g.win.building) {
-			if (!captured && g.win.n < KOPT_INJECT_MAX_WINDOW &&
-			    wants_sample(k, index)) {
-				add_slot(k, index);
-				g.win.pos++;
-				tl_in_window = 1;
-				goto done;
-			}
-			end_pass();
-		} else if (!captured && g.win.pos < g.win.n &&
-			   g.win.slot[g.win.pos].k == k) {
-			g.win.slot[g.win.pos++].last_launch = index;
+		/* no window before the profiler is there */
+		if (!g.win.open && wants && !captured &&
+		    profiler_ready(ctx) < 0)
+			goto done;
+		switch (kopt_window_enter(&g.win, k, index, wants, captured,
+					  g.cfg.max_wait)) {
+		case KOPT_WIN_SKIP:
+			goto done;
+		case KOPT_WIN_TAKE:
+			if (g.win.building)
+				plan(k);
 			tl_in_window = 1;
 			goto done;
-		} else {
-			abandon_window("another launch came inside a pass");
-		}
-	}
-	if (g.win.open) {
-		/* between passes: the next one starts at the first kernel */
-		if (!captured && g.win.slot[0].k == k) {
-			g.win.slot[0].last_launch = index;
+		case KOPT_WIN_OPEN:
+			plan(k);
+			/* fall through */
+		case KOPT_WIN_START:
 			if (begin_pass() == 0)
 				tl_in_window = 1;
-		} else if (++g.win.wait > g.cfg.max_wait) {
-			abandon_window("the window's first kernel was not "
-				       "launched again soon enough");
-		}
-		goto done;
-	}
-	if (captured || !wants_sample(k, index))
-		goto done;
-	if (g.rp.state == KOPT_INJECT_RP_PREPARING) {
-		double t = kopt_inject_now();
-		wait_for_setup();
-		g.setup_wait_s += kopt_inject_now() - t;
-		if (g.rp.state != KOPT_INJECT_RP_READY)
 			goto done;
+		case KOPT_WIN_STOP:
+			end_pass();
+			continue; /* this launch may start the next pass */
+		case KOPT_WIN_DROP:
+			abandon_window(g.win.running ?
+				       "another launch came inside a pass" :
+				       "the window's first kernel was not "
+				       "launched again soon enough");
+			goto done;
+		}
 	}
-	if (g.rp.state == KOPT_INJECT_RP_OFF &&
-	    kopt_inject_rp_setup(&g.rp, ctx, g.cfg.metrics, g.cfg.n_metrics,
-				 g.cfg.replay) < 0)
-		goto done;
-	g.win.open = 1;
-	g.win.building = 1;
-	add_slot(k, index);
-	if (begin_pass() == 0)
-		tl_in_window = 1;
 done:
 	pthread_mutex_unlock(&g.lock);
 }
@@ -615,15 +611,14 @@ static void launch_exit(const CUpti_CallbackData *cb)
 	failed = cb->functionReturnValue &&
 		 *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS;
 	pthread_mutex_lock(&g.lock);
-	if (!g.win.open || !g.rp.running) {
+	if (!g.win.open || !g.win.running) {
 		pthread_mutex_unlock(&g.lock);
 		return;
 	}
 	g.win.seconds += kopt_inject_now() - tl_t0;
 	if (failed)
 		abandon_window("a launch failed");
-	else if (g.win.building ? g.win.n == KOPT_INJECT_MAX_WINDOW
-				: g.win.pos == g.win.n)
+	else if (kopt_window_exit(&g.win) == KOPT_WIN_STOP)
 		end_pass();
 	pthread_mutex_unlock(&g.lock);
 }

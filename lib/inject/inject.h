@@ -41,13 +41,12 @@
 #include <stdint.h>
 
 #include "cupti-load.h"
+#include "window.h"
 
 #define KOPT_INJECT_FORMAT "kopt-inject"
 #define KOPT_INJECT_FORMAT_VERSION 1
 #define KOPT_INJECT_MAX_METRICS 64
 #define KOPT_INJECT_MAX_FILTERS 16
-/* Launches profiled in one pass of the Range Profiler (a window). */
-#define KOPT_INJECT_MAX_WINDOW 16
 
 enum kopt_inject_replay {
 	/* each pass of a sample on its own launch of the same kernel */
@@ -119,30 +118,6 @@ struct kopt_inject_kernel {
 	size_t n_samples;
 	unsigned failed;	/* samples abandoned or rejected whole */
 	unsigned planned;	/* its launches in the open window */
-};
-
-/*
- * A window: the launches that one pass of the Range Profiler covers.
- * It opens at a launch that wants a sample and takes in the launches
- * right after it while they want samples too (A B A B for two kernels
- * and two samples each); each range is one launch.  With more than one
- * pass, every further pass starts at the next launch of the window's
- * first kernel and must see the same kernels in the same order; any
- * other launch inside it ends the pass and drops the window.  Few
- * Start/Stop pairs (the profiler's costly calls) for many samples.
- */
-struct kopt_inject_slot {
-	struct kopt_inject_kernel *k;
-	uint64_t launch, last_launch;
-};
-struct kopt_inject_window {
-	struct kopt_inject_slot slot[KOPT_INJECT_MAX_WINDOW];
-	size_t n;		/* launches in each pass */
-	size_t pos;		/* launches so far in the running pass */
-	int open;		/* a window exists */
-	int building;		/* its first pass, still taking launches in */
-	unsigned wait;		/* other launches since its last pass */
-	double seconds;		/* host time in the profiler, all passes */
 };
 
 /* One execution's time, from the Activity API. */
@@ -271,7 +246,7 @@ struct kopt_inject_state {
 	/* launch side, under lock */
 	struct kopt_inject_table kernels;
 	struct kopt_inject_rp rp;
-	struct kopt_inject_window win;
+	struct kopt_window win;	/* window.h */
 	unsigned kernels_profiled;
 	uint64_t calls;		/* every launch call */
 	uint64_t calls_other_ctx;
