@@ -55,8 +55,7 @@
 	X(cuptiRangeProfilerStart) \
 	X(cuptiRangeProfilerStop) \
 	X(cuptiRangeProfilerDecodeData) \
-	X(cuptiRangeProfilerGetCounterDataInfo) \
-	X(cuptiRangeProfilerCounterDataGetRangeInfo)
+	X(cuptiRangeProfilerGetCounterDataInfo)
 
 struct kopt_cupti {
 #define KOPT_CUPTI_MEMBER(f) __typeof__(f) *f;

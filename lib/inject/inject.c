@@ -20,9 +20,9 @@ struct kopt_inject_state g = {
 	.rp_cond = PTHREAD_COND_INITIALIZER,
 };
 
-/* The kernel whose launch this thread is profiling, between the launch
-   call's entry and exit callbacks. */
-static __thread int tl_in_window;	/* this launch is a range */
+/* Between a launch call's entry and exit callbacks: whether the launch
+   is a range of the running pass, and when the entry began. */
+static __thread int tl_in_window;
 static __thread double tl_t0;
 static __thread int tl_depth;
 
@@ -296,11 +296,11 @@ static void wait_for_setup(void)
 /*
  * The helper thread: the whole Range Profiler set-up on the new context
  * (about 0.23 s on an H200), while the program goes on with its own
- * start-up (allocations, inputs, warm-up launches).  The first Start
- * stays with the first sample: run here, it holds the program's own
- * CUDA calls up as long as it saves.  The launch
+ * start-up (allocations, inputs, warm-up launches).  The launch
  * callbacks see PREPARING and only wait when a launch wants a sample
- * before the set-up is done.
+ * before the set-up is done.  The first Start (0.19 s) stays with the
+ * first sample: run here, it holds the program's own CUDA calls up for
+ * as long as it saves.
  */
 static void *prepare(void *arg)
 {

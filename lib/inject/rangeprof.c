@@ -300,17 +300,6 @@ int kopt_inject_rp_collect(struct kopt_inject_rp *rp, size_t n,
 		ev.pMetricValues = values + r * rp->n_metrics;
 		if (TRY(cuptiProfilerHostEvaluateToGpuValues, &ev) < 0)
 			ret = -1;
-		if (g.cfg.verbose) {
-			PARAMS(ri, RangeProfiler_CounterData_GetRangeInfo);
-			ri.pCounterDataImage = rp->cdata;
-			ri.counterDataImageSize = rp->cdata_size;
-			ri.rangeIndex = r;
-			ri.rangeDelimiter = "/";
-			if (kc.cuptiRangeProfilerCounterDataGetRangeInfo(&ri) ==
-			    CUPTI_SUCCESS && ri.rangeName)
-				kopt_inject_log("collect: range %zu is '%.80s'",
-						r, ri.rangeName);
-		}
 	}
 	kopt_inject_log("collect: %zu ranges evaluated", n);
 reset:
