@@ -90,6 +90,52 @@ static void triple(long out[3], const cJSON *a)
 	}
 }
 
+/*
+ * A kernel's name as the library demangled it must name a function: the
+ * part after the last "::" outside template arguments a C identifier,
+ * the whole printable ASCII.  A name that is not is a damaged capture,
+ * and would break the devlog's tables.  0, or -1 with the name written
+ * into `shown` with its unprintable bytes escaped.
+ */
+static int check_kernel_name(const char *name, struct kopt_buf *shown)
+{
+	const char *base = name;
+	int depth = 0, bad = !*name;
+
+	for (const char *p = name; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c < 0x20 || c > 0x7e)
+			bad = 1;
+		if (c == '<')
+			depth++;
+		else if (c == '>' && depth)
+			depth--;
+		else if (!depth && c == ':' && p[1] == ':')
+			base = p + 2;
+	}
+	if (!bad) {
+		/* the identifier ends where its template arguments begin */
+		const char *e = base + strcspn(base, "<");
+		bad = e == base || !(base[0] == '_' ||
+				     (base[0] >= 'A' && base[0] <= 'Z') ||
+				     (base[0] >= 'a' && base[0] <= 'z'));
+		for (const char *p = base; p < e && !bad; p++)
+			bad = !(*p == '_' || (*p >= '0' && *p <= '9') ||
+				(*p >= 'A' && *p <= 'Z') ||
+				(*p >= 'a' && *p <= 'z'));
+	}
+	if (!bad)
+		return 0;
+	for (const char *p = name; *p && shown->len < 120; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c < 0x20 || c > 0x7e || c == '\\')
+			kopt_buf_addf(shown, "\\x%02x", c);
+		else
+			kopt_buf_addch(shown, c);
+	}
+	return -1;
+}
+
 static int parse_stage(struct kopt_results_stage *st, const cJSON *k,
 		       long warmup, const char *label)
 {
@@ -97,12 +143,22 @@ static int parse_stage(struct kopt_results_stage *st, const cJSON *k,
 	const cJSON *durs = cJSON_GetObjectItemCaseSensitive(k, "durations_ns");
 	const cJSON *prof = cJSON_GetObjectItemCaseSensitive(k, "profiled");
 	const cJSON *d;
+	struct kopt_buf shown = KOPT_BUF_INIT;
 	double *v, x, rd, wr, ld, sto, smem_s, smem_d;
 	size_t n = 0, cap = (size_t)cJSON_GetArraySize(durs) + 1;
 	long idx = 0;
 
 	if (!cJSON_IsString(name))
 		return kopt_error("%s: a kernel has no name", label);
+	if (check_kernel_name(name->valuestring, &shown) < 0) {
+		int ret = kopt_error("%s: kernel name '%s' is not a C "
+				     "identifier after demangling: the capture "
+				     "is damaged (profile again), or leave the "
+				     "kernel out with kernel.<name>.stages",
+				     label, shown.buf);
+		kopt_buf_release(&shown);
+		return ret;
+	}
 	kopt_results_stage_init(st);
 	st->name = kopt_strdup(name->valuestring);
 	triple(st->grid, cJSON_GetObjectItemCaseSensitive(k, "grid"));

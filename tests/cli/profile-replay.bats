@@ -251,3 +251,24 @@ wrote docs/kernels/mm.md" ]
 	assert abs(gelu["dram_pct"] - (56.620 + 56.669) / 2) < 0.01, gelu
 	PY
 }
+
+@test "a kernel name that is no C identifier after demangling is refused" {
+	# a real capture with one stage's name damaged
+	python3 - "$GPU/pytorch-matmul-windows.json" <<-'PY'
+	import json, sys
+	d = json.load(open(sys.argv[1]))
+	for k in d["kernels"]:
+	    if "Gelu" in k["name"]:
+	        k["name"] = "gelu\nkernel\x01"
+	json.dump(d, open("damaged.json", "w"))
+	PY
+	run --separate-stderr git kopt profile mm v0 --trial decode --no-devlog \
+		--replay damaged.json
+	assert_failure 128
+	[ "$stderr" = "error: damaged.json: kernel name 'gelu\x0akernel\x01' is not a C identifier after demangling: the capture is damaged (profile again), or leave the kernel out with kernel.<name>.stages" ]
+	[ ! -e docs/kernels/mm/results/v0.json ]
+	# C++ names with namespaces, templates and operators in them are fine
+	run git kopt profile mm v0 --trial decode --no-devlog \
+		--replay "$GPU/pytorch-matmul-windows.json"
+	assert_success
+}
