@@ -62,6 +62,9 @@ static const char *classify(double tc, double dram)
 		return "Memory-bound";
 	if (tc_hi)
 		return "Compute-bound";
+	/* both low is latency-bound; one low and one unmeasured is unknown */
+	if (!HAS(tc) || !HAS(dram))
+		return "Unknown";
 	return "Latency-bound";
 }
 

@@ -86,6 +86,9 @@ static void test_stage_bottleneck(void **state)
 	/* one unit unmeasured, the other busy */
 	assert_string_equal(bottleneck(NAN, 85), "Memory-bound");
 	assert_string_equal(bottleneck(85, NAN), "Compute-bound");
+	/* one unit unmeasured, the other low: nothing to conclude */
+	assert_string_equal(bottleneck(NAN, 10), "Unknown");
+	assert_string_equal(bottleneck(10, NAN), "Unknown");
 }
 
 static void check_issue(const struct kopt_results_stage *st, const char *want)
