@@ -295,9 +295,10 @@ int kopt_capture_parse(struct kopt_results_entry *e, const char *data,
 			e->device.peak_tflops = NAN;
 	}
 
+	/* among the program's own kernels: CUPTI's WaitNs may outnumber them */
 	most = 0;
 	cJSON_ArrayForEach(k, kernels)
-		if (num(k, "launches") > most)
+		if (num(k, "launch_calls") != 0 && num(k, "launches") > most)
 			most = num(k, "launches");
 	cJSON_ArrayForEach(k, kernels) {
 		struct kopt_results_stage st;
@@ -314,6 +315,12 @@ int kopt_capture_parse(struct kopt_results_entry *e, const char *data,
 			goto done;
 		KOPT_ALLOC_GROW(e->stages, e->stages_nr + 1, e->stages_alloc);
 		e->stages[e->stages_nr++] = st;
+	}
+	if (!e->stages_nr && !stages) {
+		ret = kopt_error("%s: the benchmark launched no kernel itself "
+				 "(only from CUDA graphs?): name its stages "
+				 "with kernel.<name>.stages", label);
+		goto done;
 	}
 	if (!e->stages_nr) {
 		ret = kopt_error("%s: no kernel matches the stages pattern "
