@@ -200,6 +200,9 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 	}
 	close(fd);
 	unlink(tmpl);
+	/* a run that ran out of memory may have left a capture */
+	if (out->capture)
+		unlink(out->capture);
 	free(out->capture);
 	out->capture = kopt_strdup(tmpl);
 	fprintf(stderr, "running %s %s at b=%ld, s=%ld, t=%ld: %s\n", k->name,
