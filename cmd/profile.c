@@ -636,8 +636,10 @@ int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 			e.replay_source = kopt_strdup(capture);
 		} else {
 			if (kopt_bench_run(&m, reqs[i].b, reqs[i].s,
-					     reqs[i].t, &run))
+					     reqs[i].t, &run)) {
+				kopt_bench_run_release(&run);
 				exit(128);
+			}
 			capture = run.capture;
 			e.b = run.b;
 			e.b_requested = run.b_requested;
@@ -649,11 +651,14 @@ int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 		e.date = kopt_strdup(date);
 		e.tool_version = kopt_strdup(KOPT_VERSION);
 		e.tree = kopt_strdup(tree);
-		if (kopt_capture_read_file(&e, capture, k->stages))
+		/* a capture that cannot be used is not left behind either */
+		if (kopt_capture_read_file(&e, capture, k->stages) ||
+		    (save_dir && !replays.nr &&
+		     save_capture(save_dir, k->name, version, &reqs[i],
+				  capture))) {
+			kopt_bench_run_release(&run);
 			exit(128);
-		if (save_dir && !replays.nr &&
-		    save_capture(save_dir, k->name, version, &reqs[i], capture))
-			exit(128);
+		}
 		if (have_dev) {
 			e.device.peak_tflops = dev.peak_tflops > 0 ?
 					       dev.peak_tflops : NAN;

@@ -184,27 +184,31 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 	struct kopt_vars vars = { k, m->version, NULL, b, s, t, 1 };
 	struct kopt_buf cmd = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
 	struct kopt_child c = KOPT_CHILD_INIT;
-	char tmpl[] = "/tmp/kopt-capture-XXXXXX";
+	struct kopt_buf tmpl = KOPT_BUF_INIT;
+	const char *tmpdir = getenv("TMPDIR");
 	int fd, ret = 0;
 
 	*oom = 0;
+	kopt_buf_addf(&tmpl, "%s/kopt-capture-XXXXXX",
+		      tmpdir && *tmpdir ? tmpdir : "/tmp");
 	if (kopt_config_expand(&cmd, k->run, &vars, &err)) {
 		ret = kopt_error(".kopt: kernel '%s': run: %s", k->name, err.buf);
 		goto done;
 	}
-	fd = mkstemp(tmpl);
+	fd = mkstemp(tmpl.buf);
 	if (fd < 0) {
-		ret = kopt_error("cannot create a temporary file: %s",
+		ret = kopt_error("cannot create a temporary file in %s: %s",
+				 tmpdir && *tmpdir ? tmpdir : "/tmp",
 				 strerror(errno));
 		goto done;
 	}
 	close(fd);
-	unlink(tmpl);
+	unlink(tmpl.buf);
 	/* a run that ran out of memory may have left a capture */
 	if (out->capture)
 		unlink(out->capture);
 	free(out->capture);
-	out->capture = kopt_strdup(tmpl);
+	out->capture = kopt_buf_detach(&tmpl, NULL);
 	fprintf(stderr, "running %s %s at b=%ld, s=%ld, t=%ld: %s\n", k->name,
 		m->version, b, s, t, cmd.buf);
 	setup_child(m, &c, cmd.buf);
@@ -265,6 +269,7 @@ done:
 	kopt_child_release(&c);
 	kopt_buf_release(&cmd);
 	kopt_buf_release(&err);
+	kopt_buf_release(&tmpl);
 	return ret;
 }
 

@@ -100,6 +100,8 @@ kernel() {
 }
 
 @test "a benchmark that launches nothing on the GPU is told apart" {
+	mkdir tmp
+	export TMPDIR=$PWD/tmp
 	kernel silent "true"
 	run --separate-stderr git kopt profile k v0
 	assert_failure 128
@@ -109,6 +111,8 @@ kernel() {
 	assert_failure 128
 	[[ "$stderr" == *"the benchmark launched no kernel"* ]]
 	[ ! -e docs/kernels/k/results/v0.json ]
+	# the captures of failed runs are not left behind
+	[ -z "$(ls tmp)" ]
 }
 
 @test "out of memory halves b until it fits, and the results say so" {
