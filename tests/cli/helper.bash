@@ -11,6 +11,10 @@ FIXTURES="$TOP/tests/fixtures"
 setup_repo() {
 	export HOME="$BATS_TEST_TMPDIR/home"
 	mkdir -p "$HOME"
+	# the GPU lock and temporary files of one test are its own
+	export XDG_RUNTIME_DIR="$BATS_TEST_TMPDIR/run"
+	export TMPDIR="$BATS_TEST_TMPDIR/tmp"
+	mkdir -p "$XDG_RUNTIME_DIR" "$TMPDIR"
 	export LC_ALL=C TZ=UTC GIT_CONFIG_NOSYSTEM=1
 	export GIT_AUTHOR_NAME="A U Thor" GIT_AUTHOR_EMAIL="author@example.com"
 	export GIT_COMMITTER_NAME="C O Mitter" GIT_COMMITTER_EMAIL="committer@example.com"
