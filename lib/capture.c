@@ -199,6 +199,12 @@ static int parse_stage(struct kopt_results_stage *st, const cJSON *k,
 	set_stats(&st->duration_us, v, n);
 	free(v);
 
+	if (!cJSON_GetArraySize(prof) &&
+	    num(k, "launch_calls") < num(k, "launches"))
+		kopt_warning("%s: '%s' ran from a CUDA graph: timed, not "
+			     "profiled (CUPTI cannot profile graph launches); "
+			     "launch it plainly for its metrics", label,
+			     st->name);
 	st->tc_pct = sampled(prof, M_TC);
 	st->dram_pct = sampled(prof, M_DRAM);
 	rd = sampled(prof, M_DRAM_RD);

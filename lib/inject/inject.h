@@ -250,6 +250,7 @@ struct kopt_inject_state {
 	unsigned kernels_profiled;
 	uint64_t calls;		/* every launch call */
 	uint64_t calls_other_ctx;
+	uint64_t graph_launches;	/* cuGraphLaunch calls */
 	double profile_s;	/* host time inside profiled launches */
 	/* early set-up: the profiler is set up on a helper thread as soon
 	   as the first context exists, while the program starts up */

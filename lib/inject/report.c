@@ -369,6 +369,7 @@ int kopt_inject_report_write(void)
 	cJSON_AddNumberToObject(o, "launch_calls", (double)g.calls);
 	cJSON_AddNumberToObject(o, "launch_calls_other_context",
 				(double)g.calls_other_ctx);
+	cJSON_AddNumberToObject(o, "graph_launches", (double)g.graph_launches);
 	cJSON_AddItemToObject(root, "config", config_json());
 	cJSON_AddItemToObject(root, "device", device_json());
 	cJSON_AddItemToObject(root, "profiler", profiler_json());

@@ -272,3 +272,12 @@ wrote docs/kernels/mm.md" ]
 		--replay "$GPU/pytorch-matmul-windows.json"
 	assert_success
 }
+
+@test "a stage launched from a CUDA graph is timed, and said to be unprofiled" {
+	run --separate-stderr git kopt profile mm v0 --trial decode --no-devlog \
+		--replay "$GPU/cuda-known-kernels-graph.json"
+	assert_success
+	[[ "$stderr" == *"cuda-known-kernels-graph.json: 'copy' ran from a CUDA graph: timed, not profiled (CUPTI cannot profile graph launches); launch it plainly for its metrics"* ]]
+	assert_line "| copy | 2.43 μs | -- | -- | -- | Unknown | under-filled GPU (0.12 waves) |"
+	assert_line --regexp '^\| copy \| 270\.53 μs \| 0\.0 \| 82\.8 \| 94\.8 \| Memory-bound \| -- \|$'
+}

@@ -142,6 +142,28 @@ def main():
             check(k and k["profiled"] and k["profiled"][0]["launch"] == 0,
                   "copy: its first launch sampled (after waiting %s s "
                   "for the set-up)" % doc["profiler"]["setup_wait_seconds"])
+        elif scenario == "graph":
+            # graph launches between the profiled ones end the passes
+            # there; every kernel still gets its samples, the graph's
+            # copy is timed only
+            common(doc)
+            check(doc["errors"] == [], "no errors: %s" % doc["errors"])
+            check(doc["process"]["graph_launches"] == LAUNCHES,
+                  "%d graph launches seen" % LAUNCHES)
+            for name in ("copy", "spill", "mma"):
+                k = [x for x in doc["kernels"] if x["name"] == name and
+                     x["launch_calls"] == LAUNCHES]
+                check(k and len(k[0]["profiled"]) == 2 and
+                      k[0]["samples_failed"] == 0,
+                      "%s: 2 samples, none failed" % name)
+            # (its one launch call is the one captured into the graph)
+            g = [x for x in doc["kernels"] if x["name"] == "copy" and
+                 x["grid"][0] == 132]
+            check(g and g[0]["launches"] == LAUNCHES and
+                  g[0]["launch_calls"] == 1 and g[0]["profiled"] == [],
+                  "the graph's copy: %d executions timed, not profiled (%s)"
+                  % (LAUNCHES, g and (g[0]["launches"],
+                                      g[0]["launch_calls"])))
         elif scenario == "reset":
             # the context ends while the helper thread may still set up
             common(doc)

@@ -13,6 +13,8 @@
  * another profiler would (prints what cuptiSubscribe returned).
  * --reset: create the context and destroy it at once, launching nothing
  * (a program that ends while the profiler is still being set up).
+ * --graph: also launch a CUDA graph (one copy of a small buffer) after
+ * each copy, so that graph launches fall between the profiled ones.
  */
 #include <cuda_bf16.h>
 #include <dlfcn.h>
@@ -96,6 +98,7 @@ int main(int argc, char **argv)
 	int *idx, h_idx[1024];
 	float *sout, *c;
 	__nv_bfloat16 *a, *b, h_ab[256];
+	cudaGraphExec_t exec = NULL;
 
 	if (argc > 1 && !strcmp(argv[1], "--subscribe"))
 		subscribe_first();
@@ -121,9 +124,20 @@ int main(int argc, char **argv)
 	CHECK(cudaMemcpy(b, h_ab, sizeof(h_ab), cudaMemcpyHostToDevice));
 	CHECK(cudaMalloc(&c, 132 * 8 * 256 * sizeof(float)));
 
+	if (argc > 1 && !strcmp(argv[1], "--graph")) {
+		cudaStream_t st;
+		cudaGraph_t graph;
+		CHECK(cudaStreamCreate(&st));
+		CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+		copy<<<132, 256, 0, st>>>(in, out, 1 << 16);
+		CHECK(cudaStreamEndCapture(st, &graph));
+		CHECK(cudaGraphInstantiate(&exec, graph, 0));
+	}
 	for (int i = 0; i < LAUNCHES; i++) {
 		copy<<<132 * 8, 512>>>(in, out, n4);
 		CHECK(cudaGetLastError());
+		if (exec)
+			CHECK(cudaGraphLaunch(exec, 0));
 		spill<<<132 * 4, 256>>>(idx, sout, 2000);
 		CHECK(cudaGetLastError());
 		mma<<<132 * 2, 128>>>(a, b, c, 20000);
