@@ -15,6 +15,8 @@
 #include "config.h"
 #include "error.h"
 
+#include "messages.h"
+
 /*
  * The benchmark is a stand-in script that writes a capture where the
  * injection library would (KOPT_INJECT_OUT), as tests/cli/profile-faults
@@ -43,18 +45,12 @@ static const char bench_sh[] =
 	"    echo whole >\"$KOPT_INJECT_OUT\" ;;\n"
 	"esac\n";
 
-static struct kopt_buf messages = KOPT_BUF_INIT;
 static struct kopt_buf errout = KOPT_BUF_INIT;
 static char dir[] = "/tmp/kopt-bench-XXXXXX";
 static char *top, *errfile;
 static int saved_stderr = -1;
 static struct kopt_kernel kernel;
 static struct kopt_bench m = KOPT_BENCH_INIT;
-
-static void collect(const char *prefix, const char *msg)
-{
-	kopt_buf_addf(&messages, "%s: %s\n", prefix, msg);
-}
 
 /* What the code prints itself (progress, the child's tail) to stderr. */
 static void stderr_begin(void)
@@ -316,8 +312,7 @@ static int setup(void **state)
 	m.version = "v0";
 	m.top = top;
 	m.inject_lib = "/dev/null";
-	kopt_buf_reset(&messages);
-	kopt_error_set_routine(collect);
+	catch_messages();
 	return 0;
 }
 
@@ -325,7 +320,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	stderr_end();
-	kopt_error_set_routine(NULL);
+	release_messages();
 	return 0;
 }
 
@@ -363,7 +358,6 @@ int main(void)
 	if (system(cmd.buf))
 		ret = 1;
 	kopt_buf_release(&cmd);
-	kopt_buf_release(&messages);
 	kopt_buf_release(&errout);
 	free(script);
 	free(errfile);

@@ -12,6 +12,8 @@
 #include "error.h"
 #include "results.h"
 
+#include "messages.h"
+
 #ifndef KOPT_SOURCE_DIR
 #define KOPT_SOURCE_DIR "."
 #endif
@@ -23,26 +25,17 @@
 /* The head of a capture, for the captures written here. */
 #define HEAD "{\"format\":\"kopt-inject\",\"format_version\":1,"
 
-static struct kopt_buf messages = KOPT_BUF_INIT;
-
-static void capture(const char *prefix, const char *msg)
-{
-	kopt_buf_addf(&messages, "%s: %s\n", prefix, msg);
-}
-
 static int setup(void **state)
 {
 	(void)state;
-	kopt_buf_reset(&messages);
-	kopt_error_set_routine(capture);
+	catch_messages();
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	kopt_error_set_routine(NULL);
-	kopt_buf_release(&messages);
+	release_messages();
 	return 0;
 }
 

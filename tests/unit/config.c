@@ -13,26 +13,19 @@
 #include "config.h"
 #include "error.h"
 
-static struct kopt_buf messages = KOPT_BUF_INIT;
-
-static void collect(const char *prefix, const char *msg)
-{
-	kopt_buf_addf(&messages, "%s: %s\n", prefix, msg);
-}
+#include "messages.h"
 
 static int setup(void **state)
 {
 	(void)state;
-	kopt_buf_reset(&messages);
-	kopt_error_set_routine(collect);
+	catch_messages();
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	kopt_error_set_routine(NULL);
-	kopt_buf_release(&messages);
+	release_messages();
 	return 0;
 }
 

@@ -14,19 +14,15 @@
 #include "device.h"
 #include "error.h"
 
+#include "messages.h"
+
 #define UUID "GPU-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9"
 #define OTHER "GPU-ffffffff-0000-1111-2222-333333333333"
 #define BROKEN "GPU-12345678-9abc-def0-1234-56789abcdef0"
 
 #define assert_near(x, want) assert_true(fabs((x) - (want)) < 1e-6)
 
-static struct kopt_buf messages = KOPT_BUF_INIT;
 static char dir[] = "/tmp/kopt-device-XXXXXX";
-
-static void collect(const char *prefix, const char *msg)
-{
-	kopt_buf_addf(&messages, "%s: %s\n", prefix, msg);
-}
 
 static void write_plain(const char *path, const char *text)
 {
@@ -241,15 +237,14 @@ static int setup(void **state)
 	(void)state;
 	setenv("XDG_CACHE_HOME", xdg, 1);
 	free(xdg);
-	kopt_buf_reset(&messages);
-	kopt_error_set_routine(collect);
+	catch_messages();
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	kopt_error_set_routine(NULL);
+	release_messages();
 	return 0;
 }
 
@@ -281,6 +276,5 @@ int main(void)
 	if (system(cmd.buf))
 		ret = 1;
 	kopt_buf_release(&cmd);
-	kopt_buf_release(&messages);
 	return ret;
 }

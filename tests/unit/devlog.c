@@ -17,6 +17,8 @@
 #include "results.h"
 #include "strvec.h"
 
+#include "messages.h"
+
 #ifndef KOPT_SOURCE_DIR
 #define KOPT_SOURCE_DIR "."
 #endif
@@ -27,26 +29,17 @@
  * of comparing (then review the diff).
  */
 
-static struct kopt_buf messages = KOPT_BUF_INIT;
-
-static void capture(const char *prefix, const char *msg)
-{
-	kopt_buf_addf(&messages, "%s: %s\n", prefix, msg);
-}
-
 static int setup(void **state)
 {
 	(void)state;
-	kopt_buf_reset(&messages);
-	kopt_error_set_routine(capture);
+	catch_messages();
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	kopt_error_set_routine(NULL);
-	kopt_buf_release(&messages);
+	release_messages();
 	return 0;
 }
 

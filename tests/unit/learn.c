@@ -16,21 +16,17 @@
 #include "lockfile.h"
 #include "results.h"
 
+#include "messages.h"
+
 #ifndef KOPT_SOURCE_DIR
 #define KOPT_SOURCE_DIR "."
 #endif
 #define FIX KOPT_SOURCE_DIR "/tests/fixtures/knowledge/"
 #define SHARED ".claude/skills/optimization-catalog/SKILL.md"
 
-static struct kopt_buf messages = KOPT_BUF_INIT;
 static char dir[] = "/tmp/kopt-learn-XXXXXX";
 static char *top;
 static struct kopt_buf opt_tmpl = KOPT_BUF_INIT, anti_tmpl = KOPT_BUF_INIT;
-
-static void capture(const char *prefix, const char *msg)
-{
-	kopt_buf_addf(&messages, "%s: %s\n", prefix, msg);
-}
 
 static char *at(const char *rel)
 {
@@ -361,7 +357,7 @@ static int setup(void **state)
 
 	(void)state;
 	git_libgit2_init();
-	kopt_error_set_routine(capture);
+	catch_messages();
 	if (!mkdtemp(dir))
 		return -1;
 	top = kopt_xstrfmt("%s/", dir);
@@ -387,8 +383,7 @@ static int teardown(void **state)
 	free(top);
 	kopt_buf_release(&opt_tmpl);
 	kopt_buf_release(&anti_tmpl);
-	kopt_buf_release(&messages);
-	kopt_error_set_routine(NULL);
+	release_messages();
 	git_libgit2_shutdown();
 	return 0;
 }

@@ -13,13 +13,9 @@
 #include "error.h"
 #include "lockfile.h"
 
-static struct kopt_buf messages = KOPT_BUF_INIT;
-static char dir[] = "/tmp/kopt-lock-XXXXXX";
+#include "messages.h"
 
-static void collect(const char *prefix, const char *msg)
-{
-	kopt_buf_addf(&messages, "%s: %s\n", prefix, msg);
-}
+static char dir[] = "/tmp/kopt-lock-XXXXXX";
 
 static char *at(const char *rel)
 {
@@ -165,15 +161,14 @@ static void test_missing_directory(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	kopt_buf_reset(&messages);
-	kopt_error_set_routine(collect);
+	catch_messages();
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	kopt_error_set_routine(NULL);
+	release_messages();
 	return 0;
 }
 
@@ -203,6 +198,5 @@ int main(void)
 	if (system(cmd.buf))
 		ret = 1;
 	kopt_buf_release(&cmd);
-	kopt_buf_release(&messages);
 	return ret;
 }

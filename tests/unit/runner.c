@@ -10,12 +10,7 @@
 #include "error.h"
 #include "runner.h"
 
-static struct kopt_buf messages = KOPT_BUF_INIT;
-
-static void collect(const char *prefix, const char *msg)
-{
-	kopt_buf_addf(&messages, "%s: %s\n", prefix, msg);
-}
+#include "messages.h"
 
 static void sh(struct kopt_child *c, const char *script)
 {
@@ -175,15 +170,14 @@ static void test_cannot_run(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	kopt_buf_reset(&messages);
-	kopt_error_set_routine(collect);
+	catch_messages();
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	kopt_error_set_routine(NULL);
+	release_messages();
 	return 0;
 }
 
@@ -201,8 +195,6 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cannot_run, setup, teardown),
 	};
-	int ret = cmocka_run_group_tests(tests, NULL, NULL);
 
-	kopt_buf_release(&messages);
-	return ret;
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
