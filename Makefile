@@ -163,4 +163,5 @@ clean:
 
 .PHONY: all deps test test-asan test-valgrind test-gpu demo install clean inject
 
--include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(BUILD)/lib/inject/window.d
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(BUILD)/lib/inject/window.d \
+	$(UNIT_BINS:.t=.d)
