@@ -312,7 +312,7 @@ static int setup(void **state)
 	m.version = "v0";
 	m.top = top;
 	m.inject_lib = "/dev/null";
-	catch_messages();
+	catch_messages(state);
 	return 0;
 }
 
@@ -320,7 +320,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	stderr_end();
-	release_messages();
+	release_messages(state);
 	return 0;
 }
 

@@ -25,20 +25,6 @@
 /* The head of a capture, for the captures written here. */
 #define HEAD "{\"format\":\"kopt-inject\",\"format_version\":1,"
 
-static int setup(void **state)
-{
-	(void)state;
-	catch_messages();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	release_messages();
-	return 0;
-}
-
 static void test_stages_by_launches(void **state)
 {
 	struct kopt_results_entry e;
@@ -302,15 +288,15 @@ static void test_bad_captures(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_stages_by_launches, setup),
-		cmocka_unit_test_setup(test_two_stages_and_device, setup),
-		cmocka_unit_test_setup(test_stages_glob, setup),
-		cmocka_unit_test_setup(test_rejected_metric, setup),
-		cmocka_unit_test_setup(test_profiler_kernel_not_counted, setup),
-		cmocka_unit_test_setup(test_durations, setup),
-		cmocka_unit_test_setup(test_profiler_errors, setup),
-		cmocka_unit_test_setup(test_bad_captures, setup),
+		MESSAGES_TEST(test_stages_by_launches),
+		MESSAGES_TEST(test_two_stages_and_device),
+		MESSAGES_TEST(test_stages_glob),
+		MESSAGES_TEST(test_rejected_metric),
+		MESSAGES_TEST(test_profiler_kernel_not_counted),
+		MESSAGES_TEST(test_durations),
+		MESSAGES_TEST(test_profiler_errors),
+		MESSAGES_TEST(test_bad_captures),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }

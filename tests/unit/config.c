@@ -15,20 +15,6 @@
 
 #include "messages.h"
 
-static int setup(void **state)
-{
-	(void)state;
-	catch_messages();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	release_messages();
-	return 0;
-}
-
 static const char good[] =
 	"# settings\n"
 	"[kopt]\n"
@@ -424,21 +410,19 @@ static void test_quote_round_trips(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_good_file, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_syntax_error, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unknown_key, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_value, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_expression, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unknown_name, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_names, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_git_config_overlay_wins,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_expand, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_eval, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_quote_round_trips, setup,
-						teardown),
+		MESSAGES_TEST(test_good_file),
+		MESSAGES_TEST(test_defaults),
+		MESSAGES_TEST(test_syntax_error),
+		MESSAGES_TEST(test_unknown_key),
+		MESSAGES_TEST(test_bad_value),
+		MESSAGES_TEST(test_bad_expression),
+		MESSAGES_TEST(test_unknown_name),
+		MESSAGES_TEST(test_bad_names),
+		MESSAGES_TEST(test_missing_file),
+		MESSAGES_TEST(test_git_config_overlay_wins),
+		MESSAGES_TEST(test_expand),
+		MESSAGES_TEST(test_eval),
+		MESSAGES_TEST(test_quote_round_trips),
 	};
 	int ret;
 

@@ -237,14 +237,7 @@ static int setup(void **state)
 	(void)state;
 	setenv("XDG_CACHE_HOME", xdg, 1);
 	free(xdg);
-	catch_messages();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	release_messages();
+	catch_messages(state);
 	return 0;
 }
 
@@ -252,19 +245,19 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_peaks_h200, setup,
-						teardown),
+						release_messages),
 		cmocka_unit_test_setup_teardown(test_peaks_other_architectures,
-						setup, teardown),
+						setup, release_messages),
 		cmocka_unit_test_setup_teardown(test_no_driver, setup,
-						teardown),
+						release_messages),
 		cmocka_unit_test_setup_teardown(test_cache_round_trip, setup,
-						teardown),
+						release_messages),
 		cmocka_unit_test_setup_teardown(test_cache_other_device, setup,
-						teardown),
+						release_messages),
 		cmocka_unit_test_setup_teardown(test_cache_corrupt, setup,
-						teardown),
+						release_messages),
 		cmocka_unit_test_setup_teardown(test_cache_home, setup,
-						teardown),
+						release_messages),
 	};
 	struct kopt_buf cmd = KOPT_BUF_INIT;
 	int ret;

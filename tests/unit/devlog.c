@@ -29,20 +29,6 @@
  * of comparing (then review the diff).
  */
 
-static int setup(void **state)
-{
-	(void)state;
-	catch_messages();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	release_messages();
-	return 0;
-}
-
 static void check_golden(const char *path, const struct kopt_buf *got)
 {
 	struct kopt_buf want = KOPT_BUF_INIT;
@@ -564,17 +550,16 @@ static void test_lookups(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_corpus_parse, setup),
-		cmocka_unit_test_setup(test_corpus_edits, setup),
-		cmocka_unit_test_setup(test_corpus_replace_keeps_insights,
-				       setup),
-		cmocka_unit_test_setup(test_golden_add_version, setup),
-		cmocka_unit_test_setup(test_golden_put_perf, setup),
-		cmocka_unit_test_setup(test_golden_set_issues, setup),
-		cmocka_unit_test_setup(test_refusals, setup),
-		cmocka_unit_test_setup(test_bad_input, setup),
-		cmocka_unit_test_setup(test_lookups, setup),
+		MESSAGES_TEST(test_corpus_parse),
+		MESSAGES_TEST(test_corpus_edits),
+		MESSAGES_TEST(test_corpus_replace_keeps_insights),
+		MESSAGES_TEST(test_golden_add_version),
+		MESSAGES_TEST(test_golden_put_perf),
+		MESSAGES_TEST(test_golden_set_issues),
+		MESSAGES_TEST(test_refusals),
+		MESSAGES_TEST(test_bad_input),
+		MESSAGES_TEST(test_lookups),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }

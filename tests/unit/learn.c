@@ -357,7 +357,7 @@ static int setup(void **state)
 
 	(void)state;
 	git_libgit2_init();
-	catch_messages();
+	catch_messages(state);
 	if (!mkdtemp(dir))
 		return -1;
 	top = kopt_xstrfmt("%s/", dir);
@@ -383,7 +383,7 @@ static int teardown(void **state)
 	free(top);
 	kopt_buf_release(&opt_tmpl);
 	kopt_buf_release(&anti_tmpl);
-	release_messages();
+	release_messages(state);
 	git_libgit2_shutdown();
 	return 0;
 }

@@ -158,35 +158,15 @@ static void test_missing_directory(void **state)
 	free(path);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	catch_messages();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	release_messages();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_replace_is_atomic, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_second_writer_is_locked_out,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rollback_leaves_target,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_write_file_atomic_makes_parents,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_file_in_the_way, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_missing_directory, setup,
-						teardown),
+		MESSAGES_TEST(test_replace_is_atomic),
+		MESSAGES_TEST(test_second_writer_is_locked_out),
+		MESSAGES_TEST(test_rollback_leaves_target),
+		MESSAGES_TEST(test_write_file_atomic_makes_parents),
+		MESSAGES_TEST(test_file_in_the_way),
+		MESSAGES_TEST(test_missing_directory),
 	};
 	struct kopt_buf cmd = KOPT_BUF_INIT;
 	int ret;

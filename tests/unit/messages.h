@@ -3,7 +3,8 @@
 
 /*
  * The messages lib/error prints, caught in `messages` for a test to read:
- * catch_messages() in a test's setup, release_messages() in its teardown.
+ * catch_messages() and release_messages() are a test's setup and teardown,
+ * or are called from them.
  */
 
 #include "buf.h"
@@ -16,16 +17,24 @@ static inline void add_message(const char *prefix, const char *msg)
 	kopt_buf_addf(&messages, "%s: %s\n", prefix, msg);
 }
 
-static inline void catch_messages(void)
+static inline int catch_messages(void **state)
 {
+	(void)state;
 	kopt_buf_reset(&messages);
 	kopt_error_set_routine(add_message);
+	return 0;
 }
 
-static inline void release_messages(void)
+/* A test whose messages are caught. */
+#define MESSAGES_TEST(f) \
+	cmocka_unit_test_setup_teardown(f, catch_messages, release_messages)
+
+static inline int release_messages(void **state)
 {
+	(void)state;
 	kopt_error_set_routine(NULL);
 	kopt_buf_release(&messages);
+	return 0;
 }
 
 #endif

@@ -20,20 +20,6 @@
 #endif
 #define FIX KOPT_SOURCE_DIR "/tests/fixtures/results/"
 
-static int setup(void **state)
-{
-	(void)state;
-	catch_messages();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	release_messages();
-	return 0;
-}
-
 static void test_read_full(void **state)
 {
 	struct kopt_results r = KOPT_RESULTS_INIT;
@@ -337,18 +323,18 @@ static void test_parse_buffers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_read_full, setup),
-		cmocka_unit_test_setup(test_find, setup),
-		cmocka_unit_test_setup(test_round_trip, setup),
-		cmocka_unit_test_setup(test_put_replaces_same_identity, setup),
-		cmocka_unit_test_setup(test_copy, setup),
-		cmocka_unit_test_setup(test_derive, setup),
-		cmocka_unit_test_setup(test_not_json, setup),
-		cmocka_unit_test_setup(test_schema, setup),
-		cmocka_unit_test_setup(test_other_kernel, setup),
-		cmocka_unit_test_setup(test_bad_fields, setup),
-		cmocka_unit_test_setup(test_parse_buffers, setup),
+		MESSAGES_TEST(test_read_full),
+		MESSAGES_TEST(test_find),
+		MESSAGES_TEST(test_round_trip),
+		MESSAGES_TEST(test_put_replaces_same_identity),
+		MESSAGES_TEST(test_copy),
+		MESSAGES_TEST(test_derive),
+		MESSAGES_TEST(test_not_json),
+		MESSAGES_TEST(test_schema),
+		MESSAGES_TEST(test_other_kernel),
+		MESSAGES_TEST(test_bad_fields),
+		MESSAGES_TEST(test_parse_buffers),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -167,33 +167,16 @@ static void test_cannot_run(void **state)
 	kopt_child_release(&c);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	catch_messages();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	release_messages();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_exit_code, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_signal, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_timeout_kills_the_group,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_capture, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_env_dir_and_stdin, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_arguments_are_not_a_shell_line,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cannot_run, setup, teardown),
+		MESSAGES_TEST(test_exit_code),
+		MESSAGES_TEST(test_signal),
+		MESSAGES_TEST(test_timeout_kills_the_group),
+		MESSAGES_TEST(test_capture),
+		MESSAGES_TEST(test_env_dir_and_stdin),
+		MESSAGES_TEST(test_arguments_are_not_a_shell_line),
+		MESSAGES_TEST(test_cannot_run),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
