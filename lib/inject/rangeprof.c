@@ -247,7 +247,7 @@ int kopt_inject_rp_start(struct kopt_inject_rp *rp)
 	kopt_inject_log("start: pass %zu begins", rp->pass + 1);
 	CALL(cuptiRangeProfilerStart, &p);
 	rp->running = 1;
-	kopt_inject_log("start: pass %zu", rp->pass + 1);
+	kopt_inject_log("start: pass %zu started", rp->pass + 1);
 	return 0;
 }
 
