@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "buf.h"
+#include "config.h"
 #include "device.h"
 #include "error.h"
 #include "banned.h"
@@ -113,17 +114,9 @@ static int check_kernel_name(const char *name, struct kopt_buf *shown)
 		else if (!depth && c == ':' && p[1] == ':')
 			base = p + 2;
 	}
-	if (!bad) {
-		/* the identifier ends where its template arguments begin */
-		const char *e = base + strcspn(base, "<");
-		bad = e == base || !(base[0] == '_' ||
-				     (base[0] >= 'A' && base[0] <= 'Z') ||
-				     (base[0] >= 'a' && base[0] <= 'z'));
-		for (const char *p = base; p < e && !bad; p++)
-			bad = !(*p == '_' || (*p >= '0' && *p <= '9') ||
-				(*p >= 'A' && *p <= 'Z') ||
-				(*p >= 'a' && *p <= 'z'));
-	}
+	/* the identifier ends where its template arguments begin */
+	if (!bad)
+		bad = !kopt_is_identifier(base, strcspn(base, "<"));
 	if (!bad)
 		return 0;
 	for (const char *p = name; *p && shown->len < 120; p++) {

@@ -274,7 +274,7 @@ done:
 	return ret;
 }
 
-static int is_identifier(const char *s, size_t n)
+int kopt_is_identifier(const char *s, size_t n)
 {
 	size_t i;
 
@@ -320,7 +320,7 @@ static int set_kernel_key(struct kopt_config *cfg, const struct source *src,
 		n = (size_t)(eq - v);
 		while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
 			n--;
-		if (!is_identifier(v, n) || (n == 1 && strchr("bst", v[0])))
+		if (!kopt_is_identifier(v, n) || (n == 1 && strchr("bst", v[0])))
 			return bad(src, line, "bad param name in '%s'", v);
 		d = strtod(eq + 1, &end);
 		while (*end == ' ' || *end == '\t')
