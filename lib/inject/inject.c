@@ -571,8 +571,15 @@ static void launch_enter(const CUpti_CallbackData *cb, CUfunction f,
 		if (!g.win.open && wants && !captured &&
 		    profiler_ready(ctx) < 0)
 			goto done;
-		switch (kopt_window_enter(&g.win, k, index, wants, captured,
-					  g.cfg.max_wait)) {
+		enum kopt_window_action a = kopt_window_enter(&g.win, k, index,
+							      wants, captured,
+							      g.cfg.max_wait);
+		if (a != KOPT_WIN_SKIP)
+			kopt_inject_log("window: %s at launch %llu of %.50s",
+					kopt_window_action_name(a),
+					(unsigned long long)index,
+					k->key.name);
+		switch (a) {
 		case KOPT_WIN_SKIP:
 			goto done;
 		case KOPT_WIN_TAKE:
