@@ -249,7 +249,8 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		r->target_met = 1;
 		for (i = 0; i < k->targets_nr; i++) {
 			struct kopt_target_result t;
-			if (kopt_target_evaluate(&t, cfg, &k->targets[i], all, nr) ||
+			if (kopt_target_evaluate_all(&t, cfg, &k->targets[i],
+						     all, nr) ||
 			    !t.met)
 				r->target_met = 0;
 		}
