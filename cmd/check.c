@@ -92,7 +92,7 @@ int kopt_check_walk(struct kopt_ctx *ctx, git_revwalk *walk,
 	ret = KOPT_ENOTFOUND;
 	if (have_from && !git_commit_lookup(&c, ctx->repo, &from) &&
 	    !git_commit_tree(&tree, c))
-		ret = kopt_gate_config_tree(&cfg, ctx->repo, tree,
+		ret = kopt_config_load_tree(&cfg, ctx->repo, tree,
 					    ".kopt (base)");
 	git_error_clear();
 	git_tree_free(tree);
@@ -102,7 +102,7 @@ int kopt_check_walk(struct kopt_ctx *ctx, git_revwalk *walk,
 	if (ret == KOPT_ENOTFOUND && tip &&
 	    !git_commit_lookup(&c, ctx->repo, tip) &&
 	    !git_commit_tree(&tree, c))
-		ret = kopt_gate_config_tree(&cfg, ctx->repo, tree, ".kopt");
+		ret = kopt_config_load_tree(&cfg, ctx->repo, tree, ".kopt");
 	git_error_clear();
 	git_tree_free(tree);
 	git_commit_free(c);

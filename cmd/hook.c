@@ -85,12 +85,12 @@ static int gate_config(struct kopt_config *out, git_repository *repo,
 	int ret = KOPT_ENOTFOUND;
 
 	if (head) {
-		ret = kopt_gate_config_tree(out, repo, head, ".kopt (HEAD)");
+		ret = kopt_config_load_tree(out, repo, head, ".kopt (HEAD)");
 		if (!ret)
 			return 0;
 	}
 	if (index) {
-		int r2 = kopt_gate_config_index(out, repo, index,
+		int r2 = kopt_config_load_index(out, repo, index,
 						".kopt (staged)");
 		if (r2 != KOPT_ENOTFOUND)
 			return r2 ? -1 : 0;

@@ -1040,14 +1040,7 @@ int kopt_gate_run(struct kopt_gate *g)
 	kopt_strvec_init(&c.catalogs);
 	kopt_strvec_init(&c.catalog_problems);
 	c.kroot = cfg->knowledge ? cfg->knowledge : KOPT_DEFAULT_KNOWLEDGE;
-	kopt_strvec_push(&c.catalogs, cfg->catalog ? cfg->catalog :
-			 KOPT_DEFAULT_CATALOG);
-	for (i = 0; i < cfg->languages_nr; i++) {
-		char *p = kopt_language_catalog_path(&cfg->languages[i]);
-		if (p && !kopt_strvec_has(&c.catalogs, p))
-			kopt_strvec_push(&c.catalogs, p);
-		free(p);
-	}
+	kopt_config_catalogs(&c.catalogs, cfg);
 	if (g->message && kopt_trailers_parse(&c.trailers, g->message,
 					      g->comment_char)) {
 		ret = -1;
@@ -1170,37 +1163,5 @@ next:
 		kopt_progress_update(progress, i + 1);
 	}
 	kopt_progress_stop(&progress);
-	return ret;
-}
-
-static int config_blob(struct kopt_config *out, int found,
-		       const struct kopt_buf *text, const char *label)
-{
-	if (found == KOPT_ENOTFOUND)
-		return KOPT_ENOTFOUND;
-	if (found)
-		return found;
-	return kopt_config_load_buf(out, text->buf, text->len, label);
-}
-
-int kopt_gate_config_tree(struct kopt_config *out, git_repository *repo,
-			  const git_tree *tree, const char *label)
-{
-	struct kopt_buf text = KOPT_BUF_INIT;
-	int ret = config_blob(out, kopt_repo_read_tree(&text, repo, tree,
-						       ".kopt"), &text, label);
-
-	kopt_buf_release(&text);
-	return ret;
-}
-
-int kopt_gate_config_index(struct kopt_config *out, git_repository *repo,
-			   git_index *index, const char *label)
-{
-	struct kopt_buf text = KOPT_BUF_INIT;
-	int ret = config_blob(out, kopt_repo_read_index(&text, repo, index,
-							".kopt"), &text, label);
-
-	kopt_buf_release(&text);
 	return ret;
 }

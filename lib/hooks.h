@@ -96,14 +96,5 @@ int kopt_gate_commits(git_repository *repo, const struct kopt_config *cfg,
 		      const git_oid *ids, size_t nr, kopt_gate_commit_fn fn,
 		      void *data);
 
-/*
- * The settings committed in `tree` (its `.kopt`), which the gate reads
- * so that a change cannot loosen its own gate; `label` names the file in
- * messages.  KOPT_ENOTFOUND (not printed) when the tree has no `.kopt`.
- */
-int kopt_gate_config_tree(struct kopt_config *out, git_repository *repo,
-			  const git_tree *tree, const char *label);
-int kopt_gate_config_index(struct kopt_config *out, git_repository *repo,
-			   git_index *index, const char *label);
 
 #endif
