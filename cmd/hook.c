@@ -216,8 +216,8 @@ static int push_line(struct kopt_ctx *ctx, const char *remote, char *line,
 	if (git_revwalk_hide_glob(walk, glob) < 0)
 		git_error_clear();
 	free(glob);
-	n = kopt_check_walk(ctx, walk, have_base ? &base : NULL, &local,
-			    stderr);
+	n = kopt_gate_walk(ctx->repo, walk, have_base ? &base : NULL, &local,
+			   kopt_print_gate_commit, stderr);
 	if (n < 0)
 		ret = -1;
 	else

@@ -17,7 +17,6 @@
 #include "builtin.h"
 #include "kb.h"
 #include "learn.h"
-#include "strategize.h"
 #include "templates.h"
 #include "results.h"
 #include "version.h"

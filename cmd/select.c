@@ -12,7 +12,6 @@
 #include "builtin.h"
 #include "kb.h"
 #include "md.h"
-#include "strategize.h"
 #include "strategy.h"
 #include "paths.h"
 #include "banned.h"

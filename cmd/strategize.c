@@ -11,7 +11,6 @@
 #include "kb.h"
 #include "lockfile.h"
 #include "results.h"
-#include "strategize.h"
 #include "strategy.h"
 #include "version.h"
 #include "paths.h"
@@ -46,40 +45,6 @@ void kopt_results_read_or_die(struct kopt_results *out, struct kopt_ctx *ctx,
 		kopt_die("%s has no measured trials; run 'git kopt profile %s "
 			 "%s' first", rel.buf, kernel, version);
 	free(path);
-	kopt_buf_release(&rel);
-	kopt_buf_release(&text);
-}
-
-/*
- * The current version and its ancestors, following the parents that the
- * results name; the chain stops at a version without readable results.
- */
-static void lineage_of(struct kopt_strvec *out, struct kopt_ctx *ctx,
-		       const char *kernel, const struct kopt_results *res)
-{
-	struct kopt_buf rel = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
-	char *parent = res->parent ? kopt_strdup(res->parent) : NULL;
-
-	kopt_strvec_push(out, res->version);
-	while (parent && kopt_version_valid(parent) &&
-	       !kopt_strvec_has(out, parent)) {
-		struct kopt_results r = KOPT_RESULTS_INIT;
-		char *path;
-		int bad;
-		kopt_strvec_push(out, parent);
-		kopt_buf_reset(&rel);
-		kopt_buf_reset(&text);
-		kopt_path_results(&rel, kernel, parent);
-		path = kopt_ctx_path(ctx, rel.buf);
-		bad = kopt_buf_read_file(&text, path) ||
-		      kopt_results_parse(&r, text.buf, text.len, rel.buf,
-					 kernel, parent);
-		free(path);
-		free(parent);
-		parent = !bad && r.parent ? kopt_strdup(r.parent) : NULL;
-		kopt_results_release(&r);
-	}
-	free(parent);
 	kopt_buf_release(&rel);
 	kopt_buf_release(&text);
 }
@@ -137,7 +102,7 @@ void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
 			 kb->problems.nr == 1 ? "it" : "them");
 	}
 	kopt_buf_release(&probs);
-	lineage_of(&lineage, ctx, k->name, res);
+	kopt_strategy_lineage(&lineage, ctx->top, k->name, res);
 	if (kopt_strategy_compute(out, kb, res, cfg, k, *current, *next,
 				  &lineage, max))
 		exit(128);

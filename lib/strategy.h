@@ -109,6 +109,14 @@ void kopt_strategy_json(struct kopt_buf *out, const struct kopt_strategy *s,
 char *kopt_relative_path(const char *from_dir, const char *to);
 
 /*
+ * The lineage of `res`: its version and its ancestors, following the
+ * parents that the results in the work tree at `top` (trailing '/')
+ * name; the chain stops at a version without readable results.
+ */
+void kopt_strategy_lineage(struct kopt_strvec *out, const char *top,
+			   const char *kernel, const struct kopt_results *res);
+
+/*
  * The versions of `kernel` that exist: a results file, a source folder
  * (the kernel's `source` pattern) or a kopt/<kernel>/<version> branch.
  * *newest_results is the newest with a results file (or NULL), *next
