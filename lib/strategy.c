@@ -883,23 +883,29 @@ void kopt_selection_release(struct kopt_selection *sel)
 void kopt_strategy_lineage(struct kopt_strvec *out, const char *top,
 			   const char *kernel, const struct kopt_results *res)
 {
-	struct kopt_buf path = KOPT_BUF_INIT;
+	struct kopt_buf path = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
 	char *parent = res->parent ? kopt_strdup(res->parent) : NULL;
 
 	kopt_strvec_push(out, res->version);
 	while (parent && kopt_version_valid(parent) &&
 	       !kopt_strvec_has(out, parent)) {
 		struct kopt_results r = KOPT_RESULTS_INIT;
+		size_t rel;
 		int bad;
 		kopt_strvec_push(out, parent);
 		kopt_buf_reset(&path);
 		kopt_buf_addstr(&path, top);
+		rel = path.len;
 		kopt_path_results(&path, kernel, parent);
-		bad = kopt_results_read_file(&r, path.buf, kernel, parent);
+		/* messages name the file as the user knows it */
+		bad = kopt_buf_read_file(&text, path.buf) ||
+		      kopt_results_parse(&r, text.buf, text.len,
+					 path.buf + rel, kernel, parent);
 		free(parent);
 		parent = !bad && r.parent ? kopt_strdup(r.parent) : NULL;
 		kopt_results_release(&r);
 	}
 	free(parent);
 	kopt_buf_release(&path);
+	kopt_buf_release(&text);
 }
