@@ -894,6 +894,7 @@ void kopt_strategy_lineage(struct kopt_strvec *out, const char *top,
 		int bad;
 		kopt_strvec_push(out, parent);
 		kopt_buf_reset(&path);
+		kopt_buf_reset(&text);
 		kopt_buf_addstr(&path, top);
 		rel = path.len;
 		kopt_path_results(&path, kernel, parent);
