@@ -805,15 +805,22 @@ static void scan_dir(const char *dir, const char *prefix, const char *suffix,
 
 int kopt_kernel_versions(const char *top, git_repository *repo,
 			 const struct kopt_kernel *kernel,
+			 const struct kopt_analysis *a,
 			 char **newest_results, char **next)
 {
 	long max = -1, with_results = -1;
 	char *dir;
 	const char *at;
+	size_t i;
 
-	dir = kopt_xstrfmt("%sdocs/kernels/%s/results", top, kernel->name);
-	scan_dir(dir, "", ".json", &max, &with_results);
-	free(dir);
+	for (i = 0; a && i < a->versions_nr; i++) {
+		const struct kopt_analysis_version *v = &a->versions[i];
+		if (v->number > max)
+			max = v->number;
+		if (v->has_results && v->results.entries_nr &&
+		    v->number > with_results)
+			with_results = v->number;
+	}
 	/* the source folders, when {version} is a whole path component */
 	at = kernel->source ? strstr(kernel->source, "{version}") : NULL;
 	if (at && (at == kernel->source || at[-1] == '/')) {
