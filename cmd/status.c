@@ -23,8 +23,10 @@
 #include "builtin.h"
 #include "hooks.h"
 #include "repo.h"
+#include "trailers.h"
 #include "scaffold.h"
 #include "verdict.h"
+#include "paths.h"
 #include "banned.h"
 
 static const char *const status_usage[] = {
@@ -76,12 +78,12 @@ static void read_history(git_repository *repo, struct history *h)
 		    (k = kopt_trailers_get(&t, KOPT_TRAILER_KERNEL)) &&
 		    (v = kopt_trailers_get(&t, KOPT_TRAILER_VERSION))) {
 			step = kopt_trailers_get(&t, KOPT_TRAILER_STEP);
-			learn = kopt_trailers_get(&t, KOPT_TRAILER_LEARN);
-			if (step && !strcmp(step, "learn"))
+			learn = kopt_trailers_learn_skip(&t);
+			if (kopt_step_parse(step) == KOPT_STEP_LEARN)
 				kopt_strvec_pushf(&h->learned, "%s/%s", k, v);
-			if (learn && kopt_starts_with(learn, "skip "))
+			if (learn)
 				kopt_strvec_pushf(&h->skipped, "%s/%s\t%s", k, v,
-						  learn + 5);
+						  learn);
 		}
 		kopt_trailers_release(&t);
 		git_commit_free(c);
@@ -150,9 +152,9 @@ static void numbers_file(struct kopt_buf *rel, const char *kernel,
 			 const struct kopt_analysis_version *v)
 {
 	if (v->source == KOPT_NUMBERS_DEVLOG)
-		kopt_devlog_path(rel, kernel);
+		kopt_path_devlog(rel, kernel);
 	else
-		kopt_results_path(rel, kernel, v->name);
+		kopt_path_results(rel, kernel, v->name);
 }
 
 static int results_committed(struct kopt_ctx *ctx, git_tree *head,

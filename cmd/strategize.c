@@ -13,6 +13,8 @@
 #include "results.h"
 #include "strategize.h"
 #include "strategy.h"
+#include "version.h"
+#include "paths.h"
 #include "banned.h"
 
 static const char *const strategize_usage[] = {
@@ -39,7 +41,7 @@ void kopt_numbers_take_or_die(struct kopt_results *out,
 		(struct kopt_analysis_version *)kopt_analysis_find(a, version);
 	struct kopt_buf rel = KOPT_BUF_INIT;
 
-	kopt_results_path(&rel, a->kernel, version);
+	kopt_path_results(&rel, a->kernel, version);
 	if (!v || !v->has_results || !v->results.entries_nr)
 		kopt_die("no numbers for %s %s: neither %s nor a performance "
 			 "block in its devlog entry; run 'git kopt profile %s "
@@ -84,7 +86,7 @@ void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
 	char *newest = NULL;
 	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
 
-	if (version && !kopt_valid_version(version))
+	if (version && !kopt_version_valid(version))
 		kopt_die("'%s' is not a version (v0, v1, ...)", version);
 	kopt_numbers_load_or_die(&a, ctx, k->name);
 	kopt_kernel_versions(ctx->top, ctx->repo, k, &a, &newest, next);
@@ -160,6 +162,7 @@ int cmd_strategize(int argc, const char **argv, struct kopt_ctx *ctx)
 	struct kopt_results res = KOPT_RESULTS_INIT;
 	struct kopt_buf md = KOPT_BUF_INIT, out = KOPT_BUF_INIT;
 	char *current = NULL, *next = NULL, *task, *task_dir, *abs;
+	struct kopt_buf task_buf = KOPT_BUF_INIT;
 	int same;
 
 	argc = kopt_parse_options(argc, argv, options, strategize_usage, 0);
@@ -172,7 +175,8 @@ int cmd_strategize(int argc, const char **argv, struct kopt_ctx *ctx)
 	kopt_strategize_or_die(&s, &kb, &res, ctx, argv[0],
 			       argc > 1 ? argv[1] : NULL, &current, &next,
 			       (size_t)max);
-	task = kopt_task_path(s.kernel, next);
+	kopt_path_task(&task_buf, s.kernel, next);
+	task = kopt_buf_detach(&task_buf, NULL);
 	task_dir = kopt_strndup(task, (size_t)(strrchr(task, '/') - task));
 	kopt_strategy_render(&md, &s, task_dir);
 	abs = kopt_ctx_path(ctx, task);
