@@ -91,17 +91,19 @@ struct kopt_target_result {
 };
 
 /*
- * Evaluate target `t` of kernel `k` over `results`, one per version, in
- * version order: a version's numbers as lib/numbers gives them
- * (kopt_analysis_numbers()).
- * KOPT_EINVALID (printed) when the condition does not parse or the trial
- * is unknown; a metric that was not measured makes a version not count.
+ * Whether target `t` is met: the one rule that evaluate, analyze, status
+ * and the gate apply.  `results` point at the numbers of the versions
+ * (one each, any order), as lib/numbers gives them
+ * (kopt_analysis_numbers()).  A version's entry is the one measured at
+ * the trial's configuration (name and b, s, t), as verdicts pair entries.
+ * KOPT_EINVALID (reported) when the condition does not parse or the
+ * trial is unknown; a metric that was not measured makes a version not
+ * count.
  */
 int kopt_target_evaluate(struct kopt_target_result *out,
 			 const struct kopt_config *cfg,
 			 const struct kopt_target *t,
-			 const struct kopt_results *const *results,
-			 size_t nr);
+			 const struct kopt_results *const *results, size_t nr);
 /* KOPT_VERDICT_NONE for anything but the three names. */
 enum kopt_verdict kopt_verdict_parse(const char *s);
 
