@@ -49,6 +49,7 @@ char *kopt_ctx_path(const struct kopt_ctx *ctx, const char *rel);
 struct kopt_strategy;
 struct kopt_kb;
 struct kopt_results;
+struct kopt_analysis;
 /*
  * The Optimization Task of `kernel` at `version` (NULL: the newest
  * version with results), as `strategize` computes it; `select` uses it
@@ -61,11 +62,17 @@ void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
 			    const char *kernel, const char *version,
 			    char **current, char **next, size_t max);
 /*
- * The results of `kernel` `version`; dies naming what to run when there
- * are none, or with the problems of a file that does not parse.
+ * A kernel's numbers (kopt_analysis_load() on the work tree); dies with
+ * the problems of a file that does not parse.
  */
-void kopt_results_read_or_die(struct kopt_results *out, struct kopt_ctx *ctx,
-			      const char *kernel, const char *version);
+void kopt_numbers_load_or_die(struct kopt_analysis *out, struct kopt_ctx *ctx,
+			      const char *kernel);
+/*
+ * Move the numbers of `version` out of `a` into *out; dies naming what
+ * to run when it has none.
+ */
+void kopt_numbers_take_or_die(struct kopt_results *out,
+			      struct kopt_analysis *a, const char *version);
 
 /*
  * A kopt_gate_commit_fn (lib/hooks) for check and the pre-push hook:

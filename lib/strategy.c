@@ -791,20 +791,22 @@ static void scan_dir(const char *dir, const char *prefix, const char *suffix,
 
 int kopt_kernel_versions(const char *top, git_repository *repo,
 			 const struct kopt_kernel *kernel,
+			 const struct kopt_analysis *a,
 			 char **newest_results, char **next)
 {
 	long max = -1, with_results = -1;
 	char *dir;
 	const char *at;
+	size_t i;
 
-	{
-		struct kopt_buf b = KOPT_BUF_INIT;
-		kopt_buf_addstr(&b, top);
-		kopt_path_results_dir(&b, kernel->name);
-		dir = kopt_buf_detach(&b, NULL);
+	for (i = 0; a && i < a->versions_nr; i++) {
+		const struct kopt_analysis_version *v = &a->versions[i];
+		if (v->number > max)
+			max = v->number;
+		if (v->has_results && v->results.entries_nr &&
+		    v->number > with_results)
+			with_results = v->number;
 	}
-	scan_dir(dir, "", ".json", &max, &with_results);
-	free(dir);
 	/* the source folders, when {version} is a whole path component */
 	at = kernel->source ? strstr(kernel->source, "{version}") : NULL;
 	if (at && (at == kernel->source || at[-1] == '/')) {
@@ -878,35 +880,4 @@ void kopt_selection_release(struct kopt_selection *sel)
 {
 	kopt_buf_release(&sel->why);
 	kopt_strvec_clear(&sel->needs);
-}
-
-void kopt_strategy_lineage(struct kopt_strvec *out, const char *top,
-			   const char *kernel, const struct kopt_results *res)
-{
-	struct kopt_buf path = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
-	char *parent = res->parent ? kopt_strdup(res->parent) : NULL;
-
-	kopt_strvec_push(out, res->version);
-	while (parent && kopt_version_valid(parent) &&
-	       !kopt_strvec_has(out, parent)) {
-		struct kopt_results r = KOPT_RESULTS_INIT;
-		size_t rel;
-		int bad;
-		kopt_strvec_push(out, parent);
-		kopt_buf_reset(&path);
-		kopt_buf_reset(&text);
-		kopt_buf_addstr(&path, top);
-		rel = path.len;
-		kopt_path_results(&path, kernel, parent);
-		/* messages name the file as the user knows it */
-		bad = kopt_buf_read_file(&text, path.buf) ||
-		      kopt_results_parse(&r, text.buf, text.len,
-					 path.buf + rel, kernel, parent);
-		free(parent);
-		parent = !bad && r.parent ? kopt_strdup(r.parent) : NULL;
-		kopt_results_release(&r);
-	}
-	free(parent);
-	kopt_buf_release(&path);
-	kopt_buf_release(&text);
 }
