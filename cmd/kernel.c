@@ -116,7 +116,6 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	struct kopt_config check = KOPT_CONFIG_INIT;
 	struct kopt_buf text = KOPT_BUF_INIT, devlog = KOPT_BUF_INIT;
 	struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
-	struct kopt_buf err = KOPT_BUF_INIT;
 	struct kopt_filetx tx = KOPT_FILETX_INIT;
 	char *kopt_path, *devlog_path, *devlog_label;
 	int have_devlog, ret;
@@ -198,8 +197,7 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_filetx_add(&tx, devlog_path, devlog_label, devlog.buf,
 				devlog.len, 0, NULL);
 	}
-	if (kopt_filetx_commit(&tx, &err))
-		kopt_die("%s; nothing was written", err.buf);
+	KOPT_OR_DIE(kopt_filetx_commit(&tx), "; nothing was written");
 
 	printf("added kernel '%s' to .kopt\n", o.name);
 	if (have_devlog)
@@ -210,7 +208,6 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	kopt_filetx_release(&tx);
 	kopt_buf_release(&text);
 	kopt_buf_release(&devlog);
-	kopt_buf_release(&err);
 	kopt_error_catch_release(&caught);
 	kopt_strvec_clear(&o.params);
 	free(kopt_path);

@@ -703,8 +703,7 @@ int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 		kopt_filetx_add(&tx, dpath, dpath + strlen(ctx->top),
 				dl.text.buf, dl.text.len,
 				0, NULL);
-	if (kopt_filetx_commit(&tx, &err))
-		kopt_die("%s", err.buf);
+	KOPT_OR_DIE(kopt_filetx_commit(&tx), "");
 	if (json && !verify)
 		fputs(js.buf, stdout);
 	fprintf(stderr, "wrote %s\n", rpath + strlen(ctx->top));
