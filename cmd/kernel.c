@@ -66,7 +66,6 @@ static int round_trips(const struct kopt_kernel *k, const struct kernel_opts *o)
 static void render_devlog(struct kopt_buf *out, const struct kernel_opts *o)
 {
 	struct kopt_buf tmpl = KOPT_BUF_INIT, target = KOPT_BUF_INIT;
-	struct kopt_buf err = KOPT_BUF_INIT;
 	const char *vars[] = {
 		"kernel", o->name, "language", o->language,
 		"source", o->source, "target", NULL, NULL, NULL
@@ -80,11 +79,10 @@ static void render_devlog(struct kopt_buf *out, const struct kernel_opts *o)
 		kopt_buf_addstr(&target, "Not set yet: add `target = <trial> "
 				"<condition>` to the kernel's section of `.kopt`.");
 	vars[7] = target.buf;
-	if (kopt_templates_expand(out, tmpl.buf, vars, &err))
-		kopt_die("templates/devlog.md: %s", err.buf);
+	KOPT_OR_DIE(kopt_templates_expand(out, tmpl.buf, "templates/devlog.md",
+					  vars), "");
 	kopt_buf_release(&tmpl);
 	kopt_buf_release(&target);
-	kopt_buf_release(&err);
 }
 
 static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
