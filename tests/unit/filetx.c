@@ -145,21 +145,6 @@ static void test_keep_as(void **state)
 	expect_file("hook", "ours\n");
 }
 
-static void test_not_writable(void **state)
-{
-	struct kopt_filetx tx = KOPT_FILETX_INIT;
-
-	(void)state;
-	if (!geteuid())
-		skip();         /* root writes anywhere */
-	assert_int_equal(mkdir(at("ro"), 0555), 0);
-	kopt_filetx_add(&tx, at("ro/f"), "ro/f", "x\n", 2, 0, NULL);
-	assert_int_equal(kopt_filetx_commit(&tx), KOPT_EINVALID);
-	kopt_filetx_release(&tx);
-	assert_non_null(strstr(messages.buf, "cannot write 'ro/f': "));
-	assert_null(strchr(strchr(messages.buf, '\n') + 1, '\n'));
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -167,7 +152,6 @@ int main(void)
 		DIR_TEST(test_none_land),
 		DIR_TEST(test_held_lock),
 		DIR_TEST(test_keep_as),
-		DIR_TEST(test_not_writable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
