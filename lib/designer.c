@@ -12,6 +12,7 @@
 #include "error.h"
 #include "lockfile.h"
 #include "runner.h"
+#include "trailers.h"
 #include "banned.h"
 
 void kopt_designer_init(struct kopt_designer *d)
@@ -234,6 +235,7 @@ done:
 static int commit(struct kopt_designer *d)
 {
 	struct kopt_buf msg = KOPT_BUF_INIT;
+	struct kopt_trailers tr = KOPT_TRAILERS_INIT;
 	size_t i;
 	int ret;
 	const char *add[] = { "git", "add", "-A", "--", d->version_dir,
@@ -250,8 +252,9 @@ static int commit(struct kopt_designer *d)
 	for (i = 0; i < d->summary.changes.nr; i++)
 		kopt_buf_addf(&msg, "%s- %s\n", i ? "" : "\n",
 			      d->summary.changes.v[i]);
-	kopt_buf_addf(&msg, "\nKopt-Kernel: %s\nKopt-Version: %s\n"
-		      "Kopt-Step: design\n", d->kernel, d->to);
+	kopt_trailers_add_step(&tr, d->kernel, d->to, KOPT_STEP_DESIGN);
+	kopt_message_add_trailers(&msg, &tr);
+	kopt_trailers_release(&tr);
 	cm[4] = msg.buf;
 	ret = run_in(d->worktree, add, NULL, &d->why);
 	if (!ret)
