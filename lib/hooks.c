@@ -11,6 +11,7 @@
 #include "error.h"
 #include "knowledge.h"
 #include "problem.h"
+#include "progress.h"
 #include "repo.h"
 #include "trailers.h"
 #include "results.h"
@@ -1306,6 +1307,8 @@ int kopt_gate_commits(git_repository *repo, const struct kopt_config *cfg,
 		      const git_oid *ids, size_t nr, kopt_gate_commit_fn fn,
 		      void *data)
 {
+	struct kopt_progress *progress = kopt_progress_start(
+		"checking commits", nr);
 	size_t i;
 	int ret = 0;
 
@@ -1341,7 +1344,9 @@ next:
 		git_tree_free(tree);
 		git_commit_free(parent);
 		git_commit_free(commit);
+		kopt_progress_update(progress, i + 1);
 	}
+	kopt_progress_stop(&progress);
 	return ret;
 }
 
