@@ -55,6 +55,7 @@ int kopt_check_walk(struct kopt_ctx *ctx, git_revwalk *walk,
 				 struct kopt_ctx *ctx)
 CMD(analyze);
 CMD(check);
+CMD(cycle);
 CMD(design);
 CMD(device);
 CMD(evaluate);

@@ -297,8 +297,11 @@ int kopt_designer_run(struct kopt_designer *d)
 	kopt_report_fn old;
 	int n = 0, ret = 0;
 
-	if (kopt_worktree_add(d->top, d->worktree, d->base))
+	if (!d->have_worktree &&
+	    kopt_worktree_add(d->top, d->worktree, d->base)) {
+		kopt_buf_addstr(&d->why, "cannot add its worktree");
 		return -1;
+	}
 	design[n++] = d->exe;
 	design[n++] = "design";
 	design[n++] = d->kernel;

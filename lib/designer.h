@@ -45,6 +45,7 @@ struct kopt_designer {
 	const struct kopt_agent *agent;
 	int timeout_s;          /* 0: the agent's own */
 	const char *log_dir;    /* or NULL */
+	int have_worktree;      /* the caller made it already */
 	/* what happened */
 	struct kopt_summary summary;
 	struct kopt_buf why;    /* the refusal, "" on success */
