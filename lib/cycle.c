@@ -1771,6 +1771,23 @@ int kopt_cycle_status(struct kopt_buf *out, git_repository *repo,
 	kopt_buf_addch(out, '\n');
 	if (brief)
 		goto done;
+	{
+		struct kopt_cycle_cost cost;
+		if (!kopt_cycle_cost(&cost, repo, kernel) && cost.wall_s > 0) {
+			double tool = cost.wall_s - cost.agent_s - cost.bench_s;
+			kopt_buf_addstr(out, "time: ");
+			duration(out, cost.wall_s);
+			kopt_buf_addstr(out, " in all, agents ");
+			duration(out, cost.agent_s);
+			kopt_buf_addstr(out, " (the longest of each round), "
+					"benchmark runs ");
+			duration(out, cost.bench_s);
+			kopt_buf_addstr(out, ", the tool ");
+			duration(out, tool);
+			kopt_buf_addf(out, " (%.1f%%)\n",
+				      100.0 * tool / cost.wall_s);
+		}
+	}
 	for (i = 0; i < j.nr; i++) {
 		const struct record *e = &j.ev[i];
 		const char *ev = rec_get(e, "event");

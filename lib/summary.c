@@ -136,9 +136,21 @@ static int is_fence(const char *l, size_t n)
 			      !strncmp(l + i, "~~~", 3));
 }
 
+/* Control characters (a CR inside a line) become spaces. */
+static void no_controls(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = ' ';
+}
+
 static void push_n(struct kopt_strvec *sv, const char *s, size_t n)
 {
-	kopt_strvec_pushf(sv, "%.*s", (int)n, s);
+	char *c = kopt_strndup(s, n);
+
+	no_controls(c);
+	kopt_strvec_push(sv, c);
+	free(c);
 }
 
 static void split_lines(const char *text, size_t len, struct part_text *parts)
@@ -165,6 +177,7 @@ static void split_lines(const char *text, size_t len, struct part_text *parts)
 			if (part >= 0 && !parts[part].seen++) {
 				parts[part].line = line;
 				kopt_buf_add(&parts[part].inline_text, rest, rn);
+				no_controls(parts[part].inline_text.buf);
 			}
 		} else if (cur >= 0 && parts[cur].seen == 1) {
 			item = list_item(p, n, &in);
@@ -507,6 +520,40 @@ static int check_devlog(struct kopt_summary *s, const char *value,
 	return 0;
 }
 
+/* Well-formed UTF-8 (the summary goes into the devlog, which must be). */
+static int utf8_valid(const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned c = p[i];
+		size_t k, need;
+		unsigned cp, min;
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			need = 1; cp = c & 0x1f; min = 0x80;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			need = 2; cp = c & 0x0f; min = 0x800;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			need = 3; cp = c & 0x07; min = 0x10000;
+		} else {
+			return 0;
+		}
+		for (k = 1; k <= need; k++) {
+			if (i + k >= n || (p[i + k] & 0xc0) != 0x80)
+				return 0;
+			cp = (cp << 6) | (p[i + k] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+		i += need + 1;
+	}
+	return 1;
+}
+
 int kopt_summary_parse(struct kopt_summary *out, const char *text,
 		       size_t len, const struct kopt_summary_expect *ex)
 {
@@ -522,6 +569,12 @@ int kopt_summary_parse(struct kopt_summary *out, const char *text,
 	}
 	if (memchr(text, '\0', len)) {
 		ret = kopt_error("the implementation summary is binary");
+		ret = KOPT_EINVALID;
+		goto done;
+	}
+	if (!utf8_valid((const unsigned char *)text, len)) {
+		ret = kopt_error("the implementation summary is not UTF-8 "
+				 "text");
 		ret = KOPT_EINVALID;
 		goto done;
 	}
