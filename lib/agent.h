@@ -22,6 +22,28 @@
  * Claude Code's JSON object, its "result" text (and "is_error" makes the
  * run a failure).
  *
+ * An HTTP agent is a model behind an API, for teams without Claude Code:
+ *
+ *	kopt.agent.<name>.api        openai (chat completions: vLLM,
+ *	                             llama.cpp, most gateways) or anthropic
+ *	                             (the Messages API)
+ *	kopt.agent.<name>.url        base URL (https://api.openai.com/v1,
+ *	                             https://api.anthropic.com); requests go
+ *	                             to <url>/chat/completions, <url>/v1/messages
+ *	kopt.agent.<name>.model      the model
+ *	kopt.agent.<name>.keyenv     the environment variable with the key
+ *	                             (OPENAI_API_KEY, ANTHROPIC_API_KEY); the
+ *	                             key itself is never in a setting, never
+ *	                             printed, logged or written
+ *	kopt.agent.<name>.maxtokens  the answer's length limit (16000)
+ *
+ * It is sent the prompt, the files of the version's folder, and asked for
+ * one unified diff of that folder plus its answer (the summary).  The
+ * diff is applied with libgit2 to the worktree, and refused when it
+ * touches anything outside the folder or does not apply; the answer is
+ * the model's text without the diff.  Requests go through lib/http
+ * (retries on 5xx and 429, timeouts).
+ *
  * kopt_agent_run() returns 0 when the agent ran and answered (exit code
  * 0, not timed out), KOPT_EGENERIC with the reason in `out->why`
  * otherwise; nothing is printed.  The raw stdout and stderr are kept for
@@ -47,6 +69,7 @@
 enum kopt_agent_kind {
 	KOPT_AGENT_CLAUDE,
 	KOPT_AGENT_COMMAND,
+	KOPT_AGENT_HTTP,
 };
 
 struct kopt_agent {
@@ -55,9 +78,16 @@ struct kopt_agent {
 	char *command;          /* KOPT_AGENT_COMMAND: the command line */
 	char *program;          /* KOPT_AGENT_CLAUDE: "claude" */
 	int timeout_s;
+	/* KOPT_AGENT_HTTP */
+	char *api;              /* "openai" or "anthropic" */
+	char *url;              /* the API's base URL */
+	char *model;
+	char *key_env;          /* the variable holding the key */
+	int max_tokens;
 };
 
-#define KOPT_AGENT_INIT { NULL, KOPT_AGENT_CLAUDE, NULL, NULL, 0 }
+#define KOPT_AGENT_INIT { NULL, KOPT_AGENT_CLAUDE, NULL, NULL, 0, NULL, NULL, \
+	NULL, NULL, 0 }
 
 /*
  * The agent called `name` (NULL: kopt.agent, else "claude");
@@ -97,6 +127,21 @@ void kopt_agent_argv(struct kopt_strvec *out, const struct kopt_agent *a,
 int kopt_agent_run(struct kopt_agent_answer *out, const struct kopt_agent *a,
 		   const struct kopt_agent_task *t);
 void kopt_agent_answer_release(struct kopt_agent_answer *ans);
+
+/*
+ * Apply the unified diff `patch` to the work tree at `dir` (git_apply),
+ * after checking that every file it touches is under `version_dir`;
+ * nothing is changed when it is refused (`why` says why).
+ */
+int kopt_agent_apply_diff(const char *dir, const char *version_dir,
+			  const char *patch, size_t len, struct kopt_buf *why);
+/*
+ * Cut the diff out of a model's answer: the first ```diff (or ```patch)
+ * block, else the lines from the first "diff --git " or "--- " header to
+ * the first "## " heading.  `rest` gets the answer without it.
+ */
+int kopt_agent_split_diff(const char *answer, struct kopt_buf *diff,
+			  struct kopt_buf *rest);
 
 /* ---- worktrees ---- */
 

@@ -194,6 +194,77 @@ static void test_failures(void **state)
 	kopt_agent_answer_release(&ans);
 }
 
+static void test_split_diff(void **state)
+{
+	struct kopt_buf diff = KOPT_BUF_INIT, rest = KOPT_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(kopt_agent_split_diff(
+		"Here.\n\n```diff\n--- a/x\n+++ b/x\n```\n\n## New Version: k v1\n",
+		&diff, &rest), 0);
+	assert_string_equal(diff.buf, "--- a/x\n+++ b/x\n");
+	assert_string_equal(rest.buf, "Here.\n\n\n## New Version: k v1\n");
+	kopt_buf_reset(&diff);
+	kopt_buf_reset(&rest);
+	assert_int_equal(kopt_agent_split_diff(
+		"diff --git a/x b/x\n--- a/x\n+++ b/x\n## New Version: k v1\n",
+		&diff, &rest), 0);
+	assert_string_equal(diff.buf, "diff --git a/x b/x\n--- a/x\n+++ b/x\n");
+	assert_string_equal(rest.buf, "## New Version: k v1\n");
+	kopt_buf_reset(&diff);
+	kopt_buf_reset(&rest);
+	assert_int_equal(kopt_agent_split_diff("## New Version: k v1\n", &diff,
+					       &rest), KOPT_ENOTFOUND);
+	kopt_buf_release(&diff);
+	kopt_buf_release(&rest);
+}
+
+static void test_apply_diff(void **state)
+{
+	git_repository *repo = repo_with(NULL);
+	struct kopt_buf why = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
+	char *file = kopt_xstrfmt("%s/repo/kernels/k/v1/a.cu", dir);
+	char *top = kopt_xstrfmt("%s/repo", dir);
+	static const char good[] =
+		"diff --git a/kernels/k/v1/a.cu b/kernels/k/v1/a.cu\n"
+		"--- a/kernels/k/v1/a.cu\n+++ b/kernels/k/v1/a.cu\n"
+		"@@ -1,2 +1,3 @@\n+// tiled\n one\n two\n";
+	static const char outside[] =
+		"diff --git a/kernels/k/v0/a.cu b/kernels/k/v0/a.cu\n"
+		"--- a/kernels/k/v0/a.cu\n+++ b/kernels/k/v0/a.cu\n"
+		"@@ -1,2 +1,3 @@\n+// tiled\n one\n two\n";
+	static const char stale[] =
+		"diff --git a/kernels/k/v1/a.cu b/kernels/k/v1/a.cu\n"
+		"--- a/kernels/k/v1/a.cu\n+++ b/kernels/k/v1/a.cu\n"
+		"@@ -1,2 +1,3 @@\n+// tiled\n uno\n dos\n";
+
+	(void)state;
+	assert_int_equal(kopt_mkdir_parents(file), 0);
+	assert_int_equal(kopt_write_file_atomic(file, "one\ntwo\n", 8, 0644), 0);
+	assert_int_equal(kopt_agent_apply_diff(top, "kernels/k/v1", outside,
+					       sizeof(outside) - 1, &why), -1);
+	assert_string_equal(why.buf, "the model's diff changes "
+			    "'kernels/k/v0/a.cu', outside the version's "
+			    "folder 'kernels/k/v1'");
+	kopt_buf_reset(&why);
+	assert_int_equal(kopt_agent_apply_diff(top, "kernels/k/v1", stale,
+					       sizeof(stale) - 1, &why), -1);
+	assert_non_null(strstr(why.buf, "the model's diff does not apply"));
+	assert_int_equal(kopt_buf_read_file(&text, file), 0);
+	assert_string_equal(text.buf, "one\ntwo\n");
+	kopt_buf_reset(&why);
+	assert_int_equal(kopt_agent_apply_diff(top, "kernels/k/v1", good,
+					       sizeof(good) - 1, &why), 0);
+	kopt_buf_reset(&text);
+	assert_int_equal(kopt_buf_read_file(&text, file), 0);
+	assert_string_equal(text.buf, "// tiled\none\ntwo\n");
+	kopt_buf_release(&why);
+	kopt_buf_release(&text);
+	free(file);
+	free(top);
+	git_repository_free(repo);
+}
+
 static void test_durations(void **state)
 {
 	(void)state;
@@ -219,6 +290,9 @@ int main(void)
 		MESSAGES_TEST(test_claude_json),
 		MESSAGES_TEST(test_failures),
 		MESSAGES_TEST(test_durations),
+		MESSAGES_TEST(test_split_diff),
+		cmocka_unit_test_setup_teardown(test_apply_diff, setup,
+						release_messages),
 	};
 	char cmd[128];
 	int ret;
