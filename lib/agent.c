@@ -5,6 +5,8 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -243,6 +245,28 @@ done:
 static int http_run(struct kopt_agent_answer *out, const struct kopt_agent *a,
 		    const struct kopt_agent_task *t);
 
+static void write_pid(pid_t pid, void *data)
+{
+	char text[32];
+	int n = snprintf(text, sizeof(text), "%d\n", (int)pid);
+
+	kopt_write_file_atomic(data, text, (size_t)n, 0644);
+}
+
+int kopt_agent_stop_stray(const char *pid_file)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	int pid = 0, ret = 0;
+
+	if (!kopt_buf_read_file(&text, pid_file))
+		pid = atoi(text.buf);
+	if (pid > 1 && !kill(-pid, SIGKILL))
+		ret = 1;
+	unlink(pid_file);
+	kopt_buf_release(&text);
+	return ret;
+}
+
 int kopt_agent_run(struct kopt_agent_answer *out, const struct kopt_agent *a,
 		   const struct kopt_agent_task *t)
 {
@@ -285,8 +309,13 @@ int kopt_agent_run(struct kopt_agent_answer *out, const struct kopt_agent *a,
 	}
 	kopt_agent_argv(&c.args, a, t);
 	c.dir = t->dir;
+	if (t->pid_file) {
+		c.started = write_pid;
+		c.started_data = (void *)t->pid_file;
+	}
+	/* an agent never outlives the process waiting for it */
 	c.flags |= KOPT_CHILD_CAPTURE_OUT | KOPT_CHILD_CAPTURE_ERR |
-		   KOPT_CHILD_NO_STDIN;
+		   KOPT_CHILD_NO_STDIN | KOPT_CHILD_DIE_WITH_PARENT;
 	c.timeout_ms = (t->timeout_s > 0 ? t->timeout_s : a->timeout_s) * 1000;
 	if (kopt_child_run(&c)) {
 		kopt_buf_addf(&out->why, "cannot run agent '%s'", a->name);
@@ -319,6 +348,8 @@ int kopt_agent_run(struct kopt_agent_answer *out, const struct kopt_agent *a,
 	if (out->why.len)
 		ret = KOPT_EGENERIC;
 done:
+	if (t->pid_file)
+		unlink(t->pid_file);
 	if (prompt_file)
 		unlink(prompt_file);
 	free(prompt_file);

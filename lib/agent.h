@@ -107,6 +107,8 @@ struct kopt_agent_task {
 	const char *from;       /* may be NULL */
 	const char *version_dir;
 	int timeout_s;          /* 0: the agent's own */
+	const char *pid_file;   /* where the agent's process group is
+				   written while it runs, or NULL */
 };
 
 struct kopt_agent_answer {
@@ -127,6 +129,12 @@ void kopt_agent_argv(struct kopt_strvec *out, const struct kopt_agent *a,
 int kopt_agent_run(struct kopt_agent_answer *out, const struct kopt_agent *a,
 		   const struct kopt_agent_task *t);
 void kopt_agent_answer_release(struct kopt_agent_answer *ans);
+/*
+ * Stop what is left of an agent whose process group a pid file names
+ * (its waiting process was killed): 1 when one was stopped, 0 when none
+ * was running.  The file is removed.
+ */
+int kopt_agent_stop_stray(const char *pid_file);
 
 /*
  * Apply the unified diff `patch` to the work tree at `dir` (git_apply),

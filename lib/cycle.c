@@ -564,6 +564,7 @@ static int commit_results(struct kopt_cycle *c, struct cand *k,
 				  "HEAD~1", "HEAD", NULL };
 	struct kopt_agent_task t;
 	struct kopt_buf out = KOPT_BUF_INIT;
+	char *lpid;
 	size_t i;
 	int rc, ret = 0;
 
@@ -603,7 +604,10 @@ static int commit_results(struct kopt_cycle *c, struct cand *k,
 		t.from = rec_get(&k->st, "from");
 		t.version_dir = rec_get(&k->st, "dir");
 		t.timeout_s = (int)rec_num(&k->st, "timeout");
+		lpid = kopt_xstrfmt("%s/%s.agent.pid", c->dir, k->version);
+		t.pid_file = lpid;
 		ret = kopt_agent_run(&ans, learn, &t);
+		free(lpid);
 		spent = ans.wall_s;
 		save_log(c, k, "learn.prompt", &prompt);
 		save_log(c, k, "learn.out", &ans.out);
@@ -699,11 +703,14 @@ static int candidate(struct kopt_cycle *c, struct cand *k, const char *from,
 	struct kopt_buf out = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
 	struct kopt_layout layout;
 	struct kopt_strvec argv = KOPT_STRVEC_INIT;
+	char *pid_file = kopt_xstrfmt("%s/%s.agent.pid", c->dir, k->version);
 	double verify_s = 0;
 	int rc;
 
-	if (kopt_layout_init(&layout, c->kernel))
+	if (kopt_layout_init(&layout, c->kernel)) {
+		free(pid_file);
 		return -1;
+	}
 	kopt_layout_dir(&dir, &layout, k->version);
 	kopt_layout_release(&layout);
 	kopt_path_devlog(&devlog, c->kernel->name);
@@ -727,6 +734,7 @@ static int candidate(struct kopt_cycle *c, struct cand *k, const char *from,
 	d.timeout_s = timeout_s;
 	d.log_dir = c->dir;
 	d.have_worktree = 1;
+	d.pid_file = pid_file;
 	rc = kopt_designer_run(&d);
 	rec_set(&k->st, "agent_s", "%.3f", d.agent_s);
 	if (d.commit.len)
@@ -768,6 +776,7 @@ static int candidate(struct kopt_cycle *c, struct cand *k, const char *from,
 	}
 	set_state(c, k, ST_VERIFIED, NULL);
 done:
+	free(pid_file);
 	kopt_designer_release(&d);
 	kopt_buf_release(&dir);
 	kopt_buf_release(&devlog);
@@ -1173,6 +1182,7 @@ static void run_candidates(struct kopt_cycle *c, struct cand *ks, size_t nr,
 		    !strcmp(cand_state(&ks[i]), "failed"))
 			continue;
 		/* one at a time: git's worktree bookkeeping is shared */
+		kopt_worktree_remove(c->top, ks[i].worktree);
 		if (kopt_worktree_add(c->top, ks[i].worktree, base)) {
 			rec_set(&ks[i].st, "state", "failed");
 			rec_set(&ks[i].st, "outcome", "refused");
@@ -1326,6 +1336,7 @@ int kopt_cycle_run(struct kopt_cycle *c, int resume)
 	struct cand ks[MAX_PARALLEL];
 	size_t nk = 0, i;
 	int lock = -1, ret = 0, round = 0, rounds_done = 0, resumed_round = 0;
+	int pending = 0;
 	char *from = NULL;
 
 	memset(ks, 0, sizeof(ks));
@@ -1535,12 +1546,45 @@ int kopt_cycle_run(struct kopt_cycle *c, int resume)
 				const char *s = cand_state(&ks[i]);
 				if (!strcmp(s, "verified") || !strcmp(s, "failed"))
 					continue;
+				if (!rec_get(&ks[i].st, "pid")) {
+					/* never started: it starts now */
+					struct record fresh = RECORD_INIT;
+					rec_set(&fresh, "version", "%s",
+						ks[i].version);
+					rec_set(&fresh, "from", "%s", from);
+					rec_set(&fresh, "title", "%s",
+						ks[i].title);
+					rec_set(&fresh, "started", "%.3f",
+						wall_now());
+					rec_release(&ks[i].st);
+					ks[i].st = fresh;
+					state_write(c->dir, &ks[i]);
+					pending++;
+					continue;
+				}
 				/* interrupted: its branch stays, as it is */
-				rec_set(&ks[i].st, "state", "failed");
-				rec_set(&ks[i].st, "outcome", "interrupted");
-				rec_set(&ks[i].st, "why", "the cycle was "
-					"interrupted while it was %s", *s ? s :
-					"starting");
+				{
+					char *pf = kopt_xstrfmt("%s/%s.agent.pid",
+								c->dir,
+								ks[i].version);
+					if (kopt_agent_stop_stray(pf))
+						say(c, "stopped the agent of %s, "
+						    "left running by the "
+						    "interrupted run",
+						    ks[i].version);
+					free(pf);
+				}
+				{
+					char *was = kopt_strdup(*s ? s :
+								"starting");
+					rec_set(&ks[i].st, "why", "the cycle was "
+						"interrupted while it was %s",
+						was);
+					rec_set(&ks[i].st, "state", "failed");
+					rec_set(&ks[i].st, "outcome",
+						"interrupted");
+					free(was);
+				}
 				state_write(c->dir, &ks[i]);
 			}
 		}
@@ -1557,7 +1601,7 @@ int kopt_cycle_run(struct kopt_cycle *c, int resume)
 		}
 		git_oid_tostr(hex, sizeof(hex), &head_id);
 		kopt_buf_addstr(&head, hex);
-		if (!resumed_round)
+		if (!resumed_round || pending)
 			run_candidates(c, ks, nk, from, head.buf, &agent,
 				       &learn);
 		kopt_buf_release(&head);
@@ -1576,6 +1620,7 @@ int kopt_cycle_run(struct kopt_cycle *c, int resume)
 			      kept ? kept : "");
 		free(kept);
 		resumed_round = 0;
+		pending = 0;
 		if (ret)
 			break;
 	}

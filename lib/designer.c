@@ -334,6 +334,7 @@ int kopt_designer_run(struct kopt_designer *d)
 	t.from = d->from;
 	t.version_dir = d->version_dir;
 	t.timeout_s = d->timeout_s;
+	t.pid_file = d->pid_file;
 	ret = kopt_agent_run(&ans, d->agent, &t);
 	d->agent_s = ans.wall_s;
 	d->timed_out = ans.timed_out;

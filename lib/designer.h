@@ -46,6 +46,7 @@ struct kopt_designer {
 	int timeout_s;          /* 0: the agent's own */
 	const char *log_dir;    /* or NULL */
 	int have_worktree;      /* the caller made it already */
+	const char *pid_file;   /* the agent's process group, or NULL */
 	/* what happened */
 	struct kopt_summary summary;
 	struct kopt_buf why;    /* the refusal, "" on success */

@@ -168,16 +168,15 @@ kopt/mla-decode/v5"
 		>"$BATS_TEST_TMPDIR/out" 2>&1 &
 	pid=$!
 	# kill the cycle while its designer works
-	for i in $(seq 50); do
-		[ -e .git/kopt/cycle/mla-decode/v1.state ] && break
+	for i in $(seq 600); do
+		grep -qs '^pid=' .git/kopt/cycle/mla-decode/v1.state && break
 		sleep 0.1
 	done
-	sleep 0.5
 	# git runs git-kopt as its child: the cycle's own pid is in its lock
 	kill -9 "$(cat .git/kopt/cycle/mla-decode/lock)"
 	wait $pid || true
 	# the designer's own process finishes its version
-	for i in $(seq 100); do
+	for i in $(seq 600); do
 		grep -q '^state=\(verified\|failed\)$' .git/kopt/cycle/mla-decode/v1.state && break
 		sleep 0.1
 	done
@@ -217,4 +216,33 @@ Start"
 	assert_failure 129
 	run git kopt cycle
 	assert_failure 129
+}
+
+@test "a killed cycle leaves no agent running once it is resumed" {
+	profile_v0
+	before=$(git rev-parse main)
+	git kopt cycle mla-decode --agent hang --timeout 300 --replay "$REPLAY" \
+		>"$BATS_TEST_TMPDIR/out" 2>&1 &
+	pid=$!
+	for i in $(seq 600); do
+		[ -s .git/kopt/cycle/mla-decode/v1.agent.pid ] && break
+		sleep 0.1
+	done
+	agent=$(cat .git/kopt/cycle/mla-decode/v1.agent.pid)
+	designer=$(sed -n 's/^pid=//p' .git/kopt/cycle/mla-decode/v1.state)
+	# the cycle and its designer die at once; the agent is left
+	kill -9 "$(cat .git/kopt/cycle/mla-decode/lock)" "$designer"
+	wait $pid || true
+	kill -0 -- "-$agent"
+	run --separate-stderr git kopt cycle mla-decode --resume
+	assert_success
+	[[ "$stderr" == *"cycle: stopped the agent of v1, left running by the interrupted run"* ]]
+	# nothing of its group runs (killed ones may wait to be reaped)
+	sleep 0.2
+	run sh -c "ps -e -o pgid=,stat= | awk -v g=$agent '\$1 == g && \$2 !~ /^Z/'"
+	assert_output ""
+	[ "$(git rev-parse main)" = "$before" ]
+	run git kopt cycle mla-decode --status
+	assert_line "       the cycle was interrupted while it was designing"
+	[ "$(git worktree list | wc -l)" = 1 ]
 }
