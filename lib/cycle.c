@@ -1708,9 +1708,9 @@ int kopt_cycle_plan(struct kopt_cycle *c, struct kopt_buf *out)
 		char *title = i < items.nr ? proposal_title(items.v[i]) : NULL;
 		if (has_results(c, from) && i >= items.nr)
 			break;
-		kopt_buf_addf(out, "  designer %s on kopt/%s/v%ld in "
+		kopt_buf_addf(out, "  designer on kopt/%s/v%ld in "
 			      "%skopt/worktrees/%s-v%ld: %s\n",
-			      i ? "  " : "", c->kernel->name, next + (long)i,
+			      c->kernel->name, next + (long)i,
 			      git_repository_commondir(c->repo),
 			      c->kernel->name, next + (long)i,
 			      title ? title : "the proposal ranked "

@@ -118,7 +118,7 @@ kopt/mla-decode/v5"
 	assert_line "cycle of mla-decode on main, from v0"
 	assert_line "stops when the target 'spec-decode duration_us <= 1100' is met, after 2 rounds, or when nothing is left to propose"
 	assert_line "  profile mla-decode v0 (no results yet), replaying captures"
-	assert_line --regexp "^  designer  on kopt/mla-decode/v1 in $REPO/.git/kopt/worktrees/mla-decode-v1: "
+	assert_line --regexp "^  designer on kopt/mla-decode/v1 in $REPO/.git/kopt/worktrees/mla-decode-v1: "
 	[ "$(git rev-parse HEAD)" = "$before" ]
 	run git status --porcelain
 	assert_output ""
