@@ -102,6 +102,7 @@ int kopt_print_gate_commit(const git_commit *commit,
 				 struct kopt_ctx *ctx)
 CMD(analyze);
 CMD(check);
+CMD(cycle);
 CMD(design);
 CMD(device);
 CMD(evaluate);
