@@ -68,5 +68,6 @@ CMD(review);
 CMD(select);
 CMD(status);
 CMD(strategize);
+CMD(tune);
 
 #endif
