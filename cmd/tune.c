@@ -244,7 +244,7 @@ int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
 		status = 1;
 		goto done;
 	}
-	if (ret && !r.trials_nr) {
+	if (ret && !r.interrupted) {
 		status = 128;
 		goto done;
 	}

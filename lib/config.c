@@ -796,44 +796,41 @@ static int validate_tuning(const struct kopt_config *cfg,
 	if (!ret)
 		ret = parse_tune_default(src, k, dtext, dline);
 	free(dtext);
-	/* the space must hold something at some trial, and the default */
+	/* the space must hold something at some trial */
 	for (i = 0; !ret && i < cfg->trials_nr; i++) {
 		const struct kopt_trial *t = &cfg->trials[i];
 		size_t count = 0;
-		int why = -1;
-		if (kopt_tune_allowed(k, k->tune_default, t->b, t->s, t->t,
-				      &why, &err)) {
-			ret = bad(src, why >= 0 ? k->restricts[why].line : dline,
-				  "%s", err.buf);
-			break;
-		}
-		if (why >= 0) {
-			ret = bad(src, dline, "the hand-picked configuration is "
-				  "excluded by 'tune-restrict = %s' (line %d) "
-				  "at trial '%s'", k->restricts[why].expr,
-				  k->restricts[why].line, t->name);
-			break;
-		}
 		if (kopt_tune_count(&count, k, t->b, t->s, t->t, &err)) {
-			ret = bad(src, k->tune[0].line, "%s", err.buf);
+			ret = bad(src, k->restricts_nr ? k->restricts[0].line :
+				  k->tune[0].line, "%s", err.buf);
 			break;
 		}
 		any |= count > 0;
 	}
-	if (!ret && !cfg->trials_nr) {
-		size_t count = 0;
-		int why = -1;
-		if (kopt_tune_allowed(k, k->tune_default, 1, 1, 1, &why, &err))
-			ret = bad(src, why >= 0 ? k->restricts[why].line : dline,
-				  "%s", err.buf);
+	if (!ret && !cfg->trials_nr)
 		any = 1;
-		(void)count;
-	}
 	if (!ret && !any)
 		ret = bad(src, k->restricts_nr ? k->restricts[0].line :
 			  k->tune[0].line, "the tuning space of kernel '%s' "
 			  "is empty: its restrictions exclude every "
 			  "configuration at every trial", k->name);
+	/* and the hand-picked configuration, at every trial */
+	for (i = 0; !ret && i < (cfg->trials_nr ? cfg->trials_nr : 1); i++) {
+		const struct kopt_trial *t = cfg->trials_nr ? &cfg->trials[i] :
+					     NULL;
+		int why = -1;
+		if (kopt_tune_allowed(k, k->tune_default, t ? t->b : 1,
+				      t ? t->s : 1, t ? t->t : 1, &why, &err)) {
+			ret = bad(src, why >= 0 ? k->restricts[why].line : dline,
+				  "%s", err.buf);
+			break;
+		}
+		if (why >= 0 && t)
+			ret = bad(src, dline, "the hand-picked configuration is "
+				  "excluded by 'tune-restrict = %s' (line %d) "
+				  "at trial '%s'", k->restricts[why].expr,
+				  k->restricts[why].line, t->name);
+	}
 	if (!ret) {
 		struct kopt_buf id = KOPT_BUF_INIT;
 		kopt_tune_config_id(&id, k, k->tune_default);

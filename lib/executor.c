@@ -462,14 +462,6 @@ static int write_array(struct kopt_executor *ex, const char *dir,
 		path = task_file(dir, "run", i);
 		ret = write_text(path, &s);
 		free(path);
-		if (!ret && t->build && t->state != KOPT_TASK_BUILD_FAILED &&
-		    ex->kind == KOPT_EXEC_SLURM && getenv("KOPT_SLURM_BUILD")) {
-			kopt_buf_reset(&s);
-			kopt_buf_addf(&s, "%s\n", t->build);
-			path = task_file(dir, "build", i);
-			ret = write_text(path, &s);
-			free(path);
-		}
 	}
 	kopt_buf_release(&s);
 	return ret;
@@ -628,6 +620,31 @@ static void collect(const char *dir, struct kopt_exec_task *t, size_t i)
 	kopt_buf_release(&dev);
 }
 
+/* Remove what write_array() and the tasks left in `dir`. */
+static void remove_array(const char *dir, size_t nr)
+{
+	static const char *const per_task[] = {
+		"run", "build", "rc", "out", "err", "device", "started"
+	};
+	size_t i, j;
+	char *p;
+
+	for (i = 0; i < nr; i++) {
+		for (j = 0; j < KOPT_ARRAY_SIZE(per_task); j++) {
+			p = task_file(dir, per_task[j], i);
+			unlink(p);
+			free(p);
+		}
+		p = kopt_xstrfmt("%s/rc.%zu.tmp", dir, i);
+		unlink(p);
+		free(p);
+	}
+	p = kopt_xstrfmt("%s/task.sh", dir);
+	unlink(p);
+	free(p);
+	rmdir(dir);
+}
+
 static int run_slurm(struct kopt_executor *ex, struct kopt_exec_task *tasks,
 		     size_t nr)
 {
@@ -686,8 +703,9 @@ static int run_slurm(struct kopt_executor *ex, struct kopt_exec_task *tasks,
 		first_line(&why, c.err.len ? &c.err : &c.out);
 		if (!why.len)
 			kopt_child_describe(&c, &why);
-		ret = kopt_error("the cluster refused the job: sbatch: %s",
-				 why.buf);
+		ret = kopt_error("the cluster refused the job: %s%s",
+				 kopt_starts_with(why.buf, "sbatch") ? "" :
+				 "sbatch: ", why.buf);
 		goto done;
 	}
 	first_line(&job, &c.out);
@@ -730,6 +748,8 @@ static int run_slurm(struct kopt_executor *ex, struct kopt_exec_task *tasks,
 	if (interrupted)
 		ret = KOPT_EINTR;
 done:
+	if (dir.len)
+		remove_array(dir.buf, nr);
 	kopt_child_release(&c);
 	kopt_buf_release(&dir);
 	kopt_buf_release(&job);

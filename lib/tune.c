@@ -595,11 +595,14 @@ size_t kopt_tune_search_expected(const struct kopt_tune_search *s)
 	left = s->pending;
 	if (s->phase == 0) {
 		struct kopt_tune_search copy = *s;
+		size_t d = s->space->dflt != SIZE_MAX ? s->space->dflt : 0;
 		/* the main list's size, without consuming the rng */
 		copy.order = NULL;
 		copy.order_nr = 0;
 		plan_main(&copy);
-		left += (s->pending ? 0 : 1) + copy.order_nr;
+		left += !s->state[d];
+		for (i = 0; i < copy.order_nr; i++)
+			left += !s->state[copy.order[i]];
 		free(copy.order);
 	} else {
 		for (i = s->cursor; i < s->order_nr; i++)

@@ -720,8 +720,8 @@ static void tuning_block(struct kopt_buf *out, const struct kopt_tuner_result *r
 				      t->default_us * 100.0);
 		else
 			kopt_buf_addstr(out, " | not measured | ");
-		kopt_buf_addf(out, "%zu of %zu (%zu cached, %zu invalid) |%s",
-			      t->evals, t->space, t->cached, t->invalid, nl);
+		kopt_buf_addf(out, "%zu of %zu (%zu invalid) |%s", t->evals,
+			      t->space, t->invalid, nl);
 	}
 }
 
