@@ -171,6 +171,22 @@ struct building {
 	int killed;
 };
 
+/* The last non-empty line of `in`, for a one-line reason. */
+static void last_line(struct kopt_buf *out, const struct kopt_buf *in)
+{
+	size_t end = in->len, start;
+
+	while (end && (in->buf[end - 1] == '\n' || in->buf[end - 1] == '\r' ||
+		       in->buf[end - 1] == ' '))
+		end--;
+	start = end;
+	while (start && in->buf[start - 1] != '\n')
+		start--;
+	if (end - start > 200)
+		start = end - 200;
+	kopt_buf_add(out, in->buf + start, end - start);
+}
+
 static void finish_build(struct kopt_exec_task *t, struct building *b,
 			 int status)
 {
@@ -192,9 +208,12 @@ static void finish_build(struct kopt_exec_task *t, struct building *b,
 		set_why(t, "the build was killed by signal %d",
 			WTERMSIG(status));
 	} else if (WEXITSTATUS(status)) {
+		struct kopt_buf last = KOPT_BUF_INIT;
+		last_line(&last, &t->err);
 		t->state = KOPT_TASK_BUILD_FAILED;
-		set_why(t, "the build failed (exit code %d)",
-			WEXITSTATUS(status));
+		set_why(t, "the build failed (exit code %d)%s%s",
+			WEXITSTATUS(status), last.len ? ": " : "", last.buf);
+		kopt_buf_release(&last);
 	}
 }
 

@@ -89,7 +89,7 @@ Tiles.
 	assert_success
 	assert_line --index 1 "decode (b=32, s=1, t=4096): best BN=64,ST=1 at 58.5 us; hand-picked BN=32,ST=2 at 83.5 us (gain 29.9%)"
 	assert_line --index 2 "  21 of 21 configurations evaluated (0 from the cache, 5 invalid; 25 before restrictions)"
-	assert_line "  invalid: BN=32,ST=3: the build failed (exit code 2)"
+	assert_line "  invalid: BN=32,ST=3: the build failed (exit code 2): k.cu:1: error: too many registers"
 	assert_line "  invalid: BN=64,ST=2: crashed: killed by signal 11 (Segmentation fault)"
 	assert_line "  invalid: BN=64,ST=3: failed: exit code 1 (its own check failed or it could not run)"
 	assert_line "  invalid: BN=64,ST=4: hung: timed out after 3 s (kopt.timeout)"
