@@ -21,6 +21,7 @@
 #include "render.h"
 #include "repo.h"
 #include "scaffold.h"
+#include "paths.h"
 #include "banned.h"
 
 static const char *const analyze_usage[] = {
@@ -322,11 +323,13 @@ static void print_kernel(const struct kernel_view *kv,
 
 	collect_trials(&trials, cfg, a);
 	kopt_buf_addf(&out, "# Analyze: %s\n\n## Overview\n\n", a->kernel);
-	if (a->has_devlog && a->devlog.overview)
+	if (a->has_devlog && a->devlog.overview) {
 		kopt_buf_addf(&out, "%s\n", a->devlog.overview);
-	else
-		kopt_buf_addf(&out, "(no overview in docs/kernels/%s.md)\n",
-			      a->kernel);
+	} else {
+		kopt_buf_addstr(&out, "(no overview in ");
+		kopt_path_devlog(&out, a->kernel);
+		kopt_buf_addstr(&out, ")\n");
+	}
 
 	kopt_buf_addstr(&out, "\n## Versions\n\n");
 	kopt_strvec_push(&header, "Version");

@@ -13,6 +13,7 @@
 #include "builtin.h"
 #include "filetx.h"
 #include "templates.h"
+#include "paths.h"
 #include "banned.h"
 
 #define KERNEL_ADD_USAGE \
@@ -210,7 +211,11 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 			 "unchanged from .kopt", o.name);
 	kopt_config_release(&check);
 
-	devlog_label = kopt_xstrfmt("docs/kernels/%s.md", o.name);
+	{
+		struct kopt_buf b = KOPT_BUF_INIT;
+		kopt_path_devlog(&b, o.name);
+		devlog_label = kopt_buf_detach(&b, NULL);
+	}
 	devlog_path = kopt_ctx_path(ctx, devlog_label);
 	have_devlog = !access(devlog_path, F_OK);
 	kopt_filetx_add(&tx, kopt_path, ".kopt", text.buf, text.len, 0, NULL);

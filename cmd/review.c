@@ -17,6 +17,8 @@
 #include "builtin.h"
 #include "obligations.h"
 #include "render.h"
+#include "paths.h"
+#include "trailers.h"
 #include "banned.h"
 
 static const char *const review_usage[] = {
@@ -234,10 +236,9 @@ static void read_commits(struct review *rv)
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
 	while (!git_revwalk_next(&oid, walk)) {
 		git_commit *c = NULL;
-		git_message_trailer_array tr = { 0 };
+		struct kopt_trailers tr = KOPT_TRAILERS_INIT;
 		struct commit_info *ci;
 		const char *summary;
-		size_t i;
 
 		if (git_commit_lookup(&c, rv->repo, &oid) < 0)
 			continue;
@@ -248,27 +249,15 @@ static void read_commits(struct review *rv)
 		git_oid_tostr(ci->id, sizeof(ci->id), &oid);
 		summary = git_commit_summary(c);
 		ci->subject = kopt_strdup(summary ? summary : "");
-		if (!git_message_trailers(&tr, git_commit_message(c))) {
-			for (i = 0; i < tr.count; i++) {
-				const char *k = tr.trailers[i].key;
-				const char *v = tr.trailers[i].value;
-				if (!strcasecmp(k, "Kopt-Learn") &&
-				    !strncasecmp(v, "skip", 4)) {
-					v += 4;
-					while (*v == ' ' || *v == ':')
-						v++;
-					free(ci->skip);
-					ci->skip = kopt_strdup(*v ? v :
-							       "(no reason)");
-				} else if (!strcasecmp(k, "Kopt-Kernel")) {
-					free(ci->kernel);
-					ci->kernel = kopt_strdup(v);
-				} else if (!strcasecmp(k, "Kopt-Version")) {
-					free(ci->version);
-					ci->version = kopt_strdup(v);
-				}
-			}
-			git_message_trailer_array_free(&tr);
+		if (!kopt_trailers_parse(&tr, git_commit_message(c), 0)) {
+			const char *v;
+			if ((v = kopt_trailers_learn_skip(&tr)))
+				ci->skip = kopt_strdup(v);
+			if ((v = kopt_trailers_get(&tr, KOPT_TRAILER_KERNEL)))
+				ci->kernel = kopt_strdup(v);
+			if ((v = kopt_trailers_get(&tr, KOPT_TRAILER_VERSION)))
+				ci->version = kopt_strdup(v);
+			kopt_trailers_release(&tr);
 		}
 		git_commit_free(c);
 	}
@@ -302,33 +291,6 @@ static void read_files(struct review *rv)
 	git_diff_free(diff);
 }
 
-/* "docs/kernels/<k>.md" or "docs/kernels/<k>/results/<v>.json" */
-static int kernel_of(const char *path, char **kernel, char **version)
-{
-	const char *p, *slash;
-
-	*kernel = *version = NULL;
-	if (!kopt_skip_prefix(path, "docs/kernels/", &p))
-		return 0;
-	slash = strchr(p, '/');
-	if (!slash) {
-		if (!kopt_ends_with(p, ".md") || !strcmp(p, "README.md"))
-			return 0;
-		*kernel = kopt_strndup(p, strlen(p) - 3);
-		return kopt_valid_name(*kernel) ? 1 : (free(*kernel), 0);
-	}
-	if (strncmp(slash, "/results/", 9) || !kopt_ends_with(slash, ".json") ||
-	    strchr(slash + 9, '/'))
-		return 0;
-	*kernel = kopt_strndup(p, slash - p);
-	*version = kopt_strndup(slash + 9, strlen(slash + 9) - 5);
-	if (!kopt_valid_name(*kernel) || !kopt_valid_name(*version)) {
-		free(*kernel);
-		free(*version);
-		return 0;
-	}
-	return 2;
-}
 
 static int is_catalog(const struct review *rv, const char *path)
 {
@@ -565,14 +527,16 @@ static void analyse(struct review *rv)
 	kopt_source_tree(&hs, rv->repo, rv->head_tree, hrev);
 	for (i = 0; i < rv->files_nr; i++) {
 		char *kernel, *version;
-		if (kernel_of(rv->files[i].path, &kernel, &version)) {
+		enum kopt_path_kind kind = kopt_path_classify(
+			rv->files[i].path, &kernel, &version);
+		if (kind == KOPT_PATH_DEVLOG || kind == KOPT_PATH_RESULTS) {
 			if (!kopt_strvec_has(&rv->kernels, kernel))
 				kopt_strvec_push(&rv->kernels, kernel);
-			free(kernel);
-			free(version);
 		} else if (is_catalog(rv, rv->files[i].path)) {
 			diff_catalog(rv, rv->files[i].path);
 		}
+		free(kernel);
+		free(version);
 	}
 	rv->before = kopt_calloc(rv->kernels.nr + 1, sizeof(*rv->before));
 	rv->after = kopt_calloc(rv->kernels.nr + 1, sizeof(*rv->after));
@@ -595,7 +559,7 @@ static void analyse(struct review *rv)
 			const char *what = NULL;
 			int results_changed = 0;
 
-			kopt_results_path(&path, kernel, v->name);
+			kopt_path_results(&path, kernel, v->name);
 			for (j = 0; j < rv->files_nr; j++)
 				if (!strcmp(rv->files[j].path, path.buf))
 					results_changed = 1;

@@ -22,8 +22,10 @@
 #include "builtin.h"
 #include "hooks.h"
 #include "repo.h"
+#include "trailers.h"
 #include "scaffold.h"
 #include "verdict.h"
+#include "paths.h"
 #include "banned.h"
 
 static const char *const status_usage[] = {
@@ -73,12 +75,12 @@ static void read_history(git_repository *repo, struct history *h)
 		    (k = kopt_trailers_get(&t, KOPT_TRAILER_KERNEL)) &&
 		    (v = kopt_trailers_get(&t, KOPT_TRAILER_VERSION))) {
 			step = kopt_trailers_get(&t, KOPT_TRAILER_STEP);
-			learn = kopt_trailers_get(&t, KOPT_TRAILER_LEARN);
-			if (step && !strcmp(step, "learn"))
+			learn = kopt_trailers_learn_skip(&t);
+			if (kopt_step_parse(step) == KOPT_STEP_LEARN)
 				kopt_strvec_pushf(&h->learned, "%s/%s", k, v);
-			if (learn && kopt_starts_with(learn, "skip "))
+			if (learn)
 				kopt_strvec_pushf(&h->skipped, "%s/%s\t%s", k, v,
-						  learn + 5);
+						  learn);
 		}
 		kopt_trailers_release(&t);
 		git_commit_free(c);
@@ -160,7 +162,7 @@ static int results_committed(struct kopt_ctx *ctx, git_tree *head,
 	char *path;
 	int same = 0;
 
-	kopt_results_path(&rel, kernel, version);
+	kopt_path_results(&rel, kernel, version);
 	path = kopt_ctx_path(ctx, rel.buf);
 	if (head && !kopt_repo_read_tree(&a, ctx->repo, head, rel.buf) &&
 	    !kopt_buf_read_file(&b, path))
@@ -272,7 +274,7 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	} else if (!r->committed) {
 		struct kopt_buf rel = KOPT_BUF_INIT;
 		r->step = "verify";
-		kopt_results_path(&rel, k->name, r->version);
+		kopt_path_results(&rel, k->name, r->version);
 		if (r->verdict == KOPT_VERDICT_REGRESSION) {
 			struct kopt_buf name = KOPT_BUF_INIT;
 			learn_name(ctx, &name, k->name, r->version);

@@ -129,18 +129,6 @@ int kopt_valid_name(const char *name)
 	return !strstr(name, "..");
 }
 
-int kopt_valid_version(const char *v)
-{
-	const char *p;
-
-	if (!v || v[0] != 'v' || !v[1])
-		return 0;
-	for (p = v + 1; *p; p++)
-		if (!isdigit((unsigned char)*p))
-			return 0;
-	return v[1] != '0' || !v[2];
-}
-
 const char *kopt_control_name(enum kopt_control c)
 {
 	switch (c) {

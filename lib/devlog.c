@@ -66,11 +66,6 @@ static int perf_part(enum label l)
 	       l == L_INSIGHTS;
 }
 
-void kopt_devlog_path(struct kopt_buf *out, const char *kernel)
-{
-	kopt_buf_addf(out, "docs/kernels/%s.md", kernel);
-}
-
 /* ------------------------------------------------------------------ */
 /* Lines */
 

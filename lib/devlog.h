@@ -112,9 +112,6 @@ struct kopt_devlog {
 #define KOPT_DEVLOG_INIT { NULL, KOPT_BUF_INIT, NULL, 0, 0, 0, NULL, 0, \
 	NULL, NULL, 0, 0, 0, KOPT_STRVEC_INIT, NULL, 0, 0 }
 
-/* "docs/kernels/<kernel>.md" (relative to the top). */
-void kopt_devlog_path(struct kopt_buf *out, const char *kernel);
-
 /*
  * Parse devlog text (copied).  Returns 0, or KOPT_EINVALID with the
  * problem printed as "<label>:<line>: <why>" (empty text, binary or

@@ -11,9 +11,12 @@
 #include "error.h"
 #include "knowledge.h"
 #include "problem.h"
+#include "progress.h"
 #include "repo.h"
+#include "trailers.h"
 #include "results.h"
 #include "verdict.h"
+#include "paths.h"
 #include "banned.h"
 
 /*
@@ -207,7 +210,7 @@ static int load_changes(struct ctx *c)
 	int ret = 0;
 
 	/* only these paths matter to the rules: skip the kernels' sources */
-	kopt_strvec_push(&specs, "docs/kernels/");
+	kopt_strvec_push(&specs, KOPT_KERNELS_DIR);
 	kopt_strvec_pushf(&specs, "%s/", c->kroot);
 	for (i = 0; i < c->catalogs.nr; i++) {
 		/* a catalog inside a folder already diffed is seen there */
@@ -224,58 +227,6 @@ static int load_changes(struct ctx *c)
 }
 
 /* ---- paths ---- */
-
-static int is_name(const char *s, size_t n)
-{
-	char *tmp = kopt_strndup(s, n);
-	int ok = kopt_valid_name(tmp);
-
-	free(tmp);
-	return ok;
-}
-
-/* docs/kernels/<k>/<sub>/<v>.<ext> -> kernel and version */
-static int kernel_file(const char *path, const char *sub, const char *ext,
-		       char **kernel, char **version)
-{
-	const char *p, *slash, *rest, *dot;
-
-	if (!kopt_skip_prefix(path, "docs/kernels/", &p))
-		return 0;
-	slash = strchr(p, '/');
-	if (!slash || !is_name(p, (size_t)(slash - p)))
-		return 0;
-	if (!kopt_skip_prefix(slash + 1, sub, &rest) || *rest != '/')
-		return 0;
-	rest++;
-	dot = strrchr(rest, '.');
-	if (!dot || strchr(rest, '/') || strcmp(dot + 1, ext))
-		return 0;
-	*version = kopt_strndup(rest, (size_t)(dot - rest));
-	if (kopt_version_number(*version) < 0) {
-		free(*version);
-		*version = NULL;
-		return 0;
-	}
-	*kernel = kopt_strndup(p, (size_t)(slash - p));
-	return 1;
-}
-
-/* docs/kernels/<k>.md -> kernel */
-static int devlog_file(const char *path, char **kernel)
-{
-	const char *p;
-	size_t n;
-
-	if (!kopt_skip_prefix(path, "docs/kernels/", &p) || strchr(p, '/') ||
-	    !kopt_ends_with(p, ".md"))
-		return 0;
-	n = strlen(p) - 3;
-	if (!is_name(p, n))
-		return 0;
-	*kernel = kopt_strndup(p, n);
-	return 1;
-}
 
 /*
  * The kind of a knowledge detail file, from where it lies (lib/knowledge
@@ -572,7 +523,7 @@ static struct loaded *load_results(struct ctx *c, int side,
 	struct loaded *l;
 	size_t i;
 
-	kopt_results_path(&path, kernel, version);
+	kopt_path_results(&path, kernel, version);
 	for (i = 0; i < c->loaded_nr; i++)
 		if (c->loaded[i].side == side &&
 		    !strcmp(c->loaded[i].path, path.buf)) {
@@ -688,7 +639,7 @@ static void entry_title(struct ctx *c, const char *kernel,
 	struct lines it;
 	struct line l;
 
-	kopt_buf_addf(&path, "docs/kernels/%s.md", kernel);
+	kopt_path_devlog(&path, kernel);
 	kopt_buf_addf(&want, "V%ld", kopt_version_number(version));
 	if (!snap_read(c, path.buf, &text)) {
 		lines_init(&it, text.buf, text.len);
@@ -766,8 +717,8 @@ static void rule_results(struct ctx *c)
 		struct loaded *l;
 
 		if (c->changes[i].status == 'D' ||
-		    !kernel_file(c->changes[i].path, "results", "json",
-				 &kernel, &version))
+		    !kopt_path_is(KOPT_PATH_RESULTS, c->changes[i].path,
+				  &kernel, &version))
 			continue;
 		l = load_results(c, 0, kernel, version);
 		if (l->ret == KOPT_EINVALID) {
@@ -949,7 +900,8 @@ static void rule_devlog(struct ctx *c)
 		char *kernel = NULL;
 		int had;
 		if (c->changes[i].status == 'D' ||
-		    !devlog_file(c->changes[i].path, &kernel))
+		    !kopt_path_is(KOPT_PATH_DEVLOG, c->changes[i].path,
+				  &kernel, NULL))
 			continue;
 		kopt_buf_reset(&text);
 		kopt_buf_reset(&old);
@@ -1097,21 +1049,13 @@ static void subject_of(struct ctx *c, char **kernel, char **version)
 	}
 	for (i = 0; i < c->changes_nr; i++)
 		if (c->changes[i].status != 'D' &&
-		    kernel_file(c->changes[i].path, "results", "json", kernel,
-				version))
+		    kopt_path_is(KOPT_PATH_RESULTS, c->changes[i].path,
+				 kernel, version))
 			return;
 	if (!git_repository_head(&head, c->g->repo) &&
-	    git_reference_is_branch(head)) {
-		const char *name = git_reference_shorthand(head), *rest;
-		const char *slash;
-		if (kopt_skip_prefix(name, KOPT_BRANCH_PREFIX, &rest) &&
-		    (slash = strrchr(rest, '/')) &&
-		    kopt_version_number(slash + 1) >= 0 &&
-		    is_name(rest, (size_t)(slash - rest))) {
-			*kernel = kopt_strndup(rest, (size_t)(slash - rest));
-			*version = kopt_strdup(slash + 1);
-		}
-	}
+	    git_reference_is_branch(head))
+		kopt_repo_branch_parse(git_reference_shorthand(head), kernel,
+				       version);
 	git_error_clear();
 	git_reference_free(head);
 }
@@ -1157,12 +1101,12 @@ static int links_knowledge(struct ctx *c, const char *kernel,
 	kopt_report_fn old;
 	int found = 0;
 
-	kopt_buf_addf(&path, "docs/kernels/%s/tasks/%s.md", kernel, version);
+	kopt_path_task(&path, kernel, version);
 	if (!snap_read(c, path.buf, &text))
 		found = text_links_knowledge(c, path.buf, text.buf, text.len);
 	kopt_buf_reset(&path);
 	kopt_buf_reset(&text);
-	kopt_devlog_path(&path, kernel);
+	kopt_path_devlog(&path, kernel);
 	if (!found && !snap_read(c, path.buf, &text)) {
 		captured = &ignored;    /* a broken devlog is the devlog rule's */
 		old = kopt_error_set_routine(capture);
@@ -1197,8 +1141,8 @@ static void rule_learn_results(struct ctx *c)
 		struct loaded *l;
 
 		if (c->changes[i].status == 'D' ||
-		    !kernel_file(c->changes[i].path, "results", "json",
-				 &kernel, &version))
+		    !kopt_path_is(KOPT_PATH_RESULTS, c->changes[i].path,
+				  &kernel, &version))
 			continue;
 		l = load_results(c, 0, kernel, version);
 		if (l->ret == KOPT_EINVALID && !(c->g->rules & KOPT_GATE_CONTENT))
@@ -1259,17 +1203,6 @@ static void rule_novel(struct ctx *c)
 
 /* ---- running ---- */
 
-static const char *learn_skip(const struct kopt_trailers *t)
-{
-	const char *v = kopt_trailers_get(t, KOPT_TRAILER_LEARN), *p;
-
-	if (!v || !kopt_skip_prefix(v, "skip", &p) || (*p != ' ' && *p != '\t'))
-		return NULL;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	return *p ? p : NULL;
-}
-
 int kopt_gate_run(struct kopt_gate *g)
 {
 	struct ctx c;
@@ -1309,7 +1242,7 @@ int kopt_gate_run(struct kopt_gate *g)
 	if (g->rules & KOPT_GATE_MESSAGE)
 		rule_trailers(&c);
 	if ((g->rules & KOPT_GATE_LEARN) && !g->is_merge) {
-		const char *skip = learn_skip(&c.trailers);
+		const char *skip = kopt_trailers_learn_skip(&c.trailers);
 		size_t before = g->nr;
 		rule_learn_results(&c);
 		rule_novel(&c);
@@ -1374,6 +1307,8 @@ int kopt_gate_commits(git_repository *repo, const struct kopt_config *cfg,
 		      const git_oid *ids, size_t nr, kopt_gate_commit_fn fn,
 		      void *data)
 {
+	struct kopt_progress *progress = kopt_progress_start(
+		"checking commits", nr);
 	size_t i;
 	int ret = 0;
 
@@ -1409,7 +1344,9 @@ next:
 		git_tree_free(tree);
 		git_commit_free(parent);
 		git_commit_free(commit);
+		kopt_progress_update(progress, i + 1);
 	}
+	kopt_progress_stop(&progress);
 	return ret;
 }
 

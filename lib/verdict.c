@@ -11,6 +11,7 @@
 #include "error.h"
 #include "expr.h"
 #include "repo.h"
+#include "paths.h"
 #include "banned.h"
 
 /* ---- verdicts ---- */
@@ -235,7 +236,8 @@ int kopt_target_load_results(struct kopt_results **out, size_t *nr,
 
 	*out = NULL;
 	*nr = 0;
-	kopt_buf_addf(&dir, "%sdocs/kernels/%s/results", top, kernel);
+	kopt_buf_addstr(&dir, top);
+	kopt_path_results_dir(&dir, kernel);
 	d = opendir(dir.buf);
 	if (!d) {
 		kopt_buf_release(&dir);
