@@ -14,7 +14,8 @@
 
 #include "builtin.h"
 #include "executor.h"
-#include "results.h"
+#include "paths.h"
+#include "version.h"
 #include "tuner.h"
 #include "banned.h"
 
@@ -70,54 +71,6 @@ static void human(struct kopt_buf *out, double s)
 		kopt_buf_addf(out, "%ldm%02lds", n / 60, n % 60);
 	else
 		kopt_buf_addf(out, "%lds", n);
-}
-
-struct progress_state {
-	int tty;
-	int line_open;
-};
-
-static void show_progress(void *data, const struct kopt_tuner_status *st)
-{
-	struct progress_state *ps = data;
-	struct kopt_buf line = KOPT_BUF_INIT;
-
-	if (ps->tty) {
-		kopt_buf_addf(&line, "\r%s: %zu/%zu", st->trial, st->done,
-			      st->planned);
-		if (st->best)
-			kopt_buf_addf(&line, ", best %.1f us (%s)", st->best_us,
-				      st->best);
-		kopt_buf_addstr(&line, ", ");
-		human(&line, st->elapsed_s);
-		kopt_buf_addstr(&line, " elapsed");
-		if (isfinite(st->left_s)) {
-			kopt_buf_addstr(&line, ", ~");
-			human(&line, st->left_s);
-			kopt_buf_addstr(&line, " left");
-		}
-		kopt_buf_addf(&line, " [%s]\033[K", st->phase);
-		fputs(line.buf, stderr);
-		ps->line_open = 1;
-	} else if (st->last) {
-		kopt_buf_addf(&line, "%s: %s", st->trial, st->last);
-		if (st->last_why)
-			kopt_buf_addf(&line, ": invalid: %s", st->last_why);
-		else if (st->best)
-			kopt_buf_addf(&line, ": done (%zu of ~%zu), best %.1f us",
-				      st->done, st->planned, st->best_us);
-		if (!strcmp(st->phase, "cached"))
-			kopt_buf_addstr(&line, " [cached]");
-		fprintf(stderr, "%s\n", line.buf);
-	}
-	kopt_buf_release(&line);
-}
-
-static void end_progress(struct progress_state *ps)
-{
-	if (ps->line_open)
-		fputs("\n", stderr);
-	ps->line_open = 0;
 }
 
 static void print_trial(const struct kopt_tuner_trial *t,
@@ -188,8 +141,6 @@ int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
 	struct kopt_tuner_opts o;
 	struct kopt_tuner_result r = KOPT_TUNER_RESULT_INIT;
 	struct kopt_executor ex = KOPT_EXECUTOR_INIT;
-	struct progress_state ps = { 0, 0 };
-	struct kopt_tuner_progress prog = { show_progress, &ps };
 	struct sigaction sa, old_int, old_term;
 	const struct kopt_config *cfg;
 	const struct kopt_kernel *k;
@@ -219,7 +170,7 @@ int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_usage_error(tune_usage, options, "--max-evals must be "
 				 "positive");
 	o.max_evals = (size_t)max_evals;
-	if (!kopt_valid_version(o.version))
+	if (!kopt_version_valid(o.version))
 		kopt_usage_error(tune_usage, options, "bad version '%s' "
 				 "(v0, v1, ...)", o.version);
 	cfg = kopt_ctx_config_or_die(ctx);
@@ -233,10 +184,7 @@ int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	ps.tty = isatty(2);
-
-	ret = kopt_tuner_run(&r, ctx->repo, cfg, k, &o, &ex, &prog);
-	end_progress(&ps);
+	ret = kopt_tuner_run(&r, ctx->repo, cfg, k, &o, &ex);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	kopt_executor_release(&ex);
@@ -256,7 +204,7 @@ int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
 		print_trial(&r.trials[i], &o, cfg->noise_pct);
 		valid += r.trials[i].best != NULL;
 	}
-	kopt_tuner_cache_path(&rel, k->name, o.version);
+	kopt_path_tuning(&rel, k->name, o.version);
 	if (r.interrupted) {
 		fprintf(stderr, "interrupted: every evaluation that finished is "
 			"in %s; run the same command again (--resume) to go "
@@ -274,7 +222,7 @@ int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
 	}
 	if (valid) {
 		kopt_buf_reset(&when);
-		kopt_results_path(&when, k->name, o.version);
+		kopt_path_results(&when, k->name, o.version);
 		printf("wrote %s and %s", rel.buf, when.buf);
 		if (devlog)
 			printf(", and the tuning block of %s in "

@@ -255,7 +255,8 @@ int kopt_tunecache_parse(struct kopt_tunecache *out, const char *text,
 		l.config = f[7];
 		l.status = f[8];
 		l.date = f[12];
-		if (!l.device || !l.uuid || !l.config || !*l.config)
+		if (!l.device || !*l.device || !l.uuid || !*l.uuid ||
+		    !l.config || !*l.config)
 			ret = bad_line(label, line, "no device, uuid or "
 				       "configuration");
 		else if (parse_long_field(f[2], &l.b) ||

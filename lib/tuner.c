@@ -12,9 +12,12 @@
 #include "devlog.h"
 #include "error.h"
 #include "filetx.h"
+#include "paths.h"
+#include "progress.h"
 #include "repo.h"
 #include "results.h"
 #include "tunecache.h"
+#include "version.h"
 #include "banned.h"
 
 static double now_s(void)
@@ -32,12 +35,6 @@ static void utc_now(char *out, size_t n)
 
 	gmtime_r(&t, &tm);
 	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-void kopt_tuner_cache_path(struct kopt_buf *out, const char *kernel,
-			   const char *version)
-{
-	kopt_buf_addf(out, "docs/kernels/%s/tuning/%s.tsv", kernel, version);
 }
 
 /* The number at `q` followed by `post`, all before `end`. */
@@ -144,7 +141,7 @@ static void parent_baseline(struct kopt_tuner_trial *tr, const char *top,
 		return;
 	snprintf(parent, sizeof(parent), "v%ld", n - 1);
 	kopt_buf_addstr(&path, top);
-	kopt_results_path(&path, k->name, parent);
+	kopt_path_results(&path, k->name, parent);
 	if (access(path.buf, R_OK) ||
 	    kopt_results_read_file(&r, path.buf, k->name, parent))
 		goto done;
@@ -160,11 +157,34 @@ done:
 	kopt_buf_release(&path);
 }
 
-static void report(const struct kopt_tuner_progress *p,
-		   struct kopt_tuner_status *st)
+struct kopt_tuner_status {
+	const char *phase;              /* "measuring", "cached", ... */
+	size_t done, planned;
+	double best_us;                 /* NAN while none */
+	const char *best;               /* its configuration, or NULL */
+	double left_s;                  /* NAN while unknown */
+	const char *last;               /* the configuration just done */
+	const char *last_why;           /* why it was invalid, or NULL */
+	const char *trial;
+	double elapsed_s;
+};
+
+static void report(struct kopt_progress *p, const struct kopt_tuner_status *st)
 {
-	if (p && p->fn)
-		p->fn(p->data, st);
+	struct kopt_buf what = KOPT_BUF_INIT;
+
+	if (!p)
+		return;
+	kopt_buf_addstr(&what, st->phase ? st->phase : "");
+	if (st->best)
+		kopt_buf_addf(&what, ", best %.1f us (%s)", st->best_us,
+			      st->best);
+	if (isfinite(st->left_s))
+		kopt_buf_addf(&what, ", about %.0f s left", st->left_s);
+	kopt_progress_set_total(p, st->planned);
+	kopt_progress_what(p, "%s", what.buf);
+	kopt_progress_update(p, st->done);
+	kopt_buf_release(&what);
 }
 
 struct run_ctx {
@@ -173,7 +193,7 @@ struct run_ctx {
 	const struct kopt_kernel *k;
 	const struct kopt_tuner_opts *opts;
 	struct kopt_executor *ex;
-	const struct kopt_tuner_progress *progress;
+	struct kopt_progress *progress;
 	struct kopt_tunecache cache;
 	char *cache_path, *cache_label;
 	char build_key[13];
@@ -237,6 +257,14 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 	if (batch_max < 2)
 		batch_max = 2;
 	batch = kopt_calloc(batch_max, sizeof(*batch));
+	{
+		struct kopt_buf title = KOPT_BUF_INIT;
+		kopt_buf_addf(&title, "tuning %s %s at %s", k->name,
+			      c->opts->version, t->name);
+		c->progress = kopt_progress_start(title.buf,
+						  kopt_tune_search_expected(&s));
+		kopt_buf_release(&title);
+	}
 	memset(&st, 0, sizeof(st));
 	st.trial = t->name;
 	st.best_us = NAN;
@@ -475,6 +503,7 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 			checked = 1;
 		}
 	}
+	kopt_progress_stop(&c->progress);
 	tr->evals = s.evals;
 	tr->stop = s.stop;
 	if (sp.dflt != SIZE_MAX && s.state[sp.dflt] == 2)
@@ -521,8 +550,7 @@ int kopt_tuner_run(struct kopt_tuner_result *out, git_repository *repo,
 		   const struct kopt_config *cfg,
 		   const struct kopt_kernel *k,
 		   const struct kopt_tuner_opts *opts,
-		   struct kopt_executor *ex,
-		   const struct kopt_tuner_progress *progress)
+		   struct kopt_executor *ex)
 {
 	struct run_ctx c;
 	struct kopt_buf src = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
@@ -539,7 +567,6 @@ int kopt_tuner_run(struct kopt_tuner_result *out, git_repository *repo,
 	c.k = k;
 	c.opts = opts;
 	c.ex = ex;
-	c.progress = progress;
 	c.time_report = k->tune_time ? k->tune_time : KOPT_DEFAULT_TUNE_TIME;
 	c.start = now_s();
 	out->kernel = kopt_strdup(k->name);
@@ -570,7 +597,7 @@ int kopt_tuner_run(struct kopt_tuner_result *out, git_repository *repo,
 	git_oid_tostr(hex, sizeof(hex), &tree);
 	out->tree = kopt_strdup(hex);
 	kopt_tunecache_build_key(c.build_key, k->build, k->run, c.time_report);
-	kopt_tuner_cache_path(&path, k->name, opts->version);
+	kopt_path_tuning(&path, k->name, opts->version);
 	c.cache_label = kopt_strdup(path.buf);
 	c.cache_path = kopt_xstrfmt("%s%s", ex->top, path.buf);
 	if ((ret = kopt_tunecache_read(&c.cache, c.cache_path, c.cache_label)))
@@ -828,7 +855,7 @@ int kopt_tuner_write(const struct kopt_tuner_result *r, const char *top,
 	size_t i;
 	int ret, have_devlog;
 
-	kopt_results_path(&rel, r->kernel, r->version);
+	kopt_path_results(&rel, r->kernel, r->version);
 	kopt_buf_addf(&path, "%s%s", top, rel.buf);
 	ret = kopt_results_read_file(&res, path.buf, r->kernel, r->version);
 	if (ret == KOPT_ENOTFOUND) {
@@ -855,7 +882,7 @@ int kopt_tuner_write(const struct kopt_tuner_result *r, const char *top,
 	kopt_results_format(&text, &res);
 	kopt_filetx_add(&tx, path.buf, rel.buf, text.buf, text.len, 0, NULL);
 
-	kopt_devlog_path(&dl_rel, r->kernel);
+	kopt_path_devlog(&dl_rel, r->kernel);
 	kopt_buf_addf(&dl_path, "%s%s", top, dl_rel.buf);
 	ret = splice_devlog(&dl_text, dl_path.buf, dl_rel.buf, r);
 	have_devlog = ret == 0;

@@ -28,9 +28,9 @@
  * the noise (lib/verdict), or the hand-picked configuration when the
  * parent has no numbers.
  *
- * Progress is reported through `progress` (done of planned, best so
- * far, elapsed, estimate of what is left); nothing prints here except
- * through kopt_error().  kopt_tuner_write() records the outcome: a
+ * Progress goes to lib/progress, one task per trial: done of planned,
+ * best so far and an estimate of the time left (elapsed is the sink's);
+ * nothing prints here except through kopt_error().  kopt_tuner_write() records the outcome: a
  * `tuning` member per trial in the version's results file and a
  * **Tuning** block in its devlog entry (spliced, lib/devlog's model).
  */
@@ -57,22 +57,6 @@ struct kopt_tuner_opts {
 	int force;
 	uint64_t seed;
 	int no_cache;                   /* measure even what is cached */
-};
-
-struct kopt_tuner_status {
-	const char *trial;
-	const char *phase;              /* "measuring", "cached", ... */
-	size_t done, planned;
-	double best_us;                 /* NAN while none */
-	const char *best;               /* its configuration, or NULL */
-	double elapsed_s, left_s;       /* left_s NAN while unknown */
-	const char *last;               /* the configuration just done */
-	const char *last_why;           /* why it was invalid, or NULL */
-};
-
-struct kopt_tuner_progress {
-	void (*fn)(void *data, const struct kopt_tuner_status *st);
-	void *data;
 };
 
 struct kopt_tuner_invalid {
@@ -117,8 +101,7 @@ int kopt_tuner_run(struct kopt_tuner_result *out, git_repository *repo,
 		   const struct kopt_config *cfg,
 		   const struct kopt_kernel *kernel,
 		   const struct kopt_tuner_opts *opts,
-		   struct kopt_executor *ex,
-		   const struct kopt_tuner_progress *progress);
+		   struct kopt_executor *ex);
 /*
  * Results file and devlog, together or not at all; *devlog is set when
  * the devlog had an entry for the version to hold the block.
@@ -133,9 +116,5 @@ void kopt_tuner_result_release(struct kopt_tuner_result *r);
  * KOPT_ENOTFOUND.
  */
 int kopt_tuner_parse_time(double *us, const char *report, const char *out);
-
-/* "docs/kernels/<kernel>/tuning/<version>.tsv" (relative to the top). */
-void kopt_tuner_cache_path(struct kopt_buf *out, const char *kernel,
-			   const char *version);
 
 #endif
