@@ -602,7 +602,7 @@ size_t kopt_tune_search_expected(const struct kopt_tune_search *s)
 		plan_main(&copy);
 		left += !s->state[d];
 		for (i = 0; i < copy.order_nr; i++)
-			left += !s->state[copy.order[i]];
+			left += copy.order[i] != d && !s->state[copy.order[i]];
 		free(copy.order);
 	} else {
 		for (i = s->cursor; i < s->order_nr; i++)
