@@ -21,6 +21,7 @@
 #include "devlog.h"
 #include "filetx.h"
 #include "kb.h"
+#include "learn.h"
 #include "lockfile.h"
 #include "bench.h"
 #include "profile.h"
@@ -299,14 +300,10 @@ static void suggest_name(struct kopt_buf *out, const char *dpath,
 			 const char *kernel, const char *version)
 {
 	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
-	const struct kopt_devlog_version *v;
+	int have = dpath && !kopt_devlog_read_file(&dl, dpath);
 
-	if (dpath && !kopt_devlog_read_file(&dl, dpath) &&
-	    (v = kopt_devlog_find_version(&dl, version)) && v->title &&
-	    *v->title != '(')
-		kopt_gate_slug(out, v->title);
-	if (!out->len)
-		kopt_buf_addf(out, "%s-%s-regression", kernel, version);
+	kopt_learn_suggest_name(out, have ? &dl : NULL, kernel, version,
+				"regression");
 	kopt_devlog_release(&dl);
 }
 

@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "builtin.h"
+#include "forge.h"
 #include "obligations.h"
 #include "render.h"
 #include "paths.h"
@@ -23,6 +24,9 @@
 
 static const char *const review_usage[] = {
 	"git kopt review [<base>...<head> | <base>..<head> | <base>] [--json]",
+	"git kopt review [<range>] --post [--dry-run] [--forge github|gitlab] "
+	"[--project <project>] [--pr <number>] [--api-url <url>] "
+	"[--token-env <variable>]",
 	NULL
 };
 
@@ -652,7 +656,7 @@ static const char *status_word(char s)
 	return s == 'A' ? "added" : s == 'D' ? "deleted" : "changed";
 }
 
-static void print_markdown(struct review *rv)
+static void render_markdown(struct review *rv, struct kopt_buf *outp)
 {
 	struct kopt_buf out = KOPT_BUF_INIT, cell = KOPT_BUF_INIT;
 	struct kopt_mdtable t;
@@ -802,9 +806,39 @@ static void print_markdown(struct review *rv)
 		else if (!any)
 			kopt_buf_addstr(&out, "Nothing open.\n");
 	}
-	fwrite(out.buf, 1, out.len, stdout);
+	kopt_buf_addbuf(outp, &out);
 	kopt_buf_release(&out);
 	kopt_buf_release(&cell);
+}
+
+/* The marker that finds the review's comment again on the forge. */
+#define REVIEW_MARKER "<!-- git-kopt review -->"
+
+static int post(const char *markdown, struct kopt_forge_opts *o, int dry_run)
+{
+	struct kopt_forge f = KOPT_FORGE_INIT;
+	struct kopt_forge_result res = KOPT_FORGE_RESULT_INIT;
+	struct kopt_buf dry = KOPT_BUF_INIT, where = KOPT_BUF_INIT;
+	int ret;
+
+	o->need_token = !dry_run;
+	if (kopt_forge_resolve(&f, o)) {
+		kopt_forge_release(&f);
+		return 128;
+	}
+	ret = kopt_forge_post(&f, REVIEW_MARKER, markdown, &res,
+			      dry_run ? &dry : NULL);
+	kopt_forge_describe(&f, &where);
+	if (!ret && dry_run)
+		fwrite(dry.buf, 1, dry.len, stdout);
+	else if (!ret)
+		printf("%s the review on %s%s%s\n", res.action, where.buf,
+		       res.url.len ? ": " : "", res.url.buf);
+	kopt_buf_release(&dry);
+	kopt_buf_release(&where);
+	kopt_forge_result_release(&res);
+	kopt_forge_release(&f);
+	return ret ? 128 : 0;
 }
 
 static cJSON *entry_json(const struct kopt_results_entry *e)
@@ -987,16 +1021,41 @@ static void release(struct review *rv)
 
 int cmd_review(int argc, const char **argv, struct kopt_ctx *ctx)
 {
-	int json = 0, rb, rh;
+	int json = 0, rb, rh, do_post = 0, dry_run = 0, ret = 0;
+	struct kopt_forge_opts fo = { 0 };
 	const struct kopt_option options[] = {
 		OPT_BOOL(0, "json", &json, "print JSON instead of Markdown"),
+		OPT_BOOL(0, "post", &do_post, "post the review as the pull "
+			 "request's comment (one, updated in place)"),
+		OPT_BOOL(0, "dry-run", &dry_run, "with --post: print the "
+			 "requests instead (token masked)"),
+		OPT_STRING(0, "forge", &fo.forge, "github|gitlab",
+			   "where to post (default: from the CI environment)"),
+		OPT_STRING(0, "project", &fo.project, "project",
+			   "<owner>/<name>, or a GitLab project id or path"),
+		OPT_STRING(0, "pr", &fo.number, "number",
+			   "the pull or merge request"),
+		OPT_STRING(0, "api-url", &fo.api_url, "url",
+			   "the forge's API address"),
+		OPT_STRING(0, "token-env", &fo.token_env, "variable",
+			   "the variable holding the token (default: "
+			   "GITHUB_TOKEN or GITLAB_TOKEN)"),
 		OPT_END()
 	};
+	struct kopt_buf md = KOPT_BUF_INIT;
 	struct review rv;
 
 	argc = kopt_parse_options(argc, argv, options, review_usage, 0);
 	if (argc > 1)
 		kopt_usage_error(review_usage, options, "too many arguments");
+	if (do_post && json)
+		kopt_usage_error(review_usage, options, "--post posts "
+				 "Markdown; drop --json");
+	if (!do_post && (dry_run || fo.forge || fo.project || fo.number ||
+			 fo.api_url || fo.token_env))
+		kopt_usage_error(review_usage, options, "--dry-run, --forge, "
+				 "--project, --pr, --api-url and --token-env "
+				 "go with --post");
 	memset(&rv, 0, sizeof(rv));
 	rv.repo = ctx->repo;
 	kopt_strvec_init(&rv.kernels);
@@ -1016,10 +1075,16 @@ int cmd_review(int argc, const char **argv, struct kopt_ctx *ctx)
 	read_commits(&rv);
 	read_files(&rv);
 	analyse(&rv);
-	if (json)
+	if (json) {
 		print_json(&rv);
-	else
-		print_markdown(&rv);
+	} else {
+		render_markdown(&rv, &md);
+		if (do_post)
+			ret = post(md.buf, &fo, dry_run);
+		else
+			fwrite(md.buf, 1, md.len, stdout);
+	}
+	kopt_buf_release(&md);
 	release(&rv);
-	return 0;
+	return ret;
 }

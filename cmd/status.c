@@ -20,7 +20,9 @@
 #include <cjson/cJSON.h>
 
 #include "builtin.h"
+#include "devlog.h"
 #include "hooks.h"
+#include "learn.h"
 #include "repo.h"
 #include "trailers.h"
 #include "scaffold.h"
@@ -174,33 +176,25 @@ static int results_committed(struct kopt_ctx *ctx, git_tree *head,
 	return same;
 }
 
-/* "### V<N>: title" of the work tree's devlog, as a knowledge file name. */
+/* The anti-pattern name to suggest, from the work tree's devlog. */
 static void learn_name(struct kopt_ctx *ctx, struct kopt_buf *out,
 		       const char *kernel, const char *version)
 {
-	struct kopt_buf text = KOPT_BUF_INIT, want = KOPT_BUF_INIT;
-	char *path = kopt_xstrfmt("%sdocs/kernels/%s.md", ctx->top, kernel);
-	const char *p;
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	struct kopt_buf path = KOPT_BUF_INIT;
+	struct kopt_error_catch quiet = KOPT_ERROR_CATCH_INIT;
+	int have;
 
-	kopt_buf_addf(&want, "\n### V%ld:", kopt_version_number(version));
-	if (!kopt_buf_read_file(&text, path) &&
-	    (p = strstr(text.buf, want.buf))) {
-		const char *eol = strchr(p + want.len, '\n');
-		char *title = eol ? kopt_strndup(p + want.len,
-						 (size_t)(eol - p - want.len)) :
-			      kopt_strdup(p + want.len);
-		const char *t = title;
-		while (*t == ' ')
-			t++;
-		if (*t != '[')
-			kopt_gate_slug(out, t);
-		free(title);
-	}
-	if (!out->len)
-		kopt_buf_addf(out, "%s-%s-regression", kernel, version);
-	free(path);
-	kopt_buf_release(&text);
-	kopt_buf_release(&want);
+	kopt_buf_addstr(&path, ctx->top);
+	kopt_path_devlog(&path, kernel);
+	/* a broken devlog is reported where it is read for itself */
+	kopt_error_catch(&quiet);
+	have = !kopt_devlog_read_file(&dl, path.buf);
+	kopt_error_catch_release(&quiet);
+	kopt_learn_suggest_name(out, have ? &dl : NULL, kernel, version,
+				"regression");
+	kopt_devlog_release(&dl);
+	kopt_buf_release(&path);
 }
 
 static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
@@ -255,7 +249,8 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		r->target_met = 1;
 		for (i = 0; i < k->targets_nr; i++) {
 			struct kopt_target_result t;
-			if (kopt_target_evaluate(&t, cfg, &k->targets[i], all, nr) ||
+			if (kopt_target_evaluate_all(&t, cfg, &k->targets[i],
+						     all, nr) ||
 			    !t.met)
 				r->target_met = 0;
 		}

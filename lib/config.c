@@ -102,14 +102,10 @@ static int bad(const struct source *src, int line, const char *fmt, ...)
 	struct kopt_buf sb = KOPT_BUF_INIT;
 	va_list ap;
 
-	if (line > 0)
-		kopt_buf_addf(&sb, "%s:%d: ", src->label, line);
-	else
-		kopt_buf_addf(&sb, "%s: ", src->label);
 	va_start(ap, fmt);
 	kopt_buf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	kopt_error("%s", sb.buf);
+	kopt_error_at(src->label, line, "%s", sb.buf);
 	kopt_buf_release(&sb);
 	return KOPT_EINVALID;
 }

@@ -1559,6 +1559,17 @@ kopt_devlog_find_version(const struct kopt_devlog *dl, const char *name)
 	return NULL;
 }
 
+const char *kopt_devlog_version_title(const struct kopt_devlog_version *v)
+{
+	const char *t = v ? v->title : NULL;
+
+	if (!t)
+		return NULL;
+	while (*t == ' ' || *t == '\t')
+		t++;
+	return *t && *t != '[' && *t != '(' ? t : NULL;
+}
+
 static int perf_matches(const struct kopt_devlog_perf *pf, long b, long s,
 			long t, long b_requested)
 {
