@@ -264,6 +264,17 @@ static int start_build(struct kopt_executor *ex, struct kopt_exec_task *t,
 	return 0;
 }
 
+/* The first task of the batch with the same build command as task i. */
+static size_t same_build(const struct kopt_exec_task *tasks, size_t i)
+{
+	size_t j;
+
+	for (j = 0; j < i; j++)
+		if (tasks[j].build && !strcmp(tasks[j].build, tasks[i].build))
+			return j;
+	return i;
+}
+
 static long online_cpus(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -283,7 +294,8 @@ int kopt_executor_build(struct kopt_executor *ex,
 	while (!ret && (next < nr || nrun)) {
 		while (next < nr && nrun < jobs) {
 			struct kopt_exec_task *t = &tasks[next];
-			if (!t->build || t->state == KOPT_TASK_BUILD_FAILED) {
+			if (!t->build || t->state == KOPT_TASK_BUILD_FAILED ||
+			    same_build(tasks, next) != next) {
 				next++;
 				continue;
 			}
@@ -311,6 +323,16 @@ int kopt_executor_build(struct kopt_executor *ex,
 		}
 		if (nrun)
 			sleep_s(0.02);
+	}
+	/* configurations that share a build share its outcome */
+	for (i = 0; !ret && i < nr; i++) {
+		size_t j = tasks[i].build ? same_build(tasks, i) : i;
+		if (j != i && tasks[j].state == KOPT_TASK_BUILD_FAILED) {
+			tasks[i].state = KOPT_TASK_BUILD_FAILED;
+			kopt_buf_reset(&tasks[i].err);
+			kopt_buf_addbuf(&tasks[i].err, &tasks[j].err);
+			set_why(&tasks[i], "%s", tasks[j].why);
+		}
 	}
 	/* on error, collect what was started */
 	for (i = 0; i < nrun; i++) {

@@ -114,8 +114,10 @@ int kopt_executor_lock(struct kopt_executor *ex);
 void kopt_executor_unlock(struct kopt_executor *ex);
 
 /*
- * Run the `build` commands of the tasks in parallel on this machine; a
- * task whose build fails gets KOPT_TASK_BUILD_FAILED and its output.
+ * Run the `build` commands of the tasks in parallel on this machine, each
+ * distinct command once (configurations whose build does not depend on
+ * a parameter share it); a task whose build fails gets
+ * KOPT_TASK_BUILD_FAILED and its output.
  */
 int kopt_executor_build(struct kopt_executor *ex,
 			struct kopt_exec_task *tasks, size_t nr);

@@ -67,6 +67,38 @@ static void test_local(void **state)
 	kopt_executor_release(&ex);
 }
 
+static void test_shared_build(void **state)
+{
+	struct kopt_executor ex = KOPT_EXECUTOR_INIT;
+	struct kopt_exec_task t[3];
+	char dir[] = "/tmp/kopt-exec-XXXXXX";
+	char *top, *count;
+	struct kopt_buf text = KOPT_BUF_INIT;
+	size_t i;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	top = kopt_xstrfmt("%s/", dir);
+	count = kopt_xstrfmt("%scount", top);
+	ex.top = top;
+	task(&t[0], "echo once >>count", "true");
+	task(&t[1], "echo once >>count", "true");
+	task(&t[2], "echo twice >>count; exit 1", "true");
+	assert_int_equal(kopt_executor_build(&ex, t, 3), 0);
+	assert_int_equal(kopt_buf_read_file(&text, count), 0);
+	assert_true(!strcmp(text.buf, "once\ntwice\n") ||
+		    !strcmp(text.buf, "twice\nonce\n"));
+	assert_int_equal(t[1].state, KOPT_TASK_PENDING);
+	assert_int_equal(t[2].state, KOPT_TASK_BUILD_FAILED);
+	for (i = 0; i < 3; i++)
+		kopt_exec_task_release(&t[i]);
+	unlink(count);
+	rmdir(dir);
+	free(count);
+	free(top);
+	kopt_buf_release(&text);
+}
+
 static void test_parse_time(void **state)
 {
 	double us = -1;
@@ -95,6 +127,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_local),
+		cmocka_unit_test(test_shared_build),
 		cmocka_unit_test(test_parse_time),
 	};
 
