@@ -472,6 +472,7 @@ static int write_array(struct kopt_executor *ex, const char *dir,
 		"printf '%s\\n%s\\n' \"$dev\" \"$uuid\" >\"$d/device.$i\"\n"
 		"finish() { echo \"$1\" >\"$d/rc.$i.tmp\" && "
 		"mv \"$d/rc.$i.tmp\" \"$d/rc.$i\"; exit 0; }\n"
+		"trap 'finish cancelled' TERM INT\n"
 		"cd \"$top\" || finish \"run 126\"\n"
 		"if [ -f \"$d/build.$i\" ]; then\n"
 		"\tsh \"$d/build.$i\" >\"$d/err.$i\" 2>&1 || finish \"build $?\"\n"
@@ -630,6 +631,10 @@ static void collect(const char *dir, struct kopt_exec_task *t, size_t i)
 				"lost)");
 		else
 			set_why(t, "never ran on the cluster (cancelled)");
+	} else if (kopt_starts_with(rc.buf, "cancelled")) {
+		t->state = KOPT_TASK_CANCELLED;
+		set_why(t, "killed on the cluster before it finished (scancel, "
+			"its time limit, or its node was lost)");
 	} else {
 		int code = -1;
 		const char *sp = strchr(rc.buf, ' ');

@@ -353,6 +353,10 @@ void kopt_tune_search_init(struct kopt_tune_search *s,
 		s->us[i] = s->spread[i] = NAN;
 	s->best = SIZE_MAX;
 	s->rng = seed;
+	if (strategy == KOPT_TUNE_COARSE_TO_FINE)
+		s->cap = (size_t)floor((double)space->nr * 0.15);
+	if (s->cap && s->cap < 1 + space->width)
+		s->cap = 1 + space->width;
 	s->coarse_best = SIZE_MAX;
 	s->climb_from = SIZE_MAX;
 }
@@ -372,23 +376,56 @@ static void push_order(struct kopt_tune_search *s, size_t pos, size_t *alloc)
 	s->order[s->order_nr++] = pos;
 }
 
-/* The coarse value indices of a parameter with n values. */
+/*
+ * The coarse value indices of a parameter with n values: all of a short
+ * list, else the quarter, middle and three-quarter positions.
+ */
 static size_t coarse_values(size_t n, unsigned *out)
 {
-	size_t a, b;
+	size_t k, got = 0;
 
-	if (n <= 2) {
-		out[0] = 0;
-		out[1] = (unsigned)(n - 1);
-		return n;
+	if (n <= 3) {
+		for (k = 0; k < n; k++)
+			out[got++] = (unsigned)k;
+		return got;
 	}
-	a = (size_t)floor((double)(n - 1) * 0.25 + 0.5);
-	b = (size_t)floor((double)(n - 1) * 0.75 + 0.5);
-	if (a == b)
-		b = a + 1 < n ? a + 1 : a - 1;
-	out[0] = (unsigned)(a < b ? a : b);
-	out[1] = (unsigned)(a < b ? b : a);
-	return 2;
+	for (k = 1; k <= 3; k++) {
+		unsigned v = (unsigned)floor((double)(n - 1) * (double)k / 4.0 +
+					     0.5);
+		if (!got || out[got - 1] != v)
+			out[got++] = v;
+	}
+	return got;
+}
+
+/*
+ * The coarse step for parameter `j`: the best configuration so far (the
+ * hand-picked one at first) with parameter j at each of its coarse
+ * values, the others kept.
+ */
+static void plan_sweep(struct kopt_tune_search *s, size_t j)
+{
+	const struct kopt_tune_space *sp = s->space;
+	size_t w = sp->width, alloc = 0, from, m, n;
+	unsigned *idx = kopt_calloc(w ? w : 1, sizeof(*idx));
+	unsigned vals[3];
+
+	free(s->order);
+	s->order = NULL;
+	s->order_nr = s->cursor = 0;
+	s->sweep = j;
+	from = s->best != SIZE_MAX ? s->best :
+	       sp->dflt != SIZE_MAX ? sp->dflt : 0;
+	n = coarse_values(sp->kernel->tune[j].nr, vals);
+	for (m = 0; m < n; m++) {
+		size_t at;
+		memcpy(idx, sp->idx + from * w, w * sizeof(*idx));
+		idx[j] = vals[m];
+		at = find_idx(sp, idx);
+		if (at != SIZE_MAX && !s->state[at])
+			push_order(s, at, &alloc);
+	}
+	free(idx);
 }
 
 static void plan_main(struct kopt_tune_search *s)
@@ -404,7 +441,7 @@ static void plan_main(struct kopt_tune_search *s)
 			push_order(s, i, &alloc);
 	} else if (s->strategy == KOPT_TUNE_RANDOM) {
 		size_t want = s->max_evals ? s->max_evals :
-			      (size_t)ceil((double)sp->nr * 0.30);
+			      (size_t)floor((double)sp->nr * 0.30);
 		for (i = 0; i < sp->nr; i++)
 			push_order(s, i, &alloc);
 		for (i = s->order_nr; i > 1; i--) {
@@ -417,27 +454,7 @@ static void plan_main(struct kopt_tune_search *s)
 		if (want && want - 1 < s->order_nr)
 			s->order_nr = want - 1;
 	} else {
-		size_t w = sp->width, total = 1, c, j;
-		unsigned (*vals)[2] = kopt_calloc(w ? w : 1, sizeof(*vals));
-		size_t *nvals = kopt_calloc(w ? w : 1, sizeof(*nvals));
-		unsigned *idx = kopt_calloc(w ? w : 1, sizeof(*idx));
-		for (j = 0; j < w; j++) {
-			nvals[j] = coarse_values(sp->kernel->tune[j].nr, vals[j]);
-			total *= nvals[j];
-		}
-		for (c = 0; c < total; c++) {
-			size_t rest = c, at;
-			for (j = w; j-- > 0;) {
-				idx[j] = vals[j][rest % nvals[j]];
-				rest /= nvals[j];
-			}
-			at = find_idx(sp, idx);
-			if (at != SIZE_MAX)
-				push_order(s, at, &alloc);
-		}
-		free(vals);
-		free(nvals);
-		free(idx);
+		plan_sweep(s, 0);
 	}
 }
 
@@ -481,6 +498,11 @@ static int advance(struct kopt_tune_search *s)
 	if (s->phase == 0) {
 		s->phase = 1;
 		plan_main(s);
+		return 1;
+	}
+	if (s->phase == 1 && s->strategy == KOPT_TUNE_COARSE_TO_FINE &&
+	    s->sweep + 1 < s->space->width) {
+		plan_sweep(s, s->sweep + 1);
 		return 1;
 	}
 	if (s->phase == 1 && s->strategy == KOPT_TUNE_COARSE_TO_FINE) {
@@ -529,6 +551,11 @@ size_t kopt_tune_search_next(struct kopt_tune_search *s, size_t *out,
 		if (s->max_evals && s->evals + n >= s->max_evals) {
 			if (!n)
 				s->stop = KOPT_TUNE_MAX_EVALS;
+			break;
+		}
+		if (!s->max_evals && s->cap && s->evals + n >= s->cap) {
+			if (!n)
+				s->stop = KOPT_TUNE_DONE;
 			break;
 		}
 		if (n == max)
@@ -608,10 +635,20 @@ size_t kopt_tune_search_expected(const struct kopt_tune_search *s)
 		for (i = s->cursor; i < s->order_nr; i++)
 			left += !s->state[s->order[i]];
 	}
-	if (s->strategy == KOPT_TUNE_COARSE_TO_FINE && s->phase < 2)
-		fine = 2 * s->space->width;
+	if (s->strategy == KOPT_TUNE_COARSE_TO_FINE && s->phase < 2) {
+		/* the sweeps still to come, and a climb's first step */
+		size_t j;
+		unsigned vals[3];
+		for (j = s->phase == 0 ? 0 : s->sweep + 1; j < s->space->width;
+		     j++)
+			fine += coarse_values(s->space->kernel->tune[j].nr,
+					      vals);
+		fine += 2 * s->space->width;
+	}
 	left += fine;
 	if (s->max_evals && s->evals + left > s->max_evals)
 		return s->max_evals;
+	if (!s->max_evals && s->cap && s->evals + left > s->cap)
+		return s->cap;
 	return s->evals + left;
 }

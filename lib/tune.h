@@ -32,12 +32,16 @@
  * Every search evaluates the hand-picked configuration first.
  * Exhaustive: then every configuration.  Random: then a uniform sample
  * without replacement (max_evals of them; 30% of the space unless set).
- * Coarse-to-fine: then a coarse grid (per parameter, the values at the
- * quarter and three-quarter positions of its list, both ends for short
- * lists); then, only when the coarse best beats the baseline (the
- * parent's time, or the hand-picked configuration's) beyond the noise
- * (lib/verdict), a fine hill climb from it over neighbouring values
- * (one step in one parameter) until no neighbour is faster.  A run that
+ * Coarse-to-fine: then a coarse step that explores how the time moves
+ * with each parameter, one at a time: from the best so far, the
+ * parameter at its coarse values (every value of a list of three or
+ * fewer, else the quarter, middle and three-quarter positions); then,
+ * only when the coarse best beats the baseline (the parent's time, or
+ * the hand-picked configuration's) beyond the noise (lib/verdict), a
+ * fine hill climb from it over neighbouring values (one step in one
+ * parameter) until no neighbour is faster.  Unless max_evals says
+ * otherwise it stops at 15% of the space (at least one evaluation per
+ * parameter and the hand-picked one).  A run that
  * failed (its own check, a crash, a build error) is invalid and never the
  * best.  max_evals, when set, caps every strategy.  The same seed gives
  * the same sequence, so an interrupted run that is started again asks for
@@ -135,6 +139,8 @@ struct kopt_tune_search {
 	size_t *order;          /* random: the shuffled positions */
 	size_t order_nr, cursor;
 	size_t climb_from;      /* fine: where the climb stands */
+	size_t sweep;           /* coarse: the parameter being swept */
+	size_t cap;             /* the strategy's own limit, 0 none */
 	size_t coarse_best;
 };
 

@@ -103,17 +103,26 @@ Tiles.
 }
 
 @test "coarse-to-fine refines only a promising coarse best" {
-	# the hand-picked configuration is already the coarse best: no fine step
-	run --separate-stderr git kopt tune k v1 --trial decode
+	# the hand-picked configuration is already the best: no fine step
+	sed -i 's/tune-default = .*/tune-default = BN=64,ST=3/' .kopt
+	run --separate-stderr git kopt tune k v1 --trial decode --max-evals 12
 	assert_success
-	assert_line --index 2 "  4 of 21 configurations evaluated (0 from the cache, 0 invalid; 25 before restrictions)"
-	assert_line --index 3 "  no fine tuning: the coarse best does not beat hand-picked (83.5 us) beyond the noise (3%); go on with the next design instead"
-	# a poor hand-picked one: the coarse best beats it, the climb finds the best
+	assert_line --index 1 "decode (b=32, s=1, t=4096): best BN=64,ST=3 at 44.5 us; hand-picked BN=64,ST=3 at 44.5 us (gain 0.0%)"
+	assert_line --index 2 "  5 of 21 configurations evaluated (0 from the cache, 0 invalid; 25 before restrictions)"
+	assert_line --index 3 "  no fine tuning: the coarse best does not beat hand-picked (44.5 us) beyond the noise (3%); go on with the next design instead"
+	# a poor hand-picked one: the coarse steps (BN, then ST from the best
+	# BN) beat it, the climb around the best finds nothing better
 	sed -i 's/tune-default = .*/tune-default = BN=16,ST=1/' .kopt
-	run --separate-stderr git kopt tune k v1 --trial decode
+	run --separate-stderr git kopt tune k v1 --trial decode --max-evals 12
 	assert_success
 	assert_line --index 1 "decode (b=32, s=1, t=4096): best BN=64,ST=3 at 44.5 us; hand-picked BN=16,ST=1 at 106.5 us (gain 58.2%)"
+	assert_line --index 2 "  9 of 21 configurations evaluated (5 from the cache, 0 invalid; 25 before restrictions)"
 	refute_output --partial "no fine tuning"
+	# without --max-evals it stops at 15% of the space (but evaluates the
+	# hand-picked configuration and one per parameter)
+	run --separate-stderr git kopt tune k v1 --trial decode
+	assert_success
+	assert_line --index 2 "  3 of 21 configurations evaluated (3 from the cache, 0 invalid; 25 before restrictions)"
 }
 
 @test "the parent's numbers are the bar for a fine step" {
@@ -121,14 +130,15 @@ Tiles.
 	python3 - <<-'PY'
 	import json
 	e = {"trial": "decode", "config": {"b": 32, "s": 1, "t": 4096},
-	     "metrics": {"duration_us": 70.0}, "device": {"name": "cpu"}}
+	     "metrics": {"duration_us": 40.0}, "device": {"name": "cpu"}}
 	json.dump({"schema": 1, "kernel": "k", "version": "v0", "parent": None,
 	           "entries": [e]}, open("docs/kernels/k/results/v0.json", "w"))
 	PY
 	sed -i 's/tune-default = .*/tune-default = BN=16,ST=1/' .kopt
-	run --separate-stderr git kopt tune k v1 --trial decode
+	run --separate-stderr git kopt tune k v1 --trial decode --max-evals 12
 	assert_success
-	assert_line --index 3 "  no fine tuning: the coarse best does not beat parent v0 (70.0 us) beyond the noise (3%); go on with the next design instead"
+	assert_line --index 2 "  7 of 21 configurations evaluated (0 from the cache, 0 invalid; 25 before restrictions)"
+	assert_line --index 3 "  no fine tuning: the coarse best does not beat parent v0 (40.0 us) beyond the noise (3%); go on with the next design instead"
 }
 
 @test "a plan that cannot fit the budget is refused unless forced" {
@@ -148,7 +158,7 @@ Tiles.
 @test "random sampling is reproducible by its seed and bounded by --max-evals" {
 	run --separate-stderr git kopt tune k v1 --trial decode --strategy random --seed 7
 	assert_success
-	assert_line --index 2 "  7 of 21 configurations evaluated (0 from the cache, 0 invalid; 25 before restrictions)"
+	assert_line --index 2 "  6 of 21 configurations evaluated (0 from the cache, 0 invalid; 25 before restrictions)"
 	first=$(cat "$RUNLOG")
 	: >"$RUNLOG"
 	rm docs/kernels/k/tuning/v1.tsv
