@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "repo.h"
 #include "expr.h"
 #include "lockfile.h"
 #include "tune.h"
@@ -88,6 +89,28 @@ static int find_line(const struct source *src, const char *section,
 			if (same_ci(k, (size_t)(q - k), key) && nth-- == 0)
 				return line;
 		}
+		p = eol + 1;
+		line++;
+	}
+	return 0;
+}
+
+/* The first line that sets something, before any section header. */
+static int first_setting_line(const struct source *src)
+{
+	const char *p = src->text, *end = src->text + src->len;
+	int line = 1;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			eol = end;
+		while (p < eol && (*p == ' ' || *p == '\t' || *p == '\r'))
+			p++;
+		if (p < eol && *p == '[')
+			return 0;
+		if (p < eol && *p != '#' && *p != ';')
+			return line;
 		p = eol + 1;
 		line++;
 	}
@@ -555,6 +578,13 @@ static int load_entries(struct kopt_config *cfg, git_config *gc,
 		int nth = occurrence(&seen, &seen_nr, &seen_alloc, name);
 		int line;
 
+		if (!dot1) {
+			ret = bad(src, first_setting_line(src),
+				  "'%s' is set outside any section (put it "
+				  "under [kopt], [trial], [language] or "
+				  "[kernel])", name);
+			break;
+		}
 		section = kopt_strndup(name, (size_t)(dot1 - name));
 		if (dot2 > dot1)
 			sub = kopt_strndup(dot1 + 1, (size_t)(dot2 - dot1 - 1));
@@ -1105,6 +1135,21 @@ char *kopt_language_catalog_path(const struct kopt_language *lang)
 			    lang->name);
 }
 
+void kopt_config_catalogs(struct kopt_strvec *out,
+			  const struct kopt_config *cfg)
+{
+	size_t i;
+
+	kopt_strvec_push(out, cfg->catalog ? cfg->catalog :
+			 KOPT_DEFAULT_CATALOG);
+	for (i = 0; i < cfg->languages_nr; i++) {
+		char *p = kopt_language_catalog_path(&cfg->languages[i]);
+		if (p && !kopt_strvec_has(out, p))
+			kopt_strvec_push(out, p);
+		free(p);
+	}
+}
+
 static int lookup_var(void *data, const char *name, double *out)
 {
 	const struct kopt_vars *vars = data;
@@ -1228,4 +1273,34 @@ void kopt_config_quote(struct kopt_buf *out, const char *v)
 		kopt_buf_addch(out, *p);
 	}
 	kopt_buf_addch(out, '"');
+}
+
+static int load_blob(struct kopt_config *out, int found,
+		     const struct kopt_buf *text, const char *label)
+{
+	if (found)
+		return found;
+	return kopt_config_load_buf(out, text->buf, text->len, label);
+}
+
+int kopt_config_load_tree(struct kopt_config *out, git_repository *repo,
+			  const git_tree *tree, const char *label)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	int ret = load_blob(out, kopt_repo_read_tree(&text, repo, tree,
+						     ".kopt"), &text, label);
+
+	kopt_buf_release(&text);
+	return ret;
+}
+
+int kopt_config_load_index(struct kopt_config *out, git_repository *repo,
+			   git_index *index, const char *label)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	int ret = load_blob(out, kopt_repo_read_index(&text, repo, index,
+						      ".kopt"), &text, label);
+
+	kopt_buf_release(&text);
+	return ret;
 }

@@ -53,7 +53,16 @@ struct loaded {
 	int side;               /* 0: snapshot, 1: base */
 	int ret;                /* 0, KOPT_ENOTFOUND or KOPT_EINVALID */
 	char *err;
-	struct kopt_results m;
+	struct kopt_results m;  /* the version's numbers (lib/numbers) */
+	enum kopt_numbers_source source;
+};
+
+/* A devlog as one side has it, parsed once per gate. */
+struct side_devlog {
+	char *kernel;
+	int side;
+	int ok;                 /* parsed; 0: missing or broken */
+	struct kopt_devlog dl;
 };
 
 struct ctx {
@@ -69,6 +78,8 @@ struct ctx {
 	struct kopt_strvec catalog_problems;
 	struct loaded *loaded;
 	size_t loaded_nr, loaded_alloc;
+	struct side_devlog *devlogs;
+	size_t devlogs_nr, devlogs_alloc;
 };
 
 /* ---- violations ---- */
@@ -439,6 +450,30 @@ static int staged_knowledge(struct ctx *c, enum kind kind)
 
 /* ---- results and verdicts ---- */
 
+/*
+ * The devlog of `kernel` on one side, or NULL when it is missing or does
+ * not parse (the devlog rule reports that; messages are not printed here).
+ */
+static const struct kopt_devlog *cached_devlog(struct ctx *c, int side,
+					       const char *kernel)
+{
+	struct side_devlog *d;
+	size_t i;
+
+	for (i = 0; i < c->devlogs_nr; i++)
+		if (c->devlogs[i].side == side &&
+		    !strcmp(c->devlogs[i].kernel, kernel))
+			return c->devlogs[i].ok ? &c->devlogs[i].dl : NULL;
+	KOPT_ALLOC_GROW(c->devlogs, c->devlogs_nr + 1, c->devlogs_alloc);
+	d = &c->devlogs[c->devlogs_nr++];
+	memset(d, 0, sizeof(*d));
+	d->dl = (struct kopt_devlog)KOPT_DEVLOG_INIT;
+	d->kernel = kopt_strdup(kernel);
+	d->side = side;
+	d->ok = !side_devlog(c, side, kernel, &d->dl, NULL);
+	return d->ok ? &d->dl : NULL;
+}
+
 static struct loaded *load_results(struct ctx *c, int side,
 				   const char *kernel, const char *version)
 {
@@ -474,6 +509,22 @@ static struct loaded *load_results(struct ctx *c, int side,
 	} else if (l->ret != KOPT_ENOTFOUND) {
 		kopt_buf_addf(&err, "cannot read '%s'", path.buf);
 		l->ret = KOPT_EINVALID;
+	}
+	/* the numbers: the results file, else the devlog's blocks */
+	if (!l->ret || l->ret == KOPT_ENOTFOUND) {
+		struct kopt_results file = KOPT_RESULTS_INIT;
+		int has_file = !l->ret;
+		if (has_file) {
+			file = l->m;
+			l->m = (struct kopt_results)KOPT_RESULTS_INIT;
+		}
+		l->source = kopt_numbers_version(&l->m, has_file ? &file : NULL,
+						 cached_devlog(c, side, kernel),
+						 kernel, version, c->g->cfg,
+						 NULL);
+		kopt_results_release(&file);
+		if (l->ret == KOPT_ENOTFOUND && l->m.entries_nr)
+			l->ret = 0;
 	}
 	if (l->ret == KOPT_EINVALID) {
 		if (!err.len)
@@ -950,59 +1001,143 @@ static int links_knowledge(struct ctx *c, const char *kernel,
 	return found;
 }
 
+/*
+ * The LEARN rules for one version whose numbers the commit records (a
+ * results file, or performance blocks written in the devlog): a
+ * regression needs its anti-pattern, an improvement its knowledge.
+ */
+static void judge_version(struct ctx *c, const char *kernel,
+			  const char *version)
+{
+	struct kopt_verdicts now = KOPT_VERDICTS_INIT;
+	struct kopt_verdicts before = KOPT_VERDICTS_INIT;
+	struct kopt_buf trials = KOPT_BUF_INIT, where = KOPT_BUF_INIT;
+	const char *parent, *old_parent;
+	enum kopt_verdict v, was;
+	struct loaded *l;
+
+	l = load_results(c, 0, kernel, version);
+	if (l->ret == KOPT_EINVALID && !(c->g->rules & KOPT_GATE_CONTENT))
+		add(c, "results", "%s", l->err);
+	if (l->source == KOPT_NUMBERS_DEVLOG) {
+		kopt_buf_addstr(&where, ", written in ");
+		kopt_path_devlog(&where, kernel);
+	}
+	v = side_verdict(c, 0, kernel, version, &now, &parent);
+	if (v == KOPT_VERDICT_REGRESSION || v == KOPT_VERDICT_IMPROVEMENT)
+		was = side_verdict(c, 1, kernel, version, &before,
+				   &old_parent);
+	else
+		was = KOPT_VERDICT_NONE;
+	if (v == KOPT_VERDICT_REGRESSION && was != v &&
+	    !staged_knowledge(c, KIND_ANTI_PATTERN)) {
+		struct kopt_violation *viol;
+		describe_trials(&trials, &now, KOPT_VERDICT_REGRESSION);
+		viol = add(c, "regression", "%s %s is a regression against %s "
+			   "(%s%s) and no anti-pattern file with its catalog "
+			   "row is staged", kernel, version, parent,
+			   trials.buf, where.buf);
+		learn_fix(c, viol, "anti-pattern", kernel, version,
+			  "regression");
+	} else if (v == KOPT_VERDICT_IMPROVEMENT && was != v &&
+		   !links_knowledge(c, kernel, version) &&
+		   !staged_knowledge(c, KIND_OPTIMIZATION)) {
+		struct kopt_violation *viol;
+		describe_trials(&trials, &now, KOPT_VERDICT_IMPROVEMENT);
+		viol = add(c, "improvement", "%s %s improves on %s (%s%s) but "
+			   "its task and devlog entry link to no knowledge "
+			   "file, and no optimization file with its catalog "
+			   "row is staged", kernel, version, parent,
+			   trials.buf, where.buf);
+		learn_fix(c, viol, "optimization", kernel, version,
+			  "optimization");
+	}
+	kopt_verdicts_release(&now);
+	kopt_verdicts_release(&before);
+	kopt_buf_release(&trials);
+	kopt_buf_release(&where);
+}
+
+/* A line "Finding: novel" (any emphasis, any case) in the version's section. */
+static int says_novel(const struct kopt_devlog *dl,
+		      const struct kopt_devlog_version *v)
+{
+	size_t at = kopt_devlog_offset(dl, v->line);
+	size_t end = kopt_devlog_offset(dl, v->last_line + 1);
+	struct kopt_buf l = KOPT_BUF_INIT;
+	int found = 0;
+
+	while (at < end && !found) {
+		const char *p = dl->text.buf + at;
+		const char *eol = memchr(p, '\n', end - at);
+		size_t n = eol ? (size_t)(eol - p) : end - at, i;
+		kopt_buf_reset(&l);
+		for (i = 0; i < n; i++)
+			if (isalnum((unsigned char)p[i]) || p[i] == ':')
+				kopt_buf_addch(&l, (char)tolower(
+						       (unsigned char)p[i]));
+		found = !strcmp(l.buf, "findingnovel") ||
+			!strcmp(l.buf, "finding:novel") ||
+			!strcmp(l.buf, "koptfinding:novel");
+		at += n + 1;
+	}
+	kopt_buf_release(&l);
+	return found;
+}
+
+/*
+ * A staged devlog: each version whose numbers only the devlog gives is
+ * judged as a results file is; a version newly marked "Finding: novel"
+ * needs its optimization file.
+ */
+static void learn_devlog(struct ctx *c, const char *kernel)
+{
+	const struct kopt_devlog *dl = cached_devlog(c, 0, kernel), *old;
+	size_t i;
+
+	if (!dl)
+		return;
+	for (i = 0; i < dl->versions_nr; i++) {
+		/* borrowed from c->devlogs, which the loads below may move */
+		const struct kopt_devlog_version *v = &dl->versions[i];
+		const struct kopt_devlog_version *ov;
+		struct loaded *l = load_results(c, 0, kernel, v->name);
+		if (!l->ret && l->source == KOPT_NUMBERS_DEVLOG)
+			judge_version(c, kernel, v->name);
+		old = cached_devlog(c, 1, kernel);
+		dl = cached_devlog(c, 0, kernel);
+		if (!says_novel(dl, v))
+			continue;
+		ov = old ? kopt_devlog_find_version(old, v->name) : NULL;
+		if (ov && old->text.len && says_novel(old, ov))
+			continue;
+		if (!staged_knowledge(c, KIND_OPTIMIZATION)) {
+			struct kopt_violation *viol;
+			viol = add(c, "novel", "docs/kernels/%s.md:%d: %s %s "
+				   "records a novel finding and no "
+				   "optimization file with its catalog row is "
+				   "staged", kernel, v->line, kernel, v->name);
+			learn_fix(c, viol, "optimization", kernel, v->name,
+				  "finding");
+		}
+	}
+}
+
 static void rule_learn_results(struct ctx *c)
 {
 	size_t i;
 
 	for (i = 0; i < c->changes_nr; i++) {
-		struct kopt_verdicts now = KOPT_VERDICTS_INIT;
-		struct kopt_verdicts before = KOPT_VERDICTS_INIT;
-		struct kopt_buf trials = KOPT_BUF_INIT;
 		char *kernel = NULL, *version = NULL;
-		const char *parent, *old_parent;
-		enum kopt_verdict v, was;
-		struct loaded *l;
 
-		if (c->changes[i].status == 'D' ||
-		    !kopt_path_is(KOPT_PATH_RESULTS, c->changes[i].path,
-				  &kernel, &version))
+		if (c->changes[i].status == 'D')
 			continue;
-		l = load_results(c, 0, kernel, version);
-		if (l->ret == KOPT_EINVALID && !(c->g->rules & KOPT_GATE_CONTENT))
-			add(c, "results", "%s", l->err);
-		v = side_verdict(c, 0, kernel, version, &now, &parent);
-		if (v == KOPT_VERDICT_REGRESSION ||
-		    v == KOPT_VERDICT_IMPROVEMENT)
-			was = side_verdict(c, 1, kernel, version, &before,
-					   &old_parent);
-		else
-			was = KOPT_VERDICT_NONE;
-		if (v == KOPT_VERDICT_REGRESSION && was != v &&
-		    !staged_knowledge(c, KIND_ANTI_PATTERN)) {
-			struct kopt_violation *viol;
-			describe_trials(&trials, &now, KOPT_VERDICT_REGRESSION);
-			viol = add(c, "regression", "%s %s is a regression "
-				   "against %s (%s) and no anti-pattern file "
-				   "with its catalog row is staged", kernel,
-				   version, parent, trials.buf);
-			learn_fix(c, viol, "anti-pattern", kernel, version,
-				  "regression");
-		} else if (v == KOPT_VERDICT_IMPROVEMENT && was != v &&
-			   !links_knowledge(c, kernel, version) &&
-			   !staged_knowledge(c, KIND_OPTIMIZATION)) {
-			struct kopt_violation *viol;
-			describe_trials(&trials, &now, KOPT_VERDICT_IMPROVEMENT);
-			viol = add(c, "improvement", "%s %s improves on %s (%s) "
-				   "but its task and devlog entry link to no "
-				   "knowledge file, and no optimization file "
-				   "with its catalog row is staged", kernel,
-				   version, parent, trials.buf);
-			learn_fix(c, viol, "optimization", kernel, version,
-				  "optimization");
-		}
-		kopt_verdicts_release(&now);
-		kopt_verdicts_release(&before);
-		kopt_buf_release(&trials);
+		if (kopt_path_is(KOPT_PATH_RESULTS, c->changes[i].path,
+				 &kernel, &version))
+			judge_version(c, kernel, version);
+		else if (kopt_path_is(KOPT_PATH_DEVLOG, c->changes[i].path,
+				      &kernel, NULL))
+			learn_devlog(c, kernel);
 		free(kernel);
 		free(version);
 	}
@@ -1040,14 +1175,7 @@ int kopt_gate_run(struct kopt_gate *g)
 	kopt_strvec_init(&c.catalogs);
 	kopt_strvec_init(&c.catalog_problems);
 	c.kroot = cfg->knowledge ? cfg->knowledge : KOPT_DEFAULT_KNOWLEDGE;
-	kopt_strvec_push(&c.catalogs, cfg->catalog ? cfg->catalog :
-			 KOPT_DEFAULT_CATALOG);
-	for (i = 0; i < cfg->languages_nr; i++) {
-		char *p = kopt_language_catalog_path(&cfg->languages[i]);
-		if (p && !kopt_strvec_has(&c.catalogs, p))
-			kopt_strvec_push(&c.catalogs, p);
-		free(p);
-	}
+	kopt_config_catalogs(&c.catalogs, cfg);
 	if (g->message && kopt_trailers_parse(&c.trailers, g->message,
 					      g->comment_char)) {
 		ret = -1;
@@ -1104,6 +1232,11 @@ done:
 		kopt_results_release(&c.loaded[i].m);
 	}
 	free(c.loaded);
+	for (i = 0; i < c.devlogs_nr; i++) {
+		free(c.devlogs[i].kernel);
+		kopt_devlog_release(&c.devlogs[i].dl);
+	}
+	free(c.devlogs);
 	kopt_trailers_release(&c.trailers);
 	kopt_strvec_clear(&c.catalogs);
 	kopt_strvec_clear(&c.catalog_problems);
@@ -1173,34 +1306,109 @@ next:
 	return ret;
 }
 
-static int config_blob(struct kopt_config *out, int found,
-		       const struct kopt_buf *text, const char *label)
+struct walk_state {
+	kopt_gate_commit_fn fn;
+	void *data;
+	int violations;
+};
+
+static int count_commit(const git_commit *commit, const struct kopt_gate *g,
+			void *data)
 {
-	if (found == KOPT_ENOTFOUND)
-		return KOPT_ENOTFOUND;
-	if (found)
-		return found;
-	return kopt_config_load_buf(out, text->buf, text->len, label);
+	struct walk_state *w = data;
+
+	w->violations += (int)g->nr;
+	return w->fn(commit, g, w->data);
 }
 
-int kopt_gate_config_tree(struct kopt_config *out, git_repository *repo,
-			  const git_tree *tree, const char *label)
+/* The settings at `from`: 0, KOPT_ENOTFOUND, or a reported failure. */
+static int settings_at(struct kopt_config *out, git_repository *repo,
+		       const git_oid *from, const char *label)
 {
-	struct kopt_buf text = KOPT_BUF_INIT;
-	int ret = config_blob(out, kopt_repo_read_tree(&text, repo, tree,
-						       ".kopt"), &text, label);
+	git_commit *c = NULL;
+	git_tree *tree = NULL;
+	int ret = KOPT_ENOTFOUND;
 
-	kopt_buf_release(&text);
+	if (!git_commit_lookup(&c, repo, from) && !git_commit_tree(&tree, c))
+		ret = kopt_config_load_tree(out, repo, tree, label);
+	git_error_clear();
+	git_tree_free(tree);
+	git_commit_free(c);
 	return ret;
 }
 
-int kopt_gate_config_index(struct kopt_config *out, git_repository *repo,
-			   git_index *index, const char *label)
+int kopt_gate_walk(git_repository *repo, git_revwalk *walk,
+		   const git_oid *base, const git_oid *tip,
+		   kopt_gate_commit_fn fn, void *data)
 {
-	struct kopt_buf text = KOPT_BUF_INIT;
-	int ret = config_blob(out, kopt_repo_read_index(&text, repo, index,
-							".kopt"), &text, label);
+	struct kopt_config cfg = KOPT_CONFIG_INIT;
+	struct walk_state w = { fn, data, 0 };
+	git_oid *ids = NULL, id, from;
+	size_t nr = 0, alloc = 0;
+	git_commit *c = NULL;
+	int ret = KOPT_ENOTFOUND, err, have_from = 0;
 
-	kopt_buf_release(&text);
+	while (!(err = git_revwalk_next(&id, walk))) {
+		KOPT_ALLOC_GROW(ids, nr + 1, alloc);
+		git_oid_cpy(&ids[nr++], &id);
+	}
+	if (err != GIT_ITEROVER) {
+		free(ids);
+		return kopt_error("cannot walk the commits: %s",
+				  kopt_git_error("unknown error"));
+	}
+	if (!nr) {
+		free(ids);
+		return 0;
+	}
+	if (base) {
+		git_oid_cpy(&from, base);
+		have_from = 1;
+	} else if (!git_commit_lookup(&c, repo, &ids[0]) &&
+		   git_commit_parentcount(c)) {
+		git_oid_cpy(&from, git_commit_parent_id(c, 0));
+		have_from = 1;
+	}
+	git_commit_free(c);
+	if (have_from)
+		ret = settings_at(&cfg, repo, &from, ".kopt (base)");
+	if (ret == KOPT_ENOTFOUND && tip)
+		ret = settings_at(&cfg, repo, tip, ".kopt");
+	if (!ret) {
+		ret = kopt_gate_commits(repo, &cfg, ids, nr, count_commit, &w);
+		if (!ret)
+			ret = w.violations;
+	} else if (ret == KOPT_ENOTFOUND) {
+		ret = 0;        /* not a kernel repository: nothing to enforce */
+	} else {
+		ret = -1;
+	}
+	kopt_config_release(&cfg);
+	free(ids);
 	return ret;
+}
+
+void kopt_gate_format_commit(struct kopt_buf *out, const git_commit *commit,
+			     const struct kopt_gate *g)
+{
+	git_buf short_id = GIT_BUF_INIT;
+	const char *id;
+	size_t i;
+
+	if (git_object_short_id(&short_id, (const git_object *)commit) < 0) {
+		git_error_clear();
+		id = git_oid_tostr_s(git_commit_id(commit));
+	} else {
+		id = short_id.ptr;
+	}
+	for (i = 0; i < g->nr; i++) {
+		const struct kopt_violation *v = &g->violations[i];
+		kopt_buf_addf(out, "%s %s %s", id, v->rule, v->what);
+		if (v->fix.nr)
+			kopt_buf_addf(out, "; fix: %s", v->fix.v[0]);
+		kopt_buf_addch(out, '\n');
+	}
+	if (g->skip_reason)
+		kopt_buf_addf(out, "%s learn-skip %s\n", id, g->skip_reason);
+	git_buf_dispose(&short_id);
 }
