@@ -650,6 +650,12 @@ static void collect(const char *dir, struct kopt_exec_task *t, size_t i)
 		} else if (code == 124) {
 			t->state = KOPT_TASK_HUNG;
 			set_why(t, "hung: timed out (kopt.timeout)");
+		} else if (code == 128 + SIGTERM) {
+			/* what scancel and the time limit send first */
+			t->state = KOPT_TASK_CANCELLED;
+			set_why(t, "killed on the cluster before it finished "
+				"(scancel, its time limit, or its node was "
+				"lost)");
 		} else if (code > 128) {
 			t->state = KOPT_TASK_CRASHED;
 			t->signal = code - 128;
