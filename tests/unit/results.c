@@ -279,8 +279,8 @@ static void test_bad_fields(void **state)
 		"canonical metric (see Documentation/results-format.md)\n"
 		"error: " FIX "bad-fields.json: entries[0].opportunities[0]: "
 		"expected an object, found a string\n"
-		"error: " FIX "bad-fields.json: entries[2]: same trial and "
-		"configuration as entries[1]\n");
+		"error: " FIX "bad-fields.json: entries[2]: same trial, "
+		"configuration and device as entries[1]\n");
 }
 
 static void test_parse_buffers(void **state)
