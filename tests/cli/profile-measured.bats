@@ -83,7 +83,7 @@ setup() {
 	e = json.load(open("docs/kernels/fwd/results/v0.json"))["entries"][0]
 	st = {s["name"]: s for s in e["stages"]}
 	n = st["nvjet_sm90_tst_128x64_64x8_1x2_h_bz_bias_TNT"]
-	assert n["not_measured"].startswith("its samples failed") and n["tc_pct"] is None
+	assert n["not_measured"].startswith("its samples failed") and n.get("tc_pct") is None
 	assert e["bottleneck"] == "Not measured"
 	assert [o["trigger"] for o in e["opportunities"]] == ["waves=0.97"]
 	PY
