@@ -3,6 +3,7 @@
 #   make                 build git-kopt (and libkopt-inject.so with CUDA)
 #   make test            install missing packages, build, run every test
 #   make test-asan       the same under AddressSanitizer and UBSan
+#   make fuzz            run each fuzz harness FUZZ_TIME seconds (60)
 #   make demo            the whole cycle on the bundled example
 #   make install PREFIX=/usr/local DESTDIR=
 #   make V=1             show the commands
@@ -44,6 +45,17 @@ endif
 ifdef SANITIZE
 KOPT_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
+endif
+
+# The fuzz harnesses' build (tests/fuzz/README): clang, libFuzzer's
+# coverage, ASan and UBSan, any undefined behaviour fatal.
+FUZZ_CC ?= clang-14
+FUZZ_TIME ?= 60
+FUZZ_BUILD = build-fuzz
+ifeq ($(BUILD),$(FUZZ_BUILD))
+CC = $(FUZZ_CC)
+KOPT_CFLAGS += -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=all -fno-omit-frame-pointer
 endif
 
 ifneq ($(V),1)
@@ -96,7 +108,11 @@ git-kopt: $(PROGRAM)
 # The injection library's window rules need no CUDA: tested everywhere.
 $(BUILD)/tests/unit/window.t: $(BUILD)/lib/inject/window.o
 
-$(BUILD)/tests/unit/%.t: tests/unit/%.c $(LIB_OBJS)
+# Every unit test program can run only the tests KOPT_TEST_FILTER names.
+UNIT_SUPPORT = $(BUILD)/tests/unit/support/filter.o
+.SECONDARY: $(UNIT_SUPPORT)
+
+$(BUILD)/tests/unit/%.t: tests/unit/%.c $(LIB_OBJS) $(UNIT_SUPPORT)
 	@mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(CFLAGS) $(KOPT_CFLAGS) $(LDFLAGS) -o $@ $^ \
 		$(PKG_LIBS) -lcmocka
@@ -125,11 +141,34 @@ tests/gpu/kernels: tests/gpu/kernels.cu
 
 inject: $(INJECT_LIB)
 
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/tests/fuzz/%)
+
+$(BUILD)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(CFLAGS) $(KOPT_CFLAGS) -Itests/fuzz \
+		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_OBJS) \
+		$(PKG_LIBS)
+
+# Builds the harnesses when clang is there (CI installs it).
+fuzz-build:
+	@if command -v $(FUZZ_CC) >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) fuzz-bins; \
+	else \
+		echo "warning: no $(FUZZ_CC): fuzz harnesses not built" >&2; \
+	fi
+
+fuzz-bins: $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	@FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run -t $(FUZZ_TIME) $(FUZZ)
+
 deps:
 	@tools/install-deps
 
 test: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS)
+	@$(MAKE) --no-print-directory fuzz-build
 	@BUILD=$(BUILD) tests/run
 
 test-asan:
@@ -159,9 +198,11 @@ install: all
 	fi
 
 clean:
-	rm -rf build build-asan git-kopt $(INJECT_LIB) tests/gpu/kernels
+	rm -rf build build-asan $(FUZZ_BUILD) git-kopt $(INJECT_LIB) tests/gpu/kernels
 
-.PHONY: all deps test test-asan test-valgrind test-gpu demo install clean inject
+.PHONY: all deps test test-asan test-valgrind test-gpu demo install clean inject \
+	fuzz fuzz-build fuzz-bins
 
 -include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(BUILD)/lib/inject/window.d \
+	$(UNIT_SUPPORT:.o=.d) $(FUZZ_BINS:=.d) \
 	$(UNIT_BINS:.t=.d)

@@ -21,6 +21,8 @@
 #include "render.h"
 #include "repo.h"
 #include "scaffold.h"
+#include "paths.h"
+#include "verdict.h"
 #include "banned.h"
 
 static const char *const analyze_usage[] = {
@@ -30,6 +32,7 @@ static const char *const analyze_usage[] = {
 
 struct target_state {
 	const struct kopt_target *target;
+	struct kopt_target_result res;  /* lib/verdict's judgement */
 	int evaluated;          /* some version has the trial measured */
 	int met;
 	const struct kopt_analysis_version *version;  /* met by, or best */
@@ -50,67 +53,39 @@ struct kernel_view {
 };
 
 static void evaluate_target(struct target_state *ts,
+			    const struct kopt_config *cfg,
 			    const struct kopt_analysis *a)
 {
-	struct kopt_buf err = KOPT_BUF_INIT;
-	struct kopt_expr *e = NULL;
-	const struct kopt_analysis_version *bestv = NULL;
-	const struct kopt_results_entry *best;
-	size_t i;
+	const struct kopt_results **all;
+	struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
+	size_t i, n = 0;
+	int ret;
 
+	all = kopt_calloc(a->versions_nr + 1, sizeof(*all));
+	for (i = 0; i < a->versions_nr; i++)
+		if (a->versions[i].has_results)
+			all[n++] = &a->versions[i].results;
+	kopt_error_catch(&caught);
+	ret = kopt_target_evaluate(&ts->res, cfg, ts->target, all, n);
+	kopt_error_uncatch(&caught);
+	free(all);
 	ts->gap_pct = ts->value = ts->goal = NAN;
-	if (kopt_expr_parse(&e, ts->target->expr, &err)) {
-		ts->problem = kopt_buf_detach(&err, NULL);
+	if (ret) {
+		ts->problem = kopt_buf_detach(&caught.cause, NULL);
+		kopt_error_catch_release(&caught);
 		return;
 	}
-	if (e->l && e->r && e->l->kind == KOPT_EXPR_NAME &&
-	    e->r->kind == KOPT_EXPR_NUM &&
-	    (e->kind == KOPT_EXPR_LE || e->kind == KOPT_EXPR_LT ||
-	     e->kind == KOPT_EXPR_GE || e->kind == KOPT_EXPR_GT)) {
-		ts->metric = kopt_metric_from_name(e->l->name) >= 0 ?
-			     kopt_metric_infos[kopt_metric_from_name(
-				     e->l->name)].name : NULL;
-		ts->goal = e->r->num;
-	}
-	/* met by the fastest version that meets it */
-	for (i = 0; i < a->versions_nr; i++) {
-		const struct kopt_analysis_version *v = &a->versions[i];
-		const struct kopt_results_entry *en;
-		double r;
-		if (!v->has_results)
-			continue;
-		en = kopt_results_find_trial(&v->results, ts->target->trial);
-		if (!en)
-			continue;
-		ts->evaluated = 1;
-		kopt_buf_reset(&err);
-		if (kopt_expr_eval(e, kopt_results_expr_lookup, (void *)en, &r,
-				   &err) || !r)
-			continue;
-		if (!ts->met || en->metrics[KOPT_METRIC_DURATION_US] <
-		    kopt_results_find_trial(&ts->version->results,
-					    ts->target->trial)
-			    ->metrics[KOPT_METRIC_DURATION_US]) {
-			ts->met = 1;
-			ts->version = v;
-		}
-	}
-	if (!ts->met) {
-		best = kopt_analysis_best(a, ts->target->trial, &bestv);
-		ts->version = bestv;
-		if (best && ts->metric && kopt_results_metric(best, ts->metric,
-							      &ts->value) == 0 &&
-		    ts->goal != 0)
-			ts->gap_pct = (ts->value - ts->goal) / fabs(ts->goal) *
-				      100.0;
-	} else if (ts->metric) {
-		kopt_results_metric(kopt_results_find_trial(
-					    &ts->version->results,
-					    ts->target->trial),
-				    ts->metric, &ts->value);
-	}
-	kopt_expr_free(e);
-	kopt_buf_release(&err);
+	kopt_error_catch_release(&caught);
+	ts->evaluated = ts->res.measured;
+	ts->met = ts->res.met;
+	ts->version = ts->res.version ?
+		      kopt_analysis_find(a, ts->res.version) : NULL;
+	ts->metric = *ts->res.metric ? ts->res.metric : NULL;
+	ts->value = ts->res.value;
+	ts->goal = ts->res.bound;
+	if (!ts->met && kopt_results_has(ts->value) &&
+	    kopt_results_has(ts->goal) && ts->goal != 0)
+		ts->gap_pct = (ts->value - ts->goal) / fabs(ts->goal) * 100.0;
 }
 
 static int known_version(const struct kopt_analysis *a, const char *name)
@@ -180,7 +155,7 @@ static int load_view(struct kernel_view *kv, struct kopt_ctx *ctx,
 	kv->targets = kopt_calloc(k->targets_nr + 1, sizeof(*kv->targets));
 	for (i = 0; i < k->targets_nr; i++) {
 		kv->targets[i].target = &k->targets[i];
-		evaluate_target(&kv->targets[i], &kv->a);
+		evaluate_target(&kv->targets[i], cfg, &kv->a);
 	}
 	kopt_obligations_find(learn, &kv->a, &kv->obligations,
 			       &kv->obligations_nr);
@@ -283,14 +258,12 @@ static void describe_target(struct kopt_buf *out, const struct target_state *ts)
 	if (ts->problem) {
 		kopt_buf_addf(out, "cannot evaluate (%s)", ts->problem);
 	} else if (ts->met) {
-		const struct kopt_results_entry *e = kopt_results_find_trial(
-			&ts->version->results, ts->target->trial);
 		kopt_buf_addf(out, "met by %s", ts->version->name);
 		if (ts->metric && kopt_results_has(ts->value))
 			kopt_buf_addf(out, " (%s = %.2f%s)", ts->metric,
-				      ts->value, e && e->replayed ?
+				      ts->value, ts->res.replayed ?
 				      ", replayed" : "");
-		else if (e && e->replayed)
+		else if (ts->res.replayed)
 			kopt_buf_addstr(out, " (replayed)");
 	} else if (!ts->evaluated) {
 		kopt_buf_addf(out, "not met; no version measured on '%s' yet",
@@ -322,11 +295,13 @@ static void print_kernel(const struct kernel_view *kv,
 
 	collect_trials(&trials, cfg, a);
 	kopt_buf_addf(&out, "# Analyze: %s\n\n## Overview\n\n", a->kernel);
-	if (a->has_devlog && a->devlog.overview)
+	if (a->has_devlog && a->devlog.overview) {
 		kopt_buf_addf(&out, "%s\n", a->devlog.overview);
-	else
-		kopt_buf_addf(&out, "(no overview in docs/kernels/%s.md)\n",
-			      a->kernel);
+	} else {
+		kopt_buf_addstr(&out, "(no overview in ");
+		kopt_path_devlog(&out, a->kernel);
+		kopt_buf_addstr(&out, ")\n");
+	}
 
 	kopt_buf_addstr(&out, "\n## Versions\n\n");
 	kopt_strvec_push(&header, "Version");

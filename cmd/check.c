@@ -9,12 +9,13 @@
 #include <string.h>
 
 #include "builtin.h"
+#include "term-progress.h"
 #include "hooks.h"
 #include "repo.h"
 #include "banned.h"
 
 static const char *const check_usage[] = {
-	"git kopt check [<range>]",
+	"git kopt check [-q] [<range>]",
 	NULL
 };
 
@@ -165,7 +166,11 @@ static int default_base(git_repository *repo, git_oid *out,
 
 int cmd_check(int argc, const char **argv, struct kopt_ctx *ctx)
 {
-	static const struct kopt_option options[] = { OPT_END() };
+	int quiet = 0;
+	const struct kopt_option options[] = {
+		OPT_BOOL('q', "quiet", &quiet, "no progress line"),
+		OPT_END(),
+	};
 	git_revwalk *walk = NULL;
 	git_revspec spec;
 	git_oid base, tip;
@@ -173,6 +178,7 @@ int cmd_check(int argc, const char **argv, struct kopt_ctx *ctx)
 	int n, have_base = 0;
 
 	argc = kopt_parse_options(argc, argv, options, check_usage, 0);
+	kopt_progress_terminal(!quiet);
 	if (argc > 1)
 		kopt_usage_error(check_usage, options, "too many arguments");
 	if (!kopt_repo_has_commits(ctx->repo))

@@ -19,7 +19,9 @@
 #include "devlog.h"
 #include "lockfile.h"
 #include "repo.h"
+#include "trailers.h"
 #include "scaffold.h"
+#include "paths.h"
 #include "banned.h"
 
 static const char *const design_usage[] = {
@@ -549,9 +551,7 @@ static int make_commit(struct design *d, git_oid *out, const char *title)
 		      d->from);
 	if (title && *title)
 		kopt_buf_addf(&msg, "\n%s\n", title);
-	kopt_trailers_add(&tr, KOPT_TRAILER_KERNEL, d->kernel->name);
-	kopt_trailers_add(&tr, KOPT_TRAILER_VERSION, d->to);
-	kopt_trailers_add(&tr, KOPT_TRAILER_STEP, "design");
+	kopt_trailers_add_step(&tr, d->kernel->name, d->to, KOPT_STEP_DESIGN);
 	kopt_message_add_trailers(&msg, &tr);
 	ret = kopt_repo_commit(out, repo, NULL, &tree, &d->head_id, msg.buf);
 done:
@@ -668,12 +668,14 @@ static void print_prompt(struct design *d)
 static void check_clean(struct design *d)
 {
 	struct kopt_strvec specs = KOPT_STRVEC_INIT, dirty = KOPT_STRVEC_INIT;
-	struct kopt_buf list = KOPT_BUF_INIT;
+	struct kopt_buf list = KOPT_BUF_INIT, dir = KOPT_BUF_INIT;
 	size_t i, shown = 0;
 
 	kopt_strvec_push(&specs, d->from_dir.buf);
 	kopt_strvec_push(&specs, d->devlog_path.buf);
-	kopt_strvec_pushf(&specs, "docs/kernels/%s", d->kernel->name);
+	kopt_path_kernel_dir(&dir, d->kernel->name);
+	kopt_strvec_push(&specs, dir.buf);
+	kopt_buf_release(&dir);
 	if (kopt_repo_changed_paths(&dirty, d->ctx->repo, &specs,
 				    KOPT_REPO_UNTRACKED))
 		exit(128);
@@ -820,9 +822,8 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_die("cannot read HEAD: %s", kopt_git_error("unknown error"));
 
 	choose_versions(&d, from_opt, to_opt, &versions);
-	kopt_buf_addf(&d.devlog_path, "docs/kernels/%s.md", d.kernel->name);
-	kopt_buf_addf(&d.task_path, "docs/kernels/%s/tasks/%s.md",
-		      d.kernel->name, d.to);
+	kopt_path_devlog(&d.devlog_path, d.kernel->name);
+	kopt_path_task(&d.task_path, d.kernel->name, d.to);
 
 	/* the task: the one --task names, else the one strategize wrote */
 	path = kopt_ctx_path(ctx, d.task_path.buf);

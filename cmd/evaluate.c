@@ -80,7 +80,8 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 		exit(128);
 	res = kopt_calloc(k->targets_nr, sizeof(*res));
 	for (i = 0; i < k->targets_nr; i++) {
-		if (kopt_target_evaluate(&res[i], cfg, &k->targets[i], all, nr))
+		if (kopt_target_evaluate_all(&res[i], cfg, &k->targets[i],
+					     all, nr))
 			exit(128);
 		met &= res[i].met;
 	}

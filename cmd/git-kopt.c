@@ -14,6 +14,7 @@
 #include <git2.h>
 
 #include "builtin.h"
+#include "term-progress.h"
 #include "version.h"
 #include "banned.h"
 
@@ -229,6 +230,7 @@ int main(int argc, const char **argv)
 		return 129;
 	}
 	git_libgit2_init();
+	kopt_progress_terminal(1);
 	ctx.prefix = "";
 	/* -h works anywhere, before the repository is looked for */
 	if ((cmd->flags & KOPT_NEED_REPO) &&

@@ -13,6 +13,7 @@
 #include "builtin.h"
 #include "filetx.h"
 #include "templates.h"
+#include "paths.h"
 #include "banned.h"
 
 #define KERNEL_ADD_USAGE \
@@ -30,33 +31,6 @@ static const char *const kernel_usage[] = {
 };
 static const char *const kernel_add_usage[] = { KERNEL_ADD_USAGE, NULL };
 static const char *const kernel_list_usage[] = { KERNEL_LIST_USAGE, NULL };
-
-/* Messages of the settings loader, kept to be shown as one line. */
-static struct kopt_buf captured = KOPT_BUF_INIT;
-
-static void capture(const char *prefix, const char *msg)
-{
-	(void)prefix;
-	if (!captured.len)
-		kopt_buf_addstr(&captured, msg);
-}
-
-/* The message without its "<label>:<line>: " prefix. */
-static const char *without_place(const char *msg, const char *label)
-{
-	const char *p;
-
-	if (!kopt_skip_prefix(msg, label, &p) || *p != ':')
-		return msg;
-	p++;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	if (*p == ':')
-		p++;
-	while (*p == ' ')
-		p++;
-	return p;
-}
 
 static void add_key(struct kopt_buf *sb, const char *key, const char *value)
 {
@@ -141,6 +115,7 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	const struct kopt_kernel *old;
 	struct kopt_config check = KOPT_CONFIG_INIT;
 	struct kopt_buf text = KOPT_BUF_INIT, devlog = KOPT_BUF_INIT;
+	struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
 	struct kopt_buf err = KOPT_BUF_INIT;
 	struct kopt_filetx tx = KOPT_FILETX_INIT;
 	char *kopt_path, *devlog_path, *devlog_label;
@@ -199,18 +174,22 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	add_key(&text, "target", o.target);
 
 	/* Validate the new settings before anything is written. */
-	kopt_error_set_routine(capture);
+	kopt_error_catch(&caught);
 	ret = kopt_config_load_buf(&check, text.buf, text.len, ".kopt");
-	kopt_error_set_routine(NULL);
+	kopt_error_uncatch(&caught);
 	if (ret)
 		kopt_die("cannot add kernel '%s': %s", o.name,
-			 without_place(captured.buf, ".kopt"));
+			 caught.cause.buf);
 	if (!round_trips(kopt_config_kernel(&check, o.name), &o))
 		kopt_die("cannot add kernel '%s': its values do not read back "
 			 "unchanged from .kopt", o.name);
 	kopt_config_release(&check);
 
-	devlog_label = kopt_xstrfmt("docs/kernels/%s.md", o.name);
+	{
+		struct kopt_buf b = KOPT_BUF_INIT;
+		kopt_path_devlog(&b, o.name);
+		devlog_label = kopt_buf_detach(&b, NULL);
+	}
 	devlog_path = kopt_ctx_path(ctx, devlog_label);
 	have_devlog = !access(devlog_path, F_OK);
 	kopt_filetx_add(&tx, kopt_path, ".kopt", text.buf, text.len, 0, NULL);
@@ -232,7 +211,7 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	kopt_buf_release(&text);
 	kopt_buf_release(&devlog);
 	kopt_buf_release(&err);
-	kopt_buf_release(&captured);
+	kopt_error_catch_release(&caught);
 	kopt_strvec_clear(&o.params);
 	free(kopt_path);
 	free(devlog_path);

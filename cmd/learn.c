@@ -20,6 +20,7 @@
 #include "strategize.h"
 #include "templates.h"
 #include "results.h"
+#include "version.h"
 #include "banned.h"
 
 static const char *const learn_usage[] = {
@@ -127,7 +128,7 @@ static int learn_new(int argc, const char **argv, struct kopt_ctx *ctx)
 		kernel = kopt_strndup(from, (size_t)(slash - from));
 		version = slash + 1;
 		kopt_ctx_kernel_or_die(ctx, kernel);
-		if (!kopt_valid_version(version))
+		if (!kopt_version_valid(version))
 			kopt_die("'%s' is not a version (v0, v1, ...)",
 				 version);
 		kopt_results_read_or_die(&after, ctx, kernel, version);

@@ -21,6 +21,7 @@
 #include "devlog.h"
 #include "filetx.h"
 #include "kb.h"
+#include "learn.h"
 #include "lockfile.h"
 #include "bench.h"
 #include "profile.h"
@@ -32,6 +33,8 @@
 #include "strategy.h"
 #include "strvec.h"
 #include "version.h"
+#include "paths.h"
+#include "trailers.h"
 #include "banned.h"
 
 static const char *const profile_usage[] = {
@@ -123,7 +126,7 @@ static char *results_path(struct kopt_ctx *ctx, const char *kernel,
 	struct kopt_buf rel = KOPT_BUF_INIT;
 	char *p;
 
-	kopt_results_path(&rel, kernel, version);
+	kopt_path_results(&rel, kernel, version);
 	p = kopt_ctx_path(ctx, rel.buf);
 	kopt_buf_release(&rel);
 	return p;
@@ -164,7 +167,7 @@ static int load_devlog(struct kopt_ctx *ctx, const char *kernel,
 	struct kopt_buf rel = KOPT_BUF_INIT;
 	int ret;
 
-	kopt_devlog_path(&rel, kernel);
+	kopt_path_devlog(&rel, kernel);
 	*path = kopt_ctx_path(ctx, rel.buf);
 	ret = kopt_devlog_read_file(dl, *path);
 	if (ret == KOPT_ENOTFOUND) {
@@ -298,14 +301,10 @@ static void suggest_name(struct kopt_buf *out, const char *dpath,
 			 const char *kernel, const char *version)
 {
 	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
-	const struct kopt_devlog_version *v;
+	int have = dpath && !kopt_devlog_read_file(&dl, dpath);
 
-	if (dpath && !kopt_devlog_read_file(&dl, dpath) &&
-	    (v = kopt_devlog_find_version(&dl, version)) && v->title &&
-	    *v->title != '(')
-		kopt_gate_slug(out, v->title);
-	if (!out->len)
-		kopt_buf_addf(out, "%s-%s-regression", kernel, version);
+	kopt_learn_suggest_name(out, have ? &dl : NULL, kernel, version,
+				"regression");
 	kopt_devlog_release(&dl);
 }
 
@@ -337,6 +336,7 @@ static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	struct kopt_verdicts v = KOPT_VERDICTS_INIT;
 	struct kopt_buf out = KOPT_BUF_INIT, msg = KOPT_BUF_INIT;
 	struct kopt_buf name = KOPT_BUF_INIT;
+	struct kopt_trailers tr = KOPT_TRAILERS_INIT;
 	const char *rrel = rpath + strlen(ctx->top);
 	const char *drel = dpath ? dpath + strlen(ctx->top) : NULL;
 	size_t i;
@@ -390,11 +390,14 @@ static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 			      v.items[i].trial ? v.items[i].trial : "ad hoc",
 			      v.items[i].parent_us, v.items[i].child_us,
 			      v.items[i].change_pct);
-	kopt_buf_addf(&msg, "\n\nKopt-Kernel: %s\nKopt-Version: %s\n"
-		      "Kopt-Step: verify\n", kernel, version);
+	kopt_trailers_add_step(&tr, kernel, version, KOPT_STEP_VERIFY);
 	if (v.overall != KOPT_VERDICT_NONE)
-		kopt_buf_addf(&msg, "Kopt-Verdict: %s\n",
-			      kopt_verdict_name(v.overall));
+		kopt_trailers_add(&tr, KOPT_TRAILER_VERDICT,
+				  kopt_verdict_name(v.overall));
+	/* the trial lines look like trailers: keep them a paragraph apart */
+	kopt_buf_addstr(&msg, "\n\n");
+	kopt_trailers_format(&msg, &tr);
+	kopt_trailers_release(&tr);
 
 	if (v.overall == KOPT_VERDICT_REGRESSION && !js) {
 		struct kopt_buf where = KOPT_BUF_INIT;
@@ -522,7 +525,7 @@ static void parse_args(struct profile_job *j, int argc, const char **argv,
 	j->cfg = kopt_ctx_config_or_die(ctx);
 	j->k = kopt_ctx_kernel_or_die(ctx, argv[0]);
 	j->version = argv[1];
-	if (!kopt_valid_version(j->version))
+	if (!kopt_version_valid(j->version))
 		kopt_die("bad version '%s' (expected v0, v1, ...)", j->version);
 
 	for (i = 0; i < j->trials.nr; i++) {

@@ -15,12 +15,18 @@
 
 #include "analysis.h"
 #include "builtin.h"
+#include "forge.h"
 #include "obligations.h"
 #include "render.h"
+#include "paths.h"
+#include "trailers.h"
 #include "banned.h"
 
 static const char *const review_usage[] = {
 	"git kopt review [<base>...<head> | <base>..<head> | <base>] [--json]",
+	"git kopt review [<range>] --post [--dry-run] [--forge github|gitlab] "
+	"[--project <project>] [--pr <number>] [--api-url <url>] "
+	"[--token-env <variable>]",
 	NULL
 };
 
@@ -234,10 +240,9 @@ static void read_commits(struct review *rv)
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
 	while (!git_revwalk_next(&oid, walk)) {
 		git_commit *c = NULL;
-		git_message_trailer_array tr = { 0 };
+		struct kopt_trailers tr = KOPT_TRAILERS_INIT;
 		struct commit_info *ci;
 		const char *summary;
-		size_t i;
 
 		if (git_commit_lookup(&c, rv->repo, &oid) < 0)
 			continue;
@@ -248,27 +253,15 @@ static void read_commits(struct review *rv)
 		git_oid_tostr(ci->id, sizeof(ci->id), &oid);
 		summary = git_commit_summary(c);
 		ci->subject = kopt_strdup(summary ? summary : "");
-		if (!git_message_trailers(&tr, git_commit_message(c))) {
-			for (i = 0; i < tr.count; i++) {
-				const char *k = tr.trailers[i].key;
-				const char *v = tr.trailers[i].value;
-				if (!strcasecmp(k, "Kopt-Learn") &&
-				    !strncasecmp(v, "skip", 4)) {
-					v += 4;
-					while (*v == ' ' || *v == ':')
-						v++;
-					free(ci->skip);
-					ci->skip = kopt_strdup(*v ? v :
-							       "(no reason)");
-				} else if (!strcasecmp(k, "Kopt-Kernel")) {
-					free(ci->kernel);
-					ci->kernel = kopt_strdup(v);
-				} else if (!strcasecmp(k, "Kopt-Version")) {
-					free(ci->version);
-					ci->version = kopt_strdup(v);
-				}
-			}
-			git_message_trailer_array_free(&tr);
+		if (!kopt_trailers_parse(&tr, git_commit_message(c), 0)) {
+			const char *v;
+			if ((v = kopt_trailers_learn_skip(&tr)))
+				ci->skip = kopt_strdup(v);
+			if ((v = kopt_trailers_get(&tr, KOPT_TRAILER_KERNEL)))
+				ci->kernel = kopt_strdup(v);
+			if ((v = kopt_trailers_get(&tr, KOPT_TRAILER_VERSION)))
+				ci->version = kopt_strdup(v);
+			kopt_trailers_release(&tr);
 		}
 		git_commit_free(c);
 	}
@@ -302,33 +295,6 @@ static void read_files(struct review *rv)
 	git_diff_free(diff);
 }
 
-/* "docs/kernels/<k>.md" or "docs/kernels/<k>/results/<v>.json" */
-static int kernel_of(const char *path, char **kernel, char **version)
-{
-	const char *p, *slash;
-
-	*kernel = *version = NULL;
-	if (!kopt_skip_prefix(path, "docs/kernels/", &p))
-		return 0;
-	slash = strchr(p, '/');
-	if (!slash) {
-		if (!kopt_ends_with(p, ".md") || !strcmp(p, "README.md"))
-			return 0;
-		*kernel = kopt_strndup(p, strlen(p) - 3);
-		return kopt_valid_name(*kernel) ? 1 : (free(*kernel), 0);
-	}
-	if (strncmp(slash, "/results/", 9) || !kopt_ends_with(slash, ".json") ||
-	    strchr(slash + 9, '/'))
-		return 0;
-	*kernel = kopt_strndup(p, slash - p);
-	*version = kopt_strndup(slash + 9, strlen(slash + 9) - 5);
-	if (!kopt_valid_name(*kernel) || !kopt_valid_name(*version)) {
-		free(*kernel);
-		free(*version);
-		return 0;
-	}
-	return 2;
-}
 
 static int is_catalog(const struct review *rv, const char *path)
 {
@@ -565,14 +531,16 @@ static void analyse(struct review *rv)
 	kopt_source_tree(&hs, rv->repo, rv->head_tree, hrev);
 	for (i = 0; i < rv->files_nr; i++) {
 		char *kernel, *version;
-		if (kernel_of(rv->files[i].path, &kernel, &version)) {
+		enum kopt_path_kind kind = kopt_path_classify(
+			rv->files[i].path, &kernel, &version);
+		if (kind == KOPT_PATH_DEVLOG || kind == KOPT_PATH_RESULTS) {
 			if (!kopt_strvec_has(&rv->kernels, kernel))
 				kopt_strvec_push(&rv->kernels, kernel);
-			free(kernel);
-			free(version);
 		} else if (is_catalog(rv, rv->files[i].path)) {
 			diff_catalog(rv, rv->files[i].path);
 		}
+		free(kernel);
+		free(version);
 	}
 	rv->before = kopt_calloc(rv->kernels.nr + 1, sizeof(*rv->before));
 	rv->after = kopt_calloc(rv->kernels.nr + 1, sizeof(*rv->after));
@@ -595,7 +563,7 @@ static void analyse(struct review *rv)
 			const char *what = NULL;
 			int results_changed = 0;
 
-			kopt_results_path(&path, kernel, v->name);
+			kopt_path_results(&path, kernel, v->name);
 			for (j = 0; j < rv->files_nr; j++)
 				if (!strcmp(rv->files[j].path, path.buf))
 					results_changed = 1;
@@ -688,7 +656,7 @@ static const char *status_word(char s)
 	return s == 'A' ? "added" : s == 'D' ? "deleted" : "changed";
 }
 
-static void print_markdown(struct review *rv)
+static void render_markdown(struct review *rv, struct kopt_buf *outp)
 {
 	struct kopt_buf out = KOPT_BUF_INIT, cell = KOPT_BUF_INIT;
 	struct kopt_mdtable t;
@@ -838,9 +806,39 @@ static void print_markdown(struct review *rv)
 		else if (!any)
 			kopt_buf_addstr(&out, "Nothing open.\n");
 	}
-	fwrite(out.buf, 1, out.len, stdout);
+	kopt_buf_addbuf(outp, &out);
 	kopt_buf_release(&out);
 	kopt_buf_release(&cell);
+}
+
+/* The marker that finds the review's comment again on the forge. */
+#define REVIEW_MARKER "<!-- git-kopt review -->"
+
+static int post(const char *markdown, struct kopt_forge_opts *o, int dry_run)
+{
+	struct kopt_forge f = KOPT_FORGE_INIT;
+	struct kopt_forge_result res = KOPT_FORGE_RESULT_INIT;
+	struct kopt_buf dry = KOPT_BUF_INIT, where = KOPT_BUF_INIT;
+	int ret;
+
+	o->need_token = !dry_run;
+	if (kopt_forge_resolve(&f, o)) {
+		kopt_forge_release(&f);
+		return 128;
+	}
+	ret = kopt_forge_post(&f, REVIEW_MARKER, markdown, &res,
+			      dry_run ? &dry : NULL);
+	kopt_forge_describe(&f, &where);
+	if (!ret && dry_run)
+		fwrite(dry.buf, 1, dry.len, stdout);
+	else if (!ret)
+		printf("%s the review on %s%s%s\n", res.action, where.buf,
+		       res.url.len ? ": " : "", res.url.buf);
+	kopt_buf_release(&dry);
+	kopt_buf_release(&where);
+	kopt_forge_result_release(&res);
+	kopt_forge_release(&f);
+	return ret ? 128 : 0;
 }
 
 static cJSON *entry_json(const struct kopt_results_entry *e)
@@ -1023,16 +1021,41 @@ static void release(struct review *rv)
 
 int cmd_review(int argc, const char **argv, struct kopt_ctx *ctx)
 {
-	int json = 0, rb, rh;
+	int json = 0, rb, rh, do_post = 0, dry_run = 0, ret = 0;
+	struct kopt_forge_opts fo = { 0 };
 	const struct kopt_option options[] = {
 		OPT_BOOL(0, "json", &json, "print JSON instead of Markdown"),
+		OPT_BOOL(0, "post", &do_post, "post the review as the pull "
+			 "request's comment (one, updated in place)"),
+		OPT_BOOL(0, "dry-run", &dry_run, "with --post: print the "
+			 "requests instead (token masked)"),
+		OPT_STRING(0, "forge", &fo.forge, "github|gitlab",
+			   "where to post (default: from the CI environment)"),
+		OPT_STRING(0, "project", &fo.project, "project",
+			   "<owner>/<name>, or a GitLab project id or path"),
+		OPT_STRING(0, "pr", &fo.number, "number",
+			   "the pull or merge request"),
+		OPT_STRING(0, "api-url", &fo.api_url, "url",
+			   "the forge's API address"),
+		OPT_STRING(0, "token-env", &fo.token_env, "variable",
+			   "the variable holding the token (default: "
+			   "GITHUB_TOKEN or GITLAB_TOKEN)"),
 		OPT_END()
 	};
+	struct kopt_buf md = KOPT_BUF_INIT;
 	struct review rv;
 
 	argc = kopt_parse_options(argc, argv, options, review_usage, 0);
 	if (argc > 1)
 		kopt_usage_error(review_usage, options, "too many arguments");
+	if (do_post && json)
+		kopt_usage_error(review_usage, options, "--post posts "
+				 "Markdown; drop --json");
+	if (!do_post && (dry_run || fo.forge || fo.project || fo.number ||
+			 fo.api_url || fo.token_env))
+		kopt_usage_error(review_usage, options, "--dry-run, --forge, "
+				 "--project, --pr, --api-url and --token-env "
+				 "go with --post");
 	memset(&rv, 0, sizeof(rv));
 	rv.repo = ctx->repo;
 	kopt_strvec_init(&rv.kernels);
@@ -1052,10 +1075,16 @@ int cmd_review(int argc, const char **argv, struct kopt_ctx *ctx)
 	read_commits(&rv);
 	read_files(&rv);
 	analyse(&rv);
-	if (json)
+	if (json) {
 		print_json(&rv);
-	else
-		print_markdown(&rv);
+	} else {
+		render_markdown(&rv, &md);
+		if (do_post)
+			ret = post(md.buf, &fo, dry_run);
+		else
+			fwrite(md.buf, 1, md.len, stdout);
+	}
+	kopt_buf_release(&md);
 	release(&rv);
-	return 0;
+	return ret;
 }

@@ -14,6 +14,7 @@
 #include "md.h"
 #include "strategize.h"
 #include "strategy.h"
+#include "paths.h"
 #include "banned.h"
 
 static const char *const select_usage[] = {
@@ -93,6 +94,7 @@ int cmd_select(int argc, const char **argv, struct kopt_ctx *ctx)
 	size_t needs_nr = 0, needs_alloc = 0, i;
 	enum kopt_control required = KOPT_CONTROL_BLOCK;
 	char *newest = NULL, *next = NULL, *task, *abs, *task_dir;
+	struct kopt_buf task_buf = KOPT_BUF_INIT;
 	char *current = NULL, *next2 = NULL;
 	const char *source;
 	int from_task, have_strategy = 0, ret;
@@ -104,7 +106,8 @@ int cmd_select(int argc, const char **argv, struct kopt_ctx *ctx)
 	cfg = kopt_ctx_config_or_die(ctx);
 	k = kopt_ctx_kernel_or_die(ctx, argv[0]);
 	kopt_kernel_versions(ctx->top, ctx->repo, k, &newest, &next);
-	task = kopt_task_path(k->name, next);
+	kopt_path_task(&task_buf, k->name, next);
+	task = kopt_buf_detach(&task_buf, NULL);
 	task_dir = kopt_strndup(task, (size_t)(strrchr(task, '/') - task));
 	abs = kopt_ctx_path(ctx, task);
 	from_task = !kopt_buf_read_file(&text, abs);

@@ -20,10 +20,14 @@
 #include <cjson/cJSON.h>
 
 #include "builtin.h"
+#include "devlog.h"
 #include "hooks.h"
+#include "learn.h"
 #include "repo.h"
+#include "trailers.h"
 #include "scaffold.h"
 #include "verdict.h"
+#include "paths.h"
 #include "banned.h"
 
 static const char *const status_usage[] = {
@@ -73,12 +77,12 @@ static void read_history(git_repository *repo, struct history *h)
 		    (k = kopt_trailers_get(&t, KOPT_TRAILER_KERNEL)) &&
 		    (v = kopt_trailers_get(&t, KOPT_TRAILER_VERSION))) {
 			step = kopt_trailers_get(&t, KOPT_TRAILER_STEP);
-			learn = kopt_trailers_get(&t, KOPT_TRAILER_LEARN);
-			if (step && !strcmp(step, "learn"))
+			learn = kopt_trailers_learn_skip(&t);
+			if (kopt_step_parse(step) == KOPT_STEP_LEARN)
 				kopt_strvec_pushf(&h->learned, "%s/%s", k, v);
-			if (learn && kopt_starts_with(learn, "skip "))
+			if (learn)
 				kopt_strvec_pushf(&h->skipped, "%s/%s\t%s", k, v,
-						  learn + 5);
+						  learn);
 		}
 		kopt_trailers_release(&t);
 		git_commit_free(c);
@@ -160,7 +164,7 @@ static int results_committed(struct kopt_ctx *ctx, git_tree *head,
 	char *path;
 	int same = 0;
 
-	kopt_results_path(&rel, kernel, version);
+	kopt_path_results(&rel, kernel, version);
 	path = kopt_ctx_path(ctx, rel.buf);
 	if (head && !kopt_repo_read_tree(&a, ctx->repo, head, rel.buf) &&
 	    !kopt_buf_read_file(&b, path))
@@ -172,33 +176,25 @@ static int results_committed(struct kopt_ctx *ctx, git_tree *head,
 	return same;
 }
 
-/* "### V<N>: title" of the work tree's devlog, as a knowledge file name. */
+/* The anti-pattern name to suggest, from the work tree's devlog. */
 static void learn_name(struct kopt_ctx *ctx, struct kopt_buf *out,
 		       const char *kernel, const char *version)
 {
-	struct kopt_buf text = KOPT_BUF_INIT, want = KOPT_BUF_INIT;
-	char *path = kopt_xstrfmt("%sdocs/kernels/%s.md", ctx->top, kernel);
-	const char *p;
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	struct kopt_buf path = KOPT_BUF_INIT;
+	struct kopt_error_catch quiet = KOPT_ERROR_CATCH_INIT;
+	int have;
 
-	kopt_buf_addf(&want, "\n### V%ld:", kopt_version_number(version));
-	if (!kopt_buf_read_file(&text, path) &&
-	    (p = strstr(text.buf, want.buf))) {
-		const char *eol = strchr(p + want.len, '\n');
-		char *title = eol ? kopt_strndup(p + want.len,
-						 (size_t)(eol - p - want.len)) :
-			      kopt_strdup(p + want.len);
-		const char *t = title;
-		while (*t == ' ')
-			t++;
-		if (*t != '[')
-			kopt_gate_slug(out, t);
-		free(title);
-	}
-	if (!out->len)
-		kopt_buf_addf(out, "%s-%s-regression", kernel, version);
-	free(path);
-	kopt_buf_release(&text);
-	kopt_buf_release(&want);
+	kopt_buf_addstr(&path, ctx->top);
+	kopt_path_devlog(&path, kernel);
+	/* a broken devlog is reported where it is read for itself */
+	kopt_error_catch(&quiet);
+	have = !kopt_devlog_read_file(&dl, path.buf);
+	kopt_error_catch_release(&quiet);
+	kopt_learn_suggest_name(out, have ? &dl : NULL, kernel, version,
+				"regression");
+	kopt_devlog_release(&dl);
+	kopt_buf_release(&path);
 }
 
 static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
@@ -253,7 +249,8 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		r->target_met = 1;
 		for (i = 0; i < k->targets_nr; i++) {
 			struct kopt_target_result t;
-			if (kopt_target_evaluate(&t, cfg, &k->targets[i], all, nr) ||
+			if (kopt_target_evaluate_all(&t, cfg, &k->targets[i],
+						     all, nr) ||
 			    !t.met)
 				r->target_met = 0;
 		}
@@ -272,7 +269,7 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	} else if (!r->committed) {
 		struct kopt_buf rel = KOPT_BUF_INIT;
 		r->step = "verify";
-		kopt_results_path(&rel, k->name, r->version);
+		kopt_path_results(&rel, k->name, r->version);
 		if (r->verdict == KOPT_VERDICT_REGRESSION) {
 			struct kopt_buf name = KOPT_BUF_INIT;
 			learn_name(ctx, &name, k->name, r->version);

@@ -13,6 +13,8 @@
 #include "results.h"
 #include "strategize.h"
 #include "strategy.h"
+#include "version.h"
+#include "paths.h"
 #include "banned.h"
 
 static const char *const strategize_usage[] = {
@@ -27,7 +29,7 @@ void kopt_results_read_or_die(struct kopt_results *out, struct kopt_ctx *ctx,
 	struct kopt_buf rel = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
 	char *path;
 
-	kopt_results_path(&rel, kernel, version);
+	kopt_path_results(&rel, kernel, version);
 	path = kopt_ctx_path(ctx, rel.buf);
 	if (kopt_buf_read_file(&text, path)) {
 		if (errno == ENOENT)
@@ -59,7 +61,7 @@ static void lineage_of(struct kopt_strvec *out, struct kopt_ctx *ctx,
 	char *parent = res->parent ? kopt_strdup(res->parent) : NULL;
 
 	kopt_strvec_push(out, res->version);
-	while (parent && kopt_valid_version(parent) &&
+	while (parent && kopt_version_valid(parent) &&
 	       !kopt_strvec_has(out, parent)) {
 		struct kopt_results r = KOPT_RESULTS_INIT;
 		char *path;
@@ -67,7 +69,7 @@ static void lineage_of(struct kopt_strvec *out, struct kopt_ctx *ctx,
 		kopt_strvec_push(out, parent);
 		kopt_buf_reset(&rel);
 		kopt_buf_reset(&text);
-		kopt_results_path(&rel, kernel, parent);
+		kopt_path_results(&rel, kernel, parent);
 		path = kopt_ctx_path(ctx, rel.buf);
 		bad = kopt_buf_read_file(&text, path) ||
 		      kopt_results_parse(&r, text.buf, text.len, rel.buf,
@@ -101,7 +103,7 @@ void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
 
 	kopt_kernel_versions(ctx->top, ctx->repo, k, &newest, next);
 	if (version) {
-		if (!kopt_valid_version(version))
+		if (!kopt_version_valid(version))
 			kopt_die("'%s' is not a version (v0, v1, ...)",
 				 version);
 		*current = kopt_strdup(version);
@@ -172,6 +174,7 @@ int cmd_strategize(int argc, const char **argv, struct kopt_ctx *ctx)
 	struct kopt_results res = KOPT_RESULTS_INIT;
 	struct kopt_buf md = KOPT_BUF_INIT, out = KOPT_BUF_INIT;
 	char *current = NULL, *next = NULL, *task, *task_dir, *abs;
+	struct kopt_buf task_buf = KOPT_BUF_INIT;
 	int same;
 
 	argc = kopt_parse_options(argc, argv, options, strategize_usage, 0);
@@ -184,7 +187,8 @@ int cmd_strategize(int argc, const char **argv, struct kopt_ctx *ctx)
 	kopt_strategize_or_die(&s, &kb, &res, ctx, argv[0],
 			       argc > 1 ? argv[1] : NULL, &current, &next,
 			       (size_t)max);
-	task = kopt_task_path(s.kernel, next);
+	kopt_path_task(&task_buf, s.kernel, next);
+	task = kopt_buf_detach(&task_buf, NULL);
 	task_dir = kopt_strndup(task, (size_t)(strrchr(task, '/') - task));
 	kopt_strategy_render(&md, &s, task_dir);
 	abs = kopt_ctx_path(ctx, task);

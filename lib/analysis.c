@@ -10,6 +10,8 @@
 #include "cache.h"
 #include "config.h"
 #include "error.h"
+#include "version.h"
+#include "paths.h"
 #include "banned.h"
 
 void kopt_source_worktree(struct kopt_source *src, const char *top)
@@ -181,17 +183,6 @@ static int load_results(struct kopt_results *out,
 	return 0;
 }
 
-static int version_number(const char *name, long *out)
-{
-	char *end;
-
-	if ((name[0] != 'v' && name[0] != 'V') ||
-	    name[1] < '0' || name[1] > '9')
-		return 0;
-	*out = strtol(name + 1, &end, 10);
-	return 1;
-}
-
 static struct kopt_analysis_version *add_version(struct kopt_analysis *a,
 						 const char *name)
 {
@@ -205,8 +196,7 @@ static struct kopt_analysis_version *add_version(struct kopt_analysis *a,
 	v = &a->versions[a->versions_nr++];
 	memset(v, 0, sizeof(*v));
 	v->name = kopt_strdup(name);
-	if (!version_number(name, &v->number))
-		v->number = -1;
+	v->number = kopt_version_number(name);
 	v->results = (struct kopt_results)KOPT_RESULTS_INIT;
 	v->parent = -1;
 	return v;
@@ -234,7 +224,7 @@ int kopt_analysis_load(struct kopt_analysis *out,
 	out->kernel = kopt_strdup(kernel);
 	out->noise_pct = noise_pct;
 
-	kopt_devlog_path(&path, kernel);
+	kopt_path_devlog(&path, kernel);
 	r = load_devlog(&out->devlog, src, path.buf, &data, &label);
 	if (!r)
 		out->has_devlog = 1;
@@ -242,7 +232,7 @@ int kopt_analysis_load(struct kopt_analysis *out,
 		ret = r;
 
 	kopt_buf_reset(&path);
-	kopt_buf_addf(&path, "docs/kernels/%s/results", kernel);
+	kopt_path_results_dir(&path, kernel);
 	kopt_source_list(src, path.buf, &files);
 	for (i = 0; i < files.nr; i++) {
 		struct kopt_buf file = KOPT_BUF_INIT;
@@ -251,6 +241,10 @@ int kopt_analysis_load(struct kopt_analysis *out,
 		if (!kopt_ends_with(files.v[i], ".json"))
 			continue;
 		version = kopt_strndup(files.v[i], strlen(files.v[i]) - 5);
+		if (!kopt_version_valid(version)) {
+			free(version);
+			continue;
+		}
 		kopt_buf_addf(&file, "%s/%s", path.buf, files.v[i]);
 		v = add_version(out, version);
 		r = load_results(&v->results, src, file.buf, kernel, version,

@@ -101,14 +101,10 @@ static int bad(const struct source *src, int line, const char *fmt, ...)
 	struct kopt_buf sb = KOPT_BUF_INIT;
 	va_list ap;
 
-	if (line > 0)
-		kopt_buf_addf(&sb, "%s:%d: ", src->label, line);
-	else
-		kopt_buf_addf(&sb, "%s: ", src->label);
 	va_start(ap, fmt);
 	kopt_buf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	kopt_error("%s", sb.buf);
+	kopt_error_at(src->label, line, "%s", sb.buf);
 	kopt_buf_release(&sb);
 	return KOPT_EINVALID;
 }
@@ -126,18 +122,6 @@ int kopt_valid_name(const char *name)
 		      *p == '_' || *p == '.' || *p == '-'))
 			return 0;
 	return !strstr(name, "..");
-}
-
-int kopt_valid_version(const char *v)
-{
-	const char *p;
-
-	if (!v || v[0] != 'v' || !v[1])
-		return 0;
-	for (p = v + 1; *p; p++)
-		if (!isdigit((unsigned char)*p))
-			return 0;
-	return v[1] != '0' || !v[2];
 }
 
 const char *kopt_control_name(enum kopt_control c)

@@ -128,8 +128,6 @@ enum kopt_control kopt_control_parse(const char *s);
 int kopt_valid_name(const char *name);
 /* 1 if the n bytes at `s` are a C identifier. */
 int kopt_is_identifier(const char *s, size_t n);
-/* 1 if `v` is a version name: "v" followed by digits (v0, v1, ...). */
-int kopt_valid_version(const char *v);
 
 /* Values substituted into command templates and expressions. */
 struct kopt_vars {

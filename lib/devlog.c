@@ -66,11 +66,6 @@ static int perf_part(enum label l)
 	       l == L_INSIGHTS;
 }
 
-void kopt_devlog_path(struct kopt_buf *out, const char *kernel)
-{
-	kopt_buf_addf(out, "docs/kernels/%s.md", kernel);
-}
-
 /* ------------------------------------------------------------------ */
 /* Lines */
 
@@ -1562,6 +1557,17 @@ kopt_devlog_find_version(const struct kopt_devlog *dl, const char *name)
 		if (!strcasecmp(dl->versions[i].name, name))
 			return &dl->versions[i];
 	return NULL;
+}
+
+const char *kopt_devlog_version_title(const struct kopt_devlog_version *v)
+{
+	const char *t = v ? v->title : NULL;
+
+	if (!t)
+		return NULL;
+	while (*t == ' ' || *t == '\t')
+		t++;
+	return *t && *t != '[' && *t != '(' ? t : NULL;
 }
 
 static int perf_matches(const struct kopt_devlog_perf *pf, long b, long s,

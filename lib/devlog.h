@@ -112,9 +112,6 @@ struct kopt_devlog {
 #define KOPT_DEVLOG_INIT { NULL, KOPT_BUF_INIT, NULL, 0, 0, 0, NULL, 0, \
 	NULL, NULL, 0, 0, 0, KOPT_STRVEC_INIT, NULL, 0, 0 }
 
-/* "docs/kernels/<kernel>.md" (relative to the top). */
-void kopt_devlog_path(struct kopt_buf *out, const char *kernel);
-
 /*
  * Parse devlog text (copied).  Returns 0, or KOPT_EINVALID with the
  * problem printed as "<label>:<line>: <why>" (empty text, binary or
@@ -133,6 +130,12 @@ size_t kopt_devlog_offset(const struct kopt_devlog *dl, int line);
 
 const struct kopt_devlog_version *
 kopt_devlog_find_version(const struct kopt_devlog *dl, const char *name);
+/*
+ * The title of a version's heading when it names the version: NULL when
+ * there is none or it is still a placeholder, "[Brief description]" as
+ * design writes it or "(to be described)" as verify does.
+ */
+const char *kopt_devlog_version_title(const struct kopt_devlog_version *v);
 /*
  * The block measured at that configuration: `b` matches the batch that
  * ran or the one asked for.  NULL when there is none.

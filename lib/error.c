@@ -1,6 +1,7 @@
 #include "error.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <git2.h>
 
@@ -14,6 +15,7 @@ static void default_report(const char *prefix, const char *msg)
 }
 
 static kopt_report_fn report = default_report;
+static struct kopt_error_catch *catching;
 
 kopt_report_fn kopt_error_set_routine(kopt_report_fn fn)
 {
@@ -23,12 +25,58 @@ kopt_report_fn kopt_error_set_routine(kopt_report_fn fn)
 	return old;
 }
 
+void kopt_error_catch(struct kopt_error_catch *c)
+{
+	c->outer = catching;
+	catching = c;
+}
+
+void kopt_error_uncatch(struct kopt_error_catch *c)
+{
+	struct kopt_error_catch *p;
+
+	/* a catch left open inside this one ends with it */
+	for (p = catching; p; p = p->outer)
+		if (p == c) {
+			catching = c->outer;
+			break;
+		}
+	c->outer = NULL;
+}
+
+void kopt_error_catch_release(struct kopt_error_catch *c)
+{
+	kopt_error_uncatch(c);
+	kopt_buf_release(&c->text);
+	kopt_buf_release(&c->cause);
+	c->errors = 0;
+}
+
+/* `place` is the length of the "<file>:<line>: " that starts `msg`. */
+static void deliver(const char *prefix, const char *msg, size_t place)
+{
+	struct kopt_error_catch *c = catching;
+	int is_error = prefix[0] == 'e';
+
+	if (!c) {
+		report(prefix, msg);
+		return;
+	}
+	if (c->text.len)
+		kopt_buf_addstr(&c->text, "; ");
+	if (!is_error)
+		kopt_buf_addf(&c->text, "%s: ", prefix);
+	kopt_buf_addstr(&c->text, msg);
+	if (is_error && !c->errors++)
+		kopt_buf_addstr(&c->cause, msg + place);
+}
+
 int kopt_errorv(const char *fmt, va_list ap)
 {
 	struct kopt_buf sb = KOPT_BUF_INIT;
 
 	kopt_buf_vaddf(&sb, fmt, ap);
-	report("error", sb.buf);
+	deliver("error", sb.buf, 0);
 	kopt_buf_release(&sb);
 	return -1;
 }
@@ -43,6 +91,25 @@ int kopt_error(const char *fmt, ...)
 	return -1;
 }
 
+int kopt_error_at(const char *file, int line, const char *fmt, ...)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+	size_t place;
+	va_list ap;
+
+	if (line > 0)
+		kopt_buf_addf(&sb, "%s:%d: ", file, line);
+	else
+		kopt_buf_addf(&sb, "%s: ", file);
+	place = sb.len;
+	va_start(ap, fmt);
+	kopt_buf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	deliver("error", sb.buf, place);
+	kopt_buf_release(&sb);
+	return KOPT_EINVALID;
+}
+
 void kopt_warning(const char *fmt, ...)
 {
 	struct kopt_buf sb = KOPT_BUF_INIT;
@@ -51,7 +118,7 @@ void kopt_warning(const char *fmt, ...)
 	va_start(ap, fmt);
 	kopt_buf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	report("warning", sb.buf);
+	deliver("warning", sb.buf, 0);
 	kopt_buf_release(&sb);
 }
 

@@ -10,15 +10,22 @@
 #include "devlog.h"
 #include "error.h"
 #include "knowledge.h"
+#include "learn.h"
+#include "md.h"
 #include "problem.h"
+#include "progress.h"
 #include "repo.h"
+#include "trailers.h"
 #include "results.h"
 #include "verdict.h"
+#include "paths.h"
 #include "banned.h"
 
 /*
- * The rules read Markdown with small line scanners of their own: the
- * gate must stay fast, and it only needs headings, fences and table rows.
+ * The rules read Markdown through lib/devlog, lib/catalog, lib/knowledge
+ * and lib/md only.  The gate stays fast by reading no more than the
+ * staged change needs: a devlog is parsed only when it changed or a
+ * violation needs a name from it.
  */
 
 enum kind {
@@ -63,20 +70,6 @@ struct ctx {
 	struct loaded *loaded;
 	size_t loaded_nr, loaded_alloc;
 };
-
-/* The messages of the readers (results, devlog), collected for a violation. */
-static struct kopt_buf *captured;
-
-static void capture(const char *prefix, const char *msg)
-{
-	if (!captured)
-		return;
-	if (captured->len)
-		kopt_buf_addstr(captured, "; ");
-	if (strcmp(prefix, "error"))
-		kopt_buf_addf(captured, "%s: ", prefix);
-	kopt_buf_addstr(captured, msg);
-}
 
 /* ---- violations ---- */
 
@@ -207,7 +200,7 @@ static int load_changes(struct ctx *c)
 	int ret = 0;
 
 	/* only these paths matter to the rules: skip the kernels' sources */
-	kopt_strvec_push(&specs, "docs/kernels/");
+	kopt_strvec_push(&specs, KOPT_KERNELS_DIR);
 	kopt_strvec_pushf(&specs, "%s/", c->kroot);
 	for (i = 0; i < c->catalogs.nr; i++) {
 		/* a catalog inside a folder already diffed is seen there */
@@ -224,58 +217,6 @@ static int load_changes(struct ctx *c)
 }
 
 /* ---- paths ---- */
-
-static int is_name(const char *s, size_t n)
-{
-	char *tmp = kopt_strndup(s, n);
-	int ok = kopt_valid_name(tmp);
-
-	free(tmp);
-	return ok;
-}
-
-/* docs/kernels/<k>/<sub>/<v>.<ext> -> kernel and version */
-static int kernel_file(const char *path, const char *sub, const char *ext,
-		       char **kernel, char **version)
-{
-	const char *p, *slash, *rest, *dot;
-
-	if (!kopt_skip_prefix(path, "docs/kernels/", &p))
-		return 0;
-	slash = strchr(p, '/');
-	if (!slash || !is_name(p, (size_t)(slash - p)))
-		return 0;
-	if (!kopt_skip_prefix(slash + 1, sub, &rest) || *rest != '/')
-		return 0;
-	rest++;
-	dot = strrchr(rest, '.');
-	if (!dot || strchr(rest, '/') || strcmp(dot + 1, ext))
-		return 0;
-	*version = kopt_strndup(rest, (size_t)(dot - rest));
-	if (kopt_version_number(*version) < 0) {
-		free(*version);
-		*version = NULL;
-		return 0;
-	}
-	*kernel = kopt_strndup(p, (size_t)(slash - p));
-	return 1;
-}
-
-/* docs/kernels/<k>.md -> kernel */
-static int devlog_file(const char *path, char **kernel)
-{
-	const char *p;
-	size_t n;
-
-	if (!kopt_skip_prefix(path, "docs/kernels/", &p) || strchr(p, '/') ||
-	    !kopt_ends_with(p, ".md"))
-		return 0;
-	n = strlen(p) - 3;
-	if (!is_name(p, n))
-		return 0;
-	*kernel = kopt_strndup(p, n);
-	return 1;
-}
 
 /*
  * The kind of a knowledge detail file, from where it lies (lib/knowledge
@@ -364,109 +305,43 @@ static char *resolve_link(struct ctx *c, const char *from, const char *target,
 	return NULL;
 }
 
-/* ---- Markdown lines ---- */
+/* ---- devlogs (lib/devlog reads them) ---- */
 
-struct line {
-	const char *p;
-	size_t len;
-	int no;                 /* 1-based */
-	int in_fence;           /* inside a fenced code block (or its fence) */
-};
-
-struct lines {
-	const char *p, *end;
-	int no;
-	char fence;             /* '`' or '~' while in a fence */
-	size_t fence_len;
-	int fence_line;
-};
-
-static void lines_init(struct lines *it, const char *text, size_t len)
+static int parse_devlog(struct kopt_devlog *out, const char *path,
+			const char *text, size_t len, struct kopt_buf *err)
 {
-	memset(it, 0, sizeof(*it));
-	it->p = text;
-	it->end = text + len;
+	struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
+	int ret;
+
+	kopt_error_catch(&caught);
+	ret = kopt_devlog_parse(out, text, len, path);
+	kopt_error_uncatch(&caught);
+	if (ret && err)
+		kopt_buf_addstr(err, caught.text.len ? caught.text.buf : path);
+	kopt_error_catch_release(&caught);
+	return ret ? KOPT_EINVALID : 0;
 }
 
-static int lines_next(struct lines *it, struct line *out)
+/*
+ * Parse the devlog of `kernel` from the snapshot (side 0) or the base
+ * (side 1).  0, KOPT_ENOTFOUND, or KOPT_EINVALID with the reason in `err`
+ * (may be NULL): a broken devlog is a violation, never a message.
+ */
+static int side_devlog(struct ctx *c, int side, const char *kernel,
+		       struct kopt_devlog *out, struct kopt_buf *err)
 {
-	const char *eol, *q;
-	size_t n = 0, indent = 0;
+	struct kopt_buf path = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
+	int ret;
 
-	if (it->p >= it->end)
-		return 0;
-	eol = memchr(it->p, '\n', (size_t)(it->end - it->p));
-	if (!eol)
-		eol = it->end;
-	out->p = it->p;
-	out->len = (size_t)(eol - it->p);
-	if (out->len && out->p[out->len - 1] == '\r')
-		out->len--;
-	out->no = ++it->no;
-	q = out->p;
-	while (indent < 4 && q < out->p + out->len && *q == ' ') {
-		q++;
-		indent++;
-	}
-	if (indent < 4 && q < out->p + out->len && (*q == '`' || *q == '~')) {
-		char ch = *q;
-		while (q + n < out->p + out->len && q[n] == ch)
-			n++;
-		if (n >= 3) {
-			if (!it->fence) {
-				it->fence = ch;
-				it->fence_len = n;
-				it->fence_line = out->no;
-				out->in_fence = 1;
-				goto next;
-			}
-			if (ch == it->fence && n >= it->fence_len) {
-				const char *r = q + n;
-				while (r < out->p + out->len &&
-				       (*r == ' ' || *r == '\t'))
-					r++;
-				if (r == out->p + out->len) {
-					it->fence = 0;
-					out->in_fence = 1;
-					goto next;
-				}
-			}
-		}
-	}
-	out->in_fence = it->fence != 0;
-next:
-	it->p = eol < it->end ? eol + 1 : it->end;
-	return 1;
-}
-
-/* ATX heading level of a line (0 when not a heading); *text its words. */
-static int heading(const struct line *l, const char **text, size_t *len)
-{
-	const char *p = l->p, *end = l->p + l->len;
-	int level = 0;
-
-	if (l->in_fence)
-		return 0;
-	while (p < end && *p == ' ' && p - l->p < 3)
-		p++;
-	while (p < end && *p == '#' && level < 7) {
-		p++;
-		level++;
-	}
-	if (!level || level > 6 || (p < end && *p != ' ' && *p != '\t'))
-		return 0;
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	*text = p;
-	*len = (size_t)(end - p);
-	return level;
-}
-
-static int same_words(const char *a, size_t alen, const char *b)
-{
-	return alen == strlen(b) && !strncasecmp(a, b, alen);
+	kopt_path_devlog(&path, kernel);
+	ret = side_read(c, side, path.buf, &text);
+	if (!ret)
+		ret = parse_devlog(out, path.buf, text.buf, text.len, err);
+	else if (ret != KOPT_ENOTFOUND)
+		ret = KOPT_EINVALID;
+	kopt_buf_release(&path);
+	kopt_buf_release(&text);
+	return ret;
 }
 
 /* ---- catalogs (lib/catalog reads the index tables) ---- */
@@ -572,7 +447,7 @@ static struct loaded *load_results(struct ctx *c, int side,
 	struct loaded *l;
 	size_t i;
 
-	kopt_results_path(&path, kernel, version);
+	kopt_path_results(&path, kernel, version);
 	for (i = 0; i < c->loaded_nr; i++)
 		if (c->loaded[i].side == side &&
 		    !strcmp(c->loaded[i].path, path.buf)) {
@@ -585,15 +460,15 @@ static struct loaded *load_results(struct ctx *c, int side,
 	l->side = side;
 	l->ret = side_read(c, side, path.buf, &text);
 	if (!l->ret) {
-		kopt_report_fn old;
+		struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
 		struct kopt_results init = KOPT_RESULTS_INIT;
 		l->m = init;
-		captured = &err;
-		old = kopt_error_set_routine(capture);
+		kopt_error_catch(&caught);
 		l->ret = kopt_results_parse(&l->m, text.buf, text.len, path.buf,
 					    kernel, version);
-		kopt_error_set_routine(old);
-		captured = NULL;
+		kopt_error_uncatch(&caught);
+		kopt_buf_addbuf(&err, &caught.text);
+		kopt_error_catch_release(&caught);
 		if (l->ret)
 			l->ret = KOPT_EINVALID;
 	} else if (l->ret != KOPT_ENOTFOUND) {
@@ -656,82 +531,16 @@ static void describe_trials(struct kopt_buf *out,
 
 /* ---- names for the fixing commands ---- */
 
-void kopt_gate_slug(struct kopt_buf *out, const char *title)
-{
-	const char *p;
-	int words = 0, dash = 0;
-	size_t start = out->len;
-
-	for (p = title; *p && words < 6; p++) {
-		if (isalnum((unsigned char)*p)) {
-			if (dash && out->len > start)
-				kopt_buf_addch(out, '-');
-			if (dash)
-				words++;
-			dash = 0;
-			if (words < 6)
-				kopt_buf_addch(out, (char)tolower((unsigned char)*p));
-		} else {
-			dash = 1;
-		}
-	}
-	while (out->len > start && out->buf[out->len - 1] == '-')
-		kopt_buf_setlen(out, out->len - 1);
-}
-
-/* The title of "### V<N>: title" in the devlog of `kernel`, or "". */
-static void entry_title(struct ctx *c, const char *kernel,
-			const char *version, struct kopt_buf *out)
-{
-	struct kopt_buf path = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
-	struct kopt_buf want = KOPT_BUF_INIT;
-	struct lines it;
-	struct line l;
-
-	kopt_buf_addf(&path, "docs/kernels/%s.md", kernel);
-	kopt_buf_addf(&want, "V%ld", kopt_version_number(version));
-	if (!snap_read(c, path.buf, &text)) {
-		lines_init(&it, text.buf, text.len);
-		while (lines_next(&it, &l)) {
-			const char *h;
-			size_t n;
-			if (heading(&l, &h, &n) != 3 || n <= want.len ||
-			    strncasecmp(h, want.buf, want.len) ||
-			    isdigit((unsigned char)h[want.len]))
-				continue;
-			h += want.len;
-			n -= want.len;
-			while (n && (*h == ':' || *h == ' ' || *h == '-')) {
-				h++;
-				n--;
-			}
-			if (n && *h != '[')
-				kopt_buf_add(out, h, n);
-			break;
-		}
-	}
-	kopt_buf_release(&path);
-	kopt_buf_release(&text);
-	kopt_buf_release(&want);
-}
-
 static void suggest_name(struct ctx *c, struct kopt_buf *out,
 			 const char *kernel, const char *version,
 			 const char *fallback)
 {
-	struct kopt_buf title = KOPT_BUF_INIT;
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	int have = kernel && version && !side_devlog(c, 0, kernel, &dl, NULL);
 
-	if (kernel && version)
-		entry_title(c, kernel, version, &title);
-	/* "(to be described)" and the like are placeholders, not names */
-	if (title.buf[0] != '(')
-		kopt_gate_slug(out, title.buf);
-	if (!out->len) {
-		if (kernel && version)
-			kopt_buf_addf(out, "%s-%s-", kernel, version);
-		kopt_buf_addstr(out, fallback);
-	}
-	kopt_buf_release(&title);
+	kopt_learn_suggest_name(out, have ? &dl : NULL, kernel, version,
+				fallback);
+	kopt_devlog_release(&dl);
 }
 
 static void learn_fix(struct ctx *c, struct kopt_violation *v,
@@ -766,8 +575,8 @@ static void rule_results(struct ctx *c)
 		struct loaded *l;
 
 		if (c->changes[i].status == 'D' ||
-		    !kernel_file(c->changes[i].path, "results", "json",
-				 &kernel, &version))
+		    !kopt_path_is(KOPT_PATH_RESULTS, c->changes[i].path,
+				  &kernel, &version))
 			continue;
 		l = load_results(c, 0, kernel, version);
 		if (l->ret == KOPT_EINVALID) {
@@ -893,18 +702,11 @@ static void check_devlog(struct ctx *c, const char *path, const char *text,
 	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
 	struct kopt_buf err = KOPT_BUF_INIT;
 	struct kopt_violation *v;
-	struct lines it;
-	struct line l;
-	kopt_report_fn old;
-	int ret;
+	cmark_node *doc;
+	int fence;
 
-	captured = &err;
-	old = kopt_error_set_routine(capture);
-	ret = kopt_devlog_parse(&dl, text, len, path);
-	kopt_error_set_routine(old);
-	captured = NULL;
-	if (ret) {
-		v = add(c, "devlog", "%s", err.len ? err.buf : path);
+	if (parse_devlog(&dl, path, text, len, &err)) {
+		v = add(c, "devlog", "%s", err.buf);
 		v->hint = kopt_strdup("fix the devlog so that it parses again");
 	} else if (base_had_log && !dl.log_line) {
 		v = add(c, "devlog", "%s: the '## Development log' section is "
@@ -912,56 +714,40 @@ static void check_devlog(struct ctx *c, const char *path, const char *text,
 		v->hint = kopt_strdup("restore the heading; the tool adds "
 				      "entries under it");
 	}
-	lines_init(&it, text, len);
-	while (lines_next(&it, &l))
-		;
-	if (it.fence) {
+	doc = kopt_md_parse(text, len);
+	fence = kopt_md_unclosed_fence(doc, text, len);
+	cmark_node_free(doc);
+	if (fence) {
 		v = add(c, "devlog", "%s:%d: code block never closed", path,
-			it.fence_line);
+			fence);
 		v->hint = kopt_strdup("close the fence, or remove it");
 	}
 	kopt_devlog_release(&dl);
 	kopt_buf_release(&err);
 }
 
-static int has_log_heading(const char *text, size_t len)
-{
-	struct lines it;
-	struct line l;
-
-	lines_init(&it, text, len);
-	while (lines_next(&it, &l)) {
-		const char *h;
-		size_t n;
-		if (heading(&l, &h, &n) == 2 &&
-		    same_words(h, n, "Development log"))
-			return 1;
-	}
-	return 0;
-}
-
 static void rule_devlog(struct ctx *c)
 {
-	struct kopt_buf text = KOPT_BUF_INIT, old = KOPT_BUF_INIT;
+	struct kopt_buf text = KOPT_BUF_INIT;
 	size_t i;
 
 	for (i = 0; i < c->changes_nr; i++) {
+		struct kopt_devlog old = KOPT_DEVLOG_INIT;
 		char *kernel = NULL;
 		int had;
 		if (c->changes[i].status == 'D' ||
-		    !devlog_file(c->changes[i].path, &kernel))
+		    !kopt_path_is(KOPT_PATH_DEVLOG, c->changes[i].path,
+				  &kernel, NULL))
 			continue;
 		kopt_buf_reset(&text);
-		kopt_buf_reset(&old);
-		had = !base_read(c, c->changes[i].path, &old) &&
-		      has_log_heading(old.buf, old.len);
+		had = !side_devlog(c, 1, kernel, &old, NULL) && old.log_line;
 		if (!snap_read(c, c->changes[i].path, &text))
 			check_devlog(c, c->changes[i].path, text.buf, text.len,
 				     had);
+		kopt_devlog_release(&old);
 		free(kernel);
 	}
 	kopt_buf_release(&text);
-	kopt_buf_release(&old);
 }
 
 /* ---- rules: message ---- */
@@ -1097,21 +883,13 @@ static void subject_of(struct ctx *c, char **kernel, char **version)
 	}
 	for (i = 0; i < c->changes_nr; i++)
 		if (c->changes[i].status != 'D' &&
-		    kernel_file(c->changes[i].path, "results", "json", kernel,
-				version))
+		    kopt_path_is(KOPT_PATH_RESULTS, c->changes[i].path,
+				 kernel, version))
 			return;
 	if (!git_repository_head(&head, c->g->repo) &&
-	    git_reference_is_branch(head)) {
-		const char *name = git_reference_shorthand(head), *rest;
-		const char *slash;
-		if (kopt_skip_prefix(name, KOPT_BRANCH_PREFIX, &rest) &&
-		    (slash = strrchr(rest, '/')) &&
-		    kopt_version_number(slash + 1) >= 0 &&
-		    is_name(rest, (size_t)(slash - rest))) {
-			*kernel = kopt_strndup(rest, (size_t)(slash - rest));
-			*version = kopt_strdup(slash + 1);
-		}
-	}
+	    git_reference_is_branch(head))
+		kopt_repo_branch_parse(git_reference_shorthand(head), kernel,
+				       version);
 	git_error_clear();
 	git_reference_free(head);
 }
@@ -1152,34 +930,23 @@ static int links_knowledge(struct ctx *c, const char *kernel,
 {
 	struct kopt_buf path = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
 	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
-	struct kopt_buf ignored = KOPT_BUF_INIT;
 	const struct kopt_devlog_version *v;
-	kopt_report_fn old;
 	int found = 0;
 
-	kopt_buf_addf(&path, "docs/kernels/%s/tasks/%s.md", kernel, version);
+	kopt_path_task(&path, kernel, version);
 	if (!snap_read(c, path.buf, &text))
 		found = text_links_knowledge(c, path.buf, text.buf, text.len);
-	kopt_buf_reset(&path);
-	kopt_buf_reset(&text);
-	kopt_devlog_path(&path, kernel);
-	if (!found && !snap_read(c, path.buf, &text)) {
-		captured = &ignored;    /* a broken devlog is the devlog rule's */
-		old = kopt_error_set_routine(capture);
-		if (!kopt_devlog_parse(&dl, text.buf, text.len, path.buf) &&
-		    (v = kopt_devlog_find_version(&dl, version))) {
-			size_t a = kopt_devlog_offset(&dl, v->line);
-			size_t b = kopt_devlog_offset(&dl, v->last_line + 1);
-			found = text_links_knowledge(c, path.buf, dl.text.buf + a,
-						     b - a);
-		}
-		kopt_error_set_routine(old);
-		captured = NULL;
+	/* a broken devlog is the devlog rule's */
+	if (!found && !side_devlog(c, 0, kernel, &dl, NULL) &&
+	    (v = kopt_devlog_find_version(&dl, version))) {
+		size_t a = kopt_devlog_offset(&dl, v->line);
+		size_t b = kopt_devlog_offset(&dl, v->last_line + 1);
+		found = text_links_knowledge(c, dl.label, dl.text.buf + a,
+					     b - a);
 	}
 	kopt_devlog_release(&dl);
 	kopt_buf_release(&path);
 	kopt_buf_release(&text);
-	kopt_buf_release(&ignored);
 	return found;
 }
 
@@ -1197,8 +964,8 @@ static void rule_learn_results(struct ctx *c)
 		struct loaded *l;
 
 		if (c->changes[i].status == 'D' ||
-		    !kernel_file(c->changes[i].path, "results", "json",
-				 &kernel, &version))
+		    !kopt_path_is(KOPT_PATH_RESULTS, c->changes[i].path,
+				  &kernel, &version))
 			continue;
 		l = load_results(c, 0, kernel, version);
 		if (l->ret == KOPT_EINVALID && !(c->g->rules & KOPT_GATE_CONTENT))
@@ -1259,17 +1026,6 @@ static void rule_novel(struct ctx *c)
 
 /* ---- running ---- */
 
-static const char *learn_skip(const struct kopt_trailers *t)
-{
-	const char *v = kopt_trailers_get(t, KOPT_TRAILER_LEARN), *p;
-
-	if (!v || !kopt_skip_prefix(v, "skip", &p) || (*p != ' ' && *p != '\t'))
-		return NULL;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	return *p ? p : NULL;
-}
-
 int kopt_gate_run(struct kopt_gate *g)
 {
 	struct ctx c;
@@ -1309,7 +1065,7 @@ int kopt_gate_run(struct kopt_gate *g)
 	if (g->rules & KOPT_GATE_MESSAGE)
 		rule_trailers(&c);
 	if ((g->rules & KOPT_GATE_LEARN) && !g->is_merge) {
-		const char *skip = learn_skip(&c.trailers);
+		const char *skip = kopt_trailers_learn_skip(&c.trailers);
 		size_t before = g->nr;
 		rule_learn_results(&c);
 		rule_novel(&c);
@@ -1374,6 +1130,8 @@ int kopt_gate_commits(git_repository *repo, const struct kopt_config *cfg,
 		      const git_oid *ids, size_t nr, kopt_gate_commit_fn fn,
 		      void *data)
 {
+	struct kopt_progress *progress = kopt_progress_start(
+		"checking commits", nr);
 	size_t i;
 	int ret = 0;
 
@@ -1409,7 +1167,9 @@ next:
 		git_tree_free(tree);
 		git_commit_free(parent);
 		git_commit_free(commit);
+		kopt_progress_update(progress, i + 1);
 	}
+	kopt_progress_stop(&progress);
 	return ret;
 }
 

@@ -106,11 +106,4 @@ int kopt_gate_config_tree(struct kopt_config *out, git_repository *repo,
 int kopt_gate_config_index(struct kopt_config *out, git_repository *repo,
 			   git_index *index, const char *label);
 
-/*
- * A name for a knowledge file from a title: lower case, words joined by
- * '-', at most a few words ("Split-KV decode, 4 splits" ->
- * "split-kv-decode-4-splits").
- */
-void kopt_gate_slug(struct kopt_buf *out, const char *title);
-
 #endif

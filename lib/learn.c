@@ -30,6 +30,31 @@ char *kopt_learn_slug(const char *name)
 	return kopt_buf_detach(&sb, NULL);
 }
 
+/* Enough words to tell entries apart, few enough to type. */
+#define SUGGESTED_WORDS 6
+
+void kopt_learn_suggest_name(struct kopt_buf *out,
+			     const struct kopt_devlog *dl, const char *kernel,
+			     const char *version, const char *what)
+{
+	const char *title = dl && version ? kopt_devlog_version_title(
+				kopt_devlog_find_version(dl, version)) : NULL;
+	char *slug = title ? kopt_learn_slug(title) : NULL;
+	size_t n;
+	int words = 1;
+
+	for (n = 0; slug && slug[n]; n++)
+		if (slug[n] == '-' && ++words > SUGGESTED_WORDS)
+			break;
+	if (n)
+		kopt_buf_add(out, slug, n);
+	else if (kernel && version)
+		kopt_buf_addf(out, "%s-%s-%s", kernel, version, what);
+	else
+		kopt_buf_addstr(out, what);
+	free(slug);
+}
+
 char *kopt_learn_title(const char *name)
 {
 	struct kopt_buf sb = KOPT_BUF_INIT;

@@ -21,6 +21,7 @@
  */
 
 #include "buf.h"
+#include "devlog.h"
 #include "kb.h"
 #include "knowledge.h"
 #include "results.h"
@@ -35,8 +36,22 @@ struct kopt_learn_request {
 	const struct kopt_results *before, *after;  /* may be NULL */
 };
 
-/* The file name for a name: lower case, runs of other characters '-'. */
+/*
+ * The file name for a knowledge name, the one rule for it: letters and
+ * digits in lower case, '_' and '.' kept inside, every run of other
+ * characters one '-' ("Split-KV decode, 4 splits" ->
+ * "split-kv-decode-4-splits").
+ */
 char *kopt_learn_slug(const char *name);
+/*
+ * The name to suggest for what `version` of `kernel` taught (`what`:
+ * "regression", "finding"): the slug of the first words of its devlog
+ * title (`dl` may be NULL), else "<kernel>-<version>-<what>".  Never made
+ * from a placeholder title.
+ */
+void kopt_learn_suggest_name(struct kopt_buf *out,
+			     const struct kopt_devlog *dl, const char *kernel,
+			     const char *version, const char *what);
 /* The H1 for a name: as given, or a slug made readable. */
 char *kopt_learn_title(const char *name);
 

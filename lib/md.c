@@ -92,6 +92,54 @@ int kopt_md_table_header_line(cmark_node *table)
 	return cmark_node_get_end_line(table) - 1;
 }
 
+/* Does `line` close a fence of `n` `ch` characters? */
+static int closes_fence(const char *line, size_t len, char ch, int n)
+{
+	const char *p = line, *end = line + len;
+	int run = 0;
+
+	/* container markers and indentation come before a closing fence */
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '>'))
+		p++;
+	while (p < end && *p == ch) {
+		p++;
+		run++;
+	}
+	if (run < n || run < 3)
+		return 0;
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' ||
+			   *p == '\n'))
+		p++;
+	return p == end;
+}
+
+int kopt_md_unclosed_fence(cmark_node *doc, const char *text, size_t len)
+{
+	cmark_iter *it = cmark_iter_new(doc);
+	cmark_event_type ev;
+	int found = 0;
+
+	while (!found && (ev = cmark_iter_next(it)) != CMARK_EVENT_DONE) {
+		cmark_node *n = cmark_iter_get_node(it);
+		int fence_len = 0, offset = 0, start, end;
+		char ch = 0;
+		size_t a, b;
+
+		if (ev != CMARK_EVENT_ENTER ||
+		    cmark_node_get_type(n) != CMARK_NODE_CODE_BLOCK ||
+		    !cmark_node_get_fenced(n, &fence_len, &offset, &ch))
+			continue;
+		start = cmark_node_get_start_line(n);
+		end = cmark_node_get_end_line(n);
+		a = kopt_md_line_start(text, len, end);
+		b = kopt_md_line_end(text, len, end);
+		if (end <= start || !closes_fence(text + a, b - a, ch, fence_len))
+			found = start;
+	}
+	cmark_iter_free(it);
+	return found;
+}
+
 size_t kopt_md_line_start(const char *text, size_t len, int line)
 {
 	size_t off = 0;

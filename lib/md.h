@@ -34,6 +34,13 @@ int kopt_md_table_header_line(cmark_node *table);
 /* The last line of a table (its last row, or the delimiter row). */
 int kopt_md_table_end_line(cmark_node *table);
 
+/*
+ * The line of the first fenced code block of `doc` (parsed from `text`)
+ * that is never closed and so runs to the end of the text; 0 when every
+ * fence is closed.
+ */
+int kopt_md_unclosed_fence(cmark_node *doc, const char *text, size_t len);
+
 /* Offset of the first byte of 1-based `line` (len when past the end). */
 size_t kopt_md_line_start(const char *text, size_t len, int line);
 /* Offset just past `line` and its newline (len when past the end). */

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "error.h"
+#include "trailers.h"
 #include "banned.h"
 
 void kopt_obligations_init(struct kopt_obligations *ob, git_repository *repo,
@@ -128,42 +129,31 @@ static void load_skips(struct kopt_obligations *ob)
 	}
 	while (!git_revwalk_next(&oid, walk)) {
 		git_commit *c = NULL;
-		git_message_trailer_array tr = { 0 };
-		const char *kernel = NULL, *version = NULL, *skip = NULL;
-		size_t i;
+		struct kopt_trailers tr = KOPT_TRAILERS_INIT;
+		const char *kernel, *version, *skip;
 
 		if (git_commit_lookup(&c, ob->repo, &oid) < 0)
 			continue;
-		if (!strstr(git_commit_message(c), "Kopt-Learn") ||
-		    git_message_trailers(&tr, git_commit_message(c)) < 0) {
+		/* most commits say nothing of LEARN: skip them cheaply */
+		if (!strcasestr(git_commit_message(c), KOPT_TRAILER_LEARN) ||
+		    kopt_trailers_parse(&tr, git_commit_message(c), 0)) {
 			git_commit_free(c);
 			continue;
 		}
-		for (i = 0; i < tr.count; i++) {
-			if (!strcasecmp(tr.trailers[i].key, "Kopt-Kernel"))
-				kernel = tr.trailers[i].value;
-			else if (!strcasecmp(tr.trailers[i].key,
-					     "Kopt-Version"))
-				version = tr.trailers[i].value;
-			else if (!strcasecmp(tr.trailers[i].key,
-					     "Kopt-Learn") &&
-				 !strncasecmp(tr.trailers[i].value, "skip", 4))
-				skip = tr.trailers[i].value;
-		}
+		kernel = kopt_trailers_get(&tr, KOPT_TRAILER_KERNEL);
+		version = kopt_trailers_get(&tr, KOPT_TRAILER_VERSION);
+		skip = kopt_trailers_learn_skip(&tr);
 		if (kernel && version && skip) {
 			struct kopt_skip *s;
-			const char *reason = skip + 4;
 			KOPT_ALLOC_GROW(ob->skips, ob->skips_nr + 1,
 					ob->skips_alloc);
 			s = &ob->skips[ob->skips_nr++];
-			while (*reason == ' ')
-				reason++;
 			s->kernel = kopt_strdup(kernel);
 			s->version = kopt_strdup(version);
-			s->reason = kopt_strdup(reason);
+			s->reason = kopt_strdup(skip);
 			git_oid_tostr(s->commit, sizeof(s->commit), &oid);
 		}
-		git_message_trailer_array_free(&tr);
+		kopt_trailers_release(&tr);
 		git_commit_free(c);
 	}
 	git_revwalk_free(walk);

@@ -6,15 +6,8 @@
  * cycle lives in, on libgit2.
  *
  * Each version of a kernel is developed on the branch
- * `kopt/<kernel>/<version>`.  The tool's commits carry trailers that
- * `git interpret-trailers --parse` reads back:
- *
- *	Kopt-Kernel: <kernel>
- *	Kopt-Version: <version>
- *	Kopt-Step: design|verify|learn
- *	Kopt-Verdict: improvement|regression|neutral
- *
- * and people may add `Kopt-Finding: novel` and `Kopt-Learn: skip <reason>`.
+ * `kopt/<kernel>/<version>`; the tool's commits carry the trailers of
+ * lib/trailers.
  *
  * Reading content: kopt_repo_index() opens the index git is about to
  * commit (it honours GIT_INDEX_FILE, which git sets for hooks, including
@@ -24,14 +17,14 @@
  * failures print through kopt_error().
  *
  * Ownership: git_* objects returned through `out` belong to the caller,
- * who frees them with libgit2's functions; strings in struct
- * kopt_trailers belong to it (kopt_trailers_release()).
+ * who frees them with libgit2's functions.
  */
 
 #include <git2.h>
 
 #include "buf.h"
 #include "strvec.h"
+#include "version.h"
 
 /* ---- branches ---- */
 
@@ -40,6 +33,12 @@
 /* "kopt/<kernel>/<version>" */
 void kopt_repo_branch_name(struct kopt_buf *out, const char *kernel,
 			   const char *version);
+/*
+ * The kernel and version of branch `name` ("kopt/<kernel>/<version>",
+ * short or under refs/heads/): 1 with both set (owned by the caller), or
+ * 0 when it is no version's branch.
+ */
+int kopt_repo_branch_parse(const char *name, char **kernel, char **version);
 /* 1 when the branch of `version` exists, 0 when not, <0 on error. */
 int kopt_repo_branch_exists(git_repository *repo, const char *kernel,
 			    const char *version);
@@ -65,64 +64,6 @@ int kopt_repo_branch_switch(git_repository *repo, const char *kernel,
 /* Delete the branch (used to roll back); 0 also when it is absent. */
 int kopt_repo_branch_delete(git_repository *repo, const char *kernel,
 			    const char *version);
-
-/* ---- trailers ---- */
-
-enum kopt_step {
-	KOPT_STEP_NONE = 0,
-	KOPT_STEP_DESIGN,
-	KOPT_STEP_VERIFY,
-	KOPT_STEP_LEARN,
-};
-
-struct kopt_trailer {
-	char *key;
-	char *value;
-};
-
-struct kopt_trailers {
-	struct kopt_trailer *items;
-	size_t nr, alloc;
-};
-
-#define KOPT_TRAILERS_INIT { NULL, 0, 0 }
-
-#define KOPT_TRAILER_KERNEL "Kopt-Kernel"
-#define KOPT_TRAILER_VERSION "Kopt-Version"
-#define KOPT_TRAILER_STEP "Kopt-Step"
-#define KOPT_TRAILER_VERDICT "Kopt-Verdict"
-#define KOPT_TRAILER_FINDING "Kopt-Finding"
-#define KOPT_TRAILER_LEARN "Kopt-Learn"
-
-/*
- * The trailers of a commit message (git's rules: the last paragraph, made
- * of "Key: value" lines).  Comment lines (starting with `comment_char`,
- * 0 for none) and everything below a scissors line are dropped first, as
- * `git commit` does before storing the message.
- */
-int kopt_trailers_parse(struct kopt_trailers *out, const char *message,
-			int comment_char);
-void kopt_trailers_add(struct kopt_trailers *t, const char *key,
-		       const char *value);
-/* The value of the last trailer named `key` (case-insensitive), or NULL. */
-const char *kopt_trailers_get(const struct kopt_trailers *t, const char *key);
-void kopt_trailers_release(struct kopt_trailers *t);
-
-/*
- * The message as git stores it (comments and scissors dropped, trailing
- * blank lines removed, one final newline).
- */
-void kopt_message_cleanup(struct kopt_buf *out, const char *message,
-			  int comment_char);
-/*
- * Append `t` as a trailer block to `msg`, after a blank line when the
- * message does not already end in a trailer block.
- */
-void kopt_message_add_trailers(struct kopt_buf *msg,
-			       const struct kopt_trailers *t);
-
-const char *kopt_step_name(enum kopt_step step);
-enum kopt_step kopt_step_parse(const char *s);
 
 /* ---- commits ---- */
 
@@ -188,10 +129,5 @@ enum { KOPT_REPO_UNTRACKED = 1 << 0 };
 int kopt_repo_changed_paths(struct kopt_strvec *out, git_repository *repo,
 			    const struct kopt_strvec *pathspecs,
 			    unsigned flags);
-
-/* Numeric part of a version name ("v12" -> 12), or -1. */
-long kopt_version_number(const char *version);
-/* qsort comparator on `const char *` version names, by number. */
-int kopt_version_cmp(const void *a, const void *b);
 
 #endif

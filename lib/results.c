@@ -123,12 +123,6 @@ void kopt_results_release(struct kopt_results *r)
 	r->schema = KOPT_RESULTS_SCHEMA;
 }
 
-void kopt_results_path(struct kopt_buf *out, const char *kernel,
-		       const char *version)
-{
-	kopt_buf_addf(out, "docs/kernels/%s/results/%s.json", kernel, version);
-}
-
 /* ------------------------------------------------------------------ */
 /* Reading */
 

@@ -172,10 +172,6 @@ void kopt_results_entry_release(struct kopt_results_entry *e);
 void kopt_results_stage_init(struct kopt_results_stage *st);
 void kopt_results_release(struct kopt_results *r);
 
-/* "docs/kernels/<kernel>/results/<version>.json" (relative to the top). */
-void kopt_results_path(struct kopt_buf *out, const char *kernel,
-		       const char *version);
-
 /*
  * Parse results text.  `label` names the file in messages.  When
  * `kernel` or `version` is not NULL the file must name that kernel and

@@ -9,6 +9,9 @@
 #include <cjson/cJSON.h>
 
 #include "error.h"
+#include "repo.h"
+#include "version.h"
+#include "paths.h"
 #include "banned.h"
 
 #define REGS_PER_SM 65536
@@ -468,11 +471,6 @@ void kopt_strategy_release(struct kopt_strategy *s)
 	memset(s, 0, sizeof(*s));
 }
 
-char *kopt_task_path(const char *kernel, const char *version)
-{
-	return kopt_xstrfmt("docs/kernels/%s/tasks/%s.md", kernel, version);
-}
-
 char *kopt_relative_path(const char *from_dir, const char *to)
 {
 	struct kopt_buf out = KOPT_BUF_INIT;
@@ -767,18 +765,6 @@ void kopt_strategy_json(struct kopt_buf *out, const struct kopt_strategy *s,
 
 /* Versions. */
 
-static long version_num(const char *s, const char **end)
-{
-	const char *p = s + 1;
-
-	if (s[0] != 'v' || *p < '0' || *p > '9')
-		return -1;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	*end = p;
-	return strtol(s + 1, NULL, 10);
-}
-
 static void scan_dir(const char *dir, const char *prefix, const char *suffix,
 		     long *max, long *max_match)
 {
@@ -792,7 +778,7 @@ static void scan_dir(const char *dir, const char *prefix, const char *suffix,
 		long n;
 		if (!kopt_skip_prefix(de->d_name, prefix, &rest))
 			continue;
-		n = version_num(rest, &end);
+		n = kopt_version_prefix(rest, &end);
 		if (n < 0 || strcmp(end, suffix))
 			continue;
 		if (n > *max)
@@ -811,7 +797,12 @@ int kopt_kernel_versions(const char *top, git_repository *repo,
 	char *dir;
 	const char *at;
 
-	dir = kopt_xstrfmt("%sdocs/kernels/%s/results", top, kernel->name);
+	{
+		struct kopt_buf b = KOPT_BUF_INIT;
+		kopt_buf_addstr(&b, top);
+		kopt_path_results_dir(&b, kernel->name);
+		dir = kopt_buf_detach(&b, NULL);
+	}
 	scan_dir(dir, "", ".json", &max, &with_results);
 	free(dir);
 	/* the source folders, when {version} is a whole path component */
@@ -823,24 +814,19 @@ int kopt_kernel_versions(const char *top, git_repository *repo,
 		free(dir);
 	}
 	if (repo) {
-		git_reference_iterator *it = NULL;
-		const char *name;
-		char *glob = kopt_xstrfmt("refs/heads/kopt/%s/*", kernel->name);
-		if (!git_reference_iterator_glob_new(&it, repo, glob)) {
-			size_t plen = strlen(glob) - 1;
-			while (!git_reference_next_name(&name, it)) {
-				const char *end;
-				long n = version_num(name + plen, &end);
-				if (n > max && !*end)
-					max = n;
-			}
-			git_reference_iterator_free(it);
+		struct kopt_strvec branches = KOPT_STRVEC_INIT;
+		if (!kopt_repo_branch_list(repo, kernel->name, &branches) &&
+		    branches.nr) {
+			long n = kopt_version_number(
+				branches.v[branches.nr - 1]);
+			if (n > max)
+				max = n;
 		}
-		free(glob);
+		kopt_strvec_clear(&branches);
 	}
 	*newest_results = with_results >= 0 ?
-			  kopt_xstrfmt("v%ld", with_results) : NULL;
-	*next = kopt_xstrfmt("v%ld", max + 1);
+			  kopt_version_name(with_results) : NULL;
+	*next = kopt_version_name(max + 1);
 	return 0;
 }
 

@@ -105,8 +105,6 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 void kopt_strategy_json(struct kopt_buf *out, const struct kopt_strategy *s,
 			const char *task_path);
 
-/* docs/kernels/<kernel>/tasks/<version>.md */
-char *kopt_task_path(const char *kernel, const char *version);
 /* A relative path from the folder `from_dir` to `to` (both from the top). */
 char *kopt_relative_path(const char *from_dir, const char *to);
 

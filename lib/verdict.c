@@ -11,6 +11,7 @@
 #include "error.h"
 #include "expr.h"
 #include "repo.h"
+#include "paths.h"
 #include "banned.h"
 
 /* ---- verdicts ---- */
@@ -150,7 +151,7 @@ static const char *simple_bound(const struct kopt_expr *e, double *bound)
 int kopt_target_evaluate(struct kopt_target_result *out,
 			 const struct kopt_config *cfg,
 			 const struct kopt_target *t,
-			 const struct kopt_results *results, size_t nr)
+			 const struct kopt_results *const *results, size_t nr)
 {
 	const struct kopt_trial *trial = kopt_config_trial(cfg, t->trial);
 	struct kopt_expr *expr = NULL;
@@ -180,14 +181,14 @@ int kopt_target_evaluate(struct kopt_target_result *out,
 	for (i = 0; i < nr; i++) {
 		const struct kopt_results_entry *e;
 		double v;
-		e = kopt_results_find(&results[i], t->trial, trial->b, trial->s,
+		e = kopt_results_find(results[i], t->trial, trial->b, trial->s,
 				      trial->t);
 		if (!e)
 			continue;
 		out->measured = 1;
 		if (!best || entry_duration(e) < entry_duration(best)) {
 			best = e;
-			best_v = results[i].version;
+			best_v = results[i]->version;
 		}
 		kopt_buf_reset(&err);
 		if (kopt_expr_eval(expr, kopt_results_expr_lookup, (void *)e,
@@ -195,7 +196,7 @@ int kopt_target_evaluate(struct kopt_target_result *out,
 			continue;
 		if (!best_met || entry_duration(e) < entry_duration(best_met)) {
 			best_met = e;
-			met_v = results[i].version;
+			met_v = results[i]->version;
 		}
 	}
 	out->met = best_met != NULL;
@@ -213,6 +214,22 @@ int kopt_target_evaluate(struct kopt_target_result *out,
 	kopt_expr_free(expr);
 	kopt_buf_release(&err);
 	return 0;
+}
+
+int kopt_target_evaluate_all(struct kopt_target_result *out,
+			     const struct kopt_config *cfg,
+			     const struct kopt_target *t,
+			     const struct kopt_results *results, size_t nr)
+{
+	const struct kopt_results **p = kopt_calloc(nr + 1, sizeof(*p));
+	size_t i;
+	int ret;
+
+	for (i = 0; i < nr; i++)
+		p[i] = &results[i];
+	ret = kopt_target_evaluate(out, cfg, t, p, nr);
+	free(p);
+	return ret;
 }
 
 static int by_version(const void *a, const void *b)
@@ -235,7 +252,8 @@ int kopt_target_load_results(struct kopt_results **out, size_t *nr,
 
 	*out = NULL;
 	*nr = 0;
-	kopt_buf_addf(&dir, "%sdocs/kernels/%s/results", top, kernel);
+	kopt_buf_addstr(&dir, top);
+	kopt_path_results_dir(&dir, kernel);
 	d = opendir(dir.buf);
 	if (!d) {
 		kopt_buf_release(&dir);

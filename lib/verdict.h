@@ -99,14 +99,23 @@ int kopt_target_load_results(struct kopt_results **out, size_t *nr,
 void kopt_target_results_free(struct kopt_results *r, size_t nr);
 
 /*
- * Evaluate target `t` of kernel `k` over `results` (one per version).
- * KOPT_EINVALID (printed) when the condition does not parse or the trial
- * is unknown; a metric that was not measured makes a version not count.
+ * Whether target `t` is met: the one rule that evaluate, analyze, status
+ * and the gate apply.  `results` point at the results of the versions
+ * (one each, any order).  A version's entry is the one measured at the
+ * trial's configuration (name and b, s, t), as verdicts pair entries.
+ * KOPT_EINVALID (reported) when the condition does not parse or the
+ * trial is unknown; a metric that was not measured makes a version not
+ * count.
  */
 int kopt_target_evaluate(struct kopt_target_result *out,
 			 const struct kopt_config *cfg,
 			 const struct kopt_target *t,
-			 const struct kopt_results *results, size_t nr);
+			 const struct kopt_results *const *results, size_t nr);
+/* The same over an array of results, as kopt_target_load_results gives. */
+int kopt_target_evaluate_all(struct kopt_target_result *out,
+			     const struct kopt_config *cfg,
+			     const struct kopt_target *t,
+			     const struct kopt_results *results, size_t nr);
 /* KOPT_VERDICT_NONE for anything but the three names. */
 enum kopt_verdict kopt_verdict_parse(const char *s);
 

@@ -261,11 +261,6 @@ static void test_bad_names(void **state)
 	assert_false(kopt_valid_name("a..b"));
 	assert_false(kopt_valid_name("A"));
 	assert_false(kopt_valid_name("a b"));
-	assert_true(kopt_valid_version("v0"));
-	assert_true(kopt_valid_version("v12"));
-	assert_false(kopt_valid_version("v01"));
-	assert_false(kopt_valid_version("v"));
-	assert_false(kopt_valid_version("1"));
 }
 
 static void test_missing_file(void **state)

@@ -10,6 +10,7 @@
 
 #include "buf.h"
 #include "config.h"
+#include "devlog.h"
 #include "error.h"
 #include "kb.h"
 #include "learn.h"
@@ -122,6 +123,49 @@ static void test_names(void **state)
 }
 
 /* The evidence of --from: one row per trial measured on both. */
+static const char *suggest(const char *heading, const char *version)
+{
+	static char name[128];
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	struct kopt_buf text = KOPT_BUF_INIT, out = KOPT_BUF_INIT;
+
+	kopt_buf_addf(&text, "# k\n\n## Development log\n\n%s\n\nx\n",
+		      heading);
+	assert_int_equal(kopt_devlog_parse(&dl, text.buf, text.len, "k.md"), 0);
+	kopt_learn_suggest_name(&out, &dl, "k", version, "regression");
+	assert_true(out.len < sizeof(name));
+	memcpy(name, out.buf, out.len + 1);
+	kopt_devlog_release(&dl);
+	kopt_buf_release(&text);
+	kopt_buf_release(&out);
+	return name;
+}
+
+/* One rule for the name a regression suggests, whatever the heading. */
+static void test_suggest_name(void **state)
+{
+	struct kopt_buf out = KOPT_BUF_INIT;
+
+	(void)state;
+	assert_string_equal(suggest("### V3 - tiling", "v3"), "tiling");
+	assert_string_equal(suggest("### V3: Tiling", "v3"), "tiling");
+	assert_string_equal(suggest("### v3: Split-KV decode, 4 splits", "v3"),
+			    "split-kv-decode-4-splits");
+	assert_string_equal(suggest("### V3: one two three four five six "
+				    "seven", "v3"),
+			    "one-two-three-four-five-six");
+	assert_string_equal(suggest("### V3: [Brief description]", "v3"),
+			    "k-v3-regression");
+	assert_string_equal(suggest("### V3: (to be described)", "v3"),
+			    "k-v3-regression");
+	assert_string_equal(suggest("### V3", "v3"), "k-v3-regression");
+	assert_string_equal(suggest("### V3: !!!", "v3"), "k-v3-regression");
+	assert_string_equal(suggest("### V3: tiling", "v4"), "k-v4-regression");
+	kopt_learn_suggest_name(&out, NULL, NULL, NULL, "finding");
+	assert_string_equal(out.buf, "finding");
+	kopt_buf_release(&out);
+}
+
 static void test_fill(void **state)
 {
 	struct kopt_results v0 = KOPT_RESULTS_INIT, v1 = KOPT_RESULTS_INIT;
@@ -392,6 +436,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_suggest_name),
 		cmocka_unit_test(test_fill),
 		cmocka_unit_test(test_new),
 		cmocka_unit_test(test_language),

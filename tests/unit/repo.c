@@ -13,82 +13,6 @@
 #include "lockfile.h"
 #include "repo.h"
 
-static void test_versions(void **state)
-{
-	const char *v[] = { "v10", "v2", "v0", "v1" };
-
-	(void)state;
-	assert_int_equal(kopt_version_number("v0"), 0);
-	assert_int_equal(kopt_version_number("v12"), 12);
-	assert_int_equal(kopt_version_number("v"), -1);
-	assert_int_equal(kopt_version_number("v01"), -1);
-	assert_int_equal(kopt_version_number("v1a"), -1);
-	assert_int_equal(kopt_version_number("x1"), -1);
-	qsort(v, 4, sizeof(*v), kopt_version_cmp);
-	assert_string_equal(v[0], "v0");
-	assert_string_equal(v[2], "v2");
-	assert_string_equal(v[3], "v10");
-}
-
-static void test_trailers(void **state)
-{
-	struct kopt_trailers t = KOPT_TRAILERS_INIT;
-	const char *msg =
-		"Verify mla-decode v3\n\n"
-		"Body text.\n\n"
-		"Kopt-Kernel: mla-decode\n"
-		"Kopt-Version: v3\n"
-		"kopt-verdict: regression\n"
-		"# Please enter the commit message\n"
-		"# ------------------------ >8 ------------------------\n"
-		"Kopt-Step: not-this-one\n";
-
-	(void)state;
-	assert_int_equal(kopt_trailers_parse(&t, msg, '#'), 0);
-	assert_int_equal(t.nr, 3);
-	assert_string_equal(kopt_trailers_get(&t, "Kopt-Kernel"), "mla-decode");
-	assert_string_equal(kopt_trailers_get(&t, "KOPT-VERDICT"), "regression");
-	assert_null(kopt_trailers_get(&t, "Kopt-Step"));
-	kopt_trailers_release(&t);
-
-	/* not the last paragraph: no trailers */
-	assert_int_equal(kopt_trailers_parse(&t, "Subject\n\nKopt-Step: design"
-					     "\n\nMore text.\n", '#'), 0);
-	assert_int_equal(t.nr, 0);
-	kopt_trailers_release(&t);
-}
-
-static void test_add_trailers(void **state)
-{
-	struct kopt_buf msg = KOPT_BUF_INIT;
-	struct kopt_trailers t = KOPT_TRAILERS_INIT;
-
-	(void)state;
-	kopt_trailers_add(&t, KOPT_TRAILER_STEP, "design");
-	kopt_buf_addstr(&msg, "Design v1\n\nWhy.\n\n");
-	kopt_message_add_trailers(&msg, &t);
-	assert_string_equal(msg.buf, "Design v1\n\nWhy.\n\nKopt-Step: design\n");
-	/* a message ending in trailers gets them in the same block */
-	kopt_trailers_release(&t);
-	kopt_trailers_add(&t, KOPT_TRAILER_VERDICT, "neutral");
-	kopt_message_add_trailers(&msg, &t);
-	assert_string_equal(msg.buf, "Design v1\n\nWhy.\n\nKopt-Step: design\n"
-			    "Kopt-Verdict: neutral\n");
-	kopt_trailers_release(&t);
-	kopt_buf_release(&msg);
-}
-
-static void test_cleanup(void **state)
-{
-	struct kopt_buf out = KOPT_BUF_INIT;
-
-	(void)state;
-	kopt_message_cleanup(&out, "\n\nSubject  \n# comment\n\n\n\nBody\n\n",
-			     '#');
-	assert_string_equal(out.buf, "Subject\n\nBody\n");
-	kopt_buf_release(&out);
-}
-
 /* A scratch repository with one commit made through kopt_repo_commit. */
 struct fixture {
 	char dir[64];
@@ -244,10 +168,6 @@ static void test_dirty(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_versions),
-		cmocka_unit_test(test_trailers),
-		cmocka_unit_test(test_add_trailers),
-		cmocka_unit_test(test_cleanup),
 		cmocka_unit_test_setup_teardown(test_branches, setup_repo,
 						teardown_repo),
 		cmocka_unit_test_setup_teardown(test_reading, setup_repo,

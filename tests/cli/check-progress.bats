@@ -1,0 +1,64 @@
+#!/usr/bin/env bats
+# Progress lines (lib/progress drawn by cmd/term-progress.c), seen through
+# 'git kopt check' over a range: on stderr, only on a terminal, never
+# with -q.
+
+load helper
+load gate
+
+setup() {
+	setup_kernel_repo
+	git checkout -q -b topic
+	for i in 1 2 3 4 5; do
+		echo "// $i" >>kernels/mla_decode/v0/mla_decode.cu
+		git add -A
+		git commit -q --no-verify -m "Step $i"
+	done
+}
+
+@test "no progress when stderr is not a terminal" {
+	KOPT_PROGRESS_DELAY=0 run --separate-stderr git kopt check main..HEAD
+	assert_success
+	assert_output ""
+	[ -z "$stderr" ]
+}
+
+@test "the progress line counts the commits and ends with done" {
+	KOPT_PROGRESS=1 KOPT_PROGRESS_DELAY=0 \
+		run --separate-stderr git kopt check main..HEAD
+	assert_success
+	assert_output ""
+	# the last drawing, after the last carriage return
+	last=$(printf '%s' "$stderr" | tr '\r' '\n' | tail -n 1)
+	[[ "$last" =~ ^checking\ commits:\ 100%\ \(5/5\),\ [0-9]+\.[0-9]\ s,\ done\.\ *$ ]] ||
+		fail "last progress line: '$last'"
+	[[ "$stderr" == *"checking commits:   0% (0/5)"* ]] ||
+		fail "no first drawing in: $stderr"
+}
+
+@test "-q and KOPT_PROGRESS=0 draw nothing" {
+	KOPT_PROGRESS=1 KOPT_PROGRESS_DELAY=0 \
+		run --separate-stderr git kopt check -q main..HEAD
+	assert_success
+	[ -z "$stderr" ]
+	KOPT_PROGRESS=0 KOPT_PROGRESS_DELAY=0 \
+		run --separate-stderr script -qec "git kopt check main..HEAD" /dev/null
+	assert_success
+	[ -z "$output" ]
+}
+
+@test "work shorter than the delay draws nothing" {
+	KOPT_PROGRESS=1 KOPT_PROGRESS_DELAY=30 \
+		run --separate-stderr git kopt check main..HEAD
+	assert_success
+	[ -z "$stderr" ]
+}
+
+@test "on a terminal the line is redrawn in place" {
+	command -v script >/dev/null || skip "no script(1)"
+	TERM=xterm KOPT_PROGRESS_DELAY=0 \
+		run script -qec "git kopt check main..HEAD" /dev/null
+	assert_success
+	[[ "$output" == *$'\r'"checking commits: 100% (5/5), "*", done."$'\033[K'* ]] ||
+		fail "no terminal drawing in: $(printf '%q' "$output")"
+}
