@@ -272,6 +272,12 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 	}
 	if (m->verbose)
 		fprintf(stderr, "%s", c.out.buf);
+	if (access(out->capture, R_OK) && first) {
+		free(out->second_failed);
+		out->second_failed = kopt_strdup("it wrote no capture");
+		ret = 1;
+		goto done;
+	}
 	if (access(out->capture, R_OK)) {
 		show_tail("the benchmark", &c.err);
 		ret = kopt_error("the benchmark of %s %s ran, but the "
@@ -318,20 +324,19 @@ int kopt_bench_run(struct kopt_bench *m, long b, long s, long t,
 	}
 	out->b = cur;
 	out->runs = 1;
-	ret = kopt_capture_needs_second_run(out->capture, m->kernel->stages);
-	if (ret > 0) {
+	if (kopt_capture_needs_second_run(out->capture,
+					  m->kernel->stages) > 0) {
 		char *first = out->capture;
 		out->capture = NULL;
 		ret = run_once(m, cur, s, t, out, &oom, first);
 		out->runs = 2;
-		if (ret > 0 || (!ret && oom) ||
-		    (!ret && access(out->capture, R_OK))) {
+		if (ret > 0 || (!ret && oom)) {
 			/* keep what the first run measured, and say so */
 			kopt_warning("the second run of %s %s failed (%s): the "
 				     "kernels it was to sample stay unmeasured",
 				     m->kernel->name, m->version,
 				     out->second_failed ? out->second_failed :
-				     oom ? "out of GPU memory" : "no capture");
+				     "out of GPU memory");
 			if (out->capture)
 				unlink(out->capture);
 			free(out->capture);
@@ -343,5 +348,5 @@ int kopt_bench_run(struct kopt_bench *m, long b, long s, long t,
 			unlink(first);
 		free(first);
 	}
-	return ret < 0 ? -1 : 0;
+	return ret;
 }

@@ -203,6 +203,19 @@ static size_t sample_durations(const cJSON *prof, int second, double **v,
 	return n;
 }
 
+/* A kernel with no sample that ran only from CUDA graphs. */
+static int only_in_graph(const cJSON *k)
+{
+	const cJSON *why = cJSON_GetObjectItemCaseSensitive(k, "not_profiled");
+
+	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(k,
+							       "profiled")))
+		return 0;
+	if (cJSON_IsString(why))
+		return !strcmp(why->valuestring, "graph");
+	return num(k, "launch_calls") < num(k, "launches");
+}
+
 static int parse_stage(struct kopt_results_stage *st, const cJSON *k,
 		       long warmup, const char *label, const cJSON *root,
 		       const char *fatal)
@@ -391,6 +404,17 @@ int kopt_capture_parse(struct kopt_results_entry *e, const char *data,
 			continue;
 		if ((ret = parse_stage(&st, k, warmup, label, root, fatal)))
 			goto done;
+		if (!fatal && only_in_graph(k)) {
+			ret = kopt_error("%s: '%s' runs only from a CUDA graph, "
+					 "and CUPTI cannot profile a graph's "
+					 "kernels: launch it plainly to measure "
+					 "it, or leave it out with "
+					 "kernel.<name>.stages", label,
+					 st.name);
+			free(st.name);
+			free(st.not_measured);
+			goto done;
+		}
 		KOPT_ALLOC_GROW(e->stages, e->stages_nr + 1, e->stages_alloc);
 		e->stages[e->stages_nr++] = st;
 	}
@@ -444,11 +468,16 @@ static cJSON *read_json(const char *path)
 
 int kopt_capture_needs_second_run(const char *path, const char *stages)
 {
-	cJSON *root = read_json(path);
+	struct kopt_buf text = KOPT_BUF_INIT;
+	cJSON *root = NULL;
 	const cJSON *kernels, *k;
 	double most = 0;
 	int ret = 0;
 
+	/* nothing printed: the capture's parse says what is wrong with it */
+	if (!kopt_buf_read_file(&text, path))
+		root = cJSON_ParseWithLength(text.buf, text.len);
+	kopt_buf_release(&text);
 	if (!root)
 		return -1;
 	kernels = cJSON_GetObjectItemCaseSensitive(root, "kernels");

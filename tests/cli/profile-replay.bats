@@ -276,12 +276,11 @@ error: damaged.json: kernel name 'gelu\x0akernel\x01' is not a C identifier afte
 	assert_success
 }
 
-@test "a stage launched from a CUDA graph is timed, and said to be unprofiled" {
-	run --separate-stderr git kopt profile mm v0 --trial decode --no-devlog \
+@test "a stage that runs only from a CUDA graph stops the profile, naming it" {
+	run --separate-stderr git kopt profile mm v0 --trial decode \
 		--replay "$GPU/cuda-known-kernels-graph.json"
-	assert_success
-	assert_line "| copy | 2.43 μs | -- | -- | -- | Not measured | not measured (see below) |"
-	assert_line "### Not measured"
-	assert_line "- 'copy': not measured: launched from a CUDA graph: timed, not profiled (CUPTI cannot make ranges of a graph launch); launch it plainly for its metrics."
-	assert_line --regexp '^\| copy \| 270\.53 μs \| 0\.0 \| 82\.8 \| 94\.8 \| Memory-bound \| -- \|$'
+	assert_failure 128
+	[[ "$stderr" == *"error: $GPU/cuda-known-kernels-graph.json: 'copy' runs only from a CUDA graph, and CUPTI cannot profile a graph's kernels: launch it plainly to measure it, or leave it out with kernel.<name>.stages" ]]
+	[ ! -e docs/kernels/mm/results/v0.json ]
+	[ ! -e docs/kernels/mm.md ]
 }

@@ -307,10 +307,11 @@ static void test_not_measured(void **state)
 		"\"message\":\"the driver restricts GPU counters\"}]}";
 
 	(void)state;
-	parse_ok(&e, graph);
-	assert_prefix(e.stages[0].not_measured, "launched from a CUDA graph");
-	assert_true(isnan(e.stages[0].tc_pct));
-	kopt_results_entry_release(&e);
+	expect_failure(NULL, graph, "error: blob: 'g' runs only from a CUDA "
+		       "graph, and CUPTI cannot profile a graph's kernels: "
+		       "launch it plainly to measure it, or leave it out with "
+		       "kernel.<name>.stages\n");
+	kopt_buf_reset(&messages);
 	parse_ok(&e, few);
 	assert_string_equal(e.stages[0].not_measured, "too few launches (3): "
 			    "the second run could not sample it either");
@@ -353,8 +354,7 @@ static void test_second_run_needed(void **state)
 	assert_string_equal(messages.buf, "");
 	assert_int_equal(kopt_capture_needs_second_run(FIX "nothing.json",
 						       NULL), -1);
-	assert_string_equal(messages.buf, "error: cannot read capture '" FIX
-			    "nothing.json': No such file or directory\n");
+	assert_string_equal(messages.buf, "");
 }
 
 static void test_program(void **state)
