@@ -804,7 +804,8 @@ static int write_results(struct profile_job *j, struct kopt_ctx *ctx)
 			pe = kopt_results_find_like(&j->pres, e);
 		old = kopt_results_find(&j->res, e->trial, e->b_requested,
 					e->s, e->t);
-		if (old && !kopt_results_same_device(&old->device, &e->device))
+		if (old && !kopt_results_same_entry_device(&old->device,
+								  &e->device))
 			kopt_warning("%s %s: %s was measured on %s before; "
 				     "both entries stay in the results, and "
 				     "the devlog block now shows %s",

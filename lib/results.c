@@ -1,5 +1,6 @@
 #include "results.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -530,23 +531,14 @@ static int same_trial(const char *a, const char *b)
 	return !strcmp(a, b);
 }
 
-int kopt_results_same_device(const struct kopt_results_device *a,
-			     const struct kopt_results_device *b)
-{
-	if (a->uuid && b->uuid)
-		return !strcmp(a->uuid, b->uuid);
-	if (a->name && b->name)
-		return !strcmp(a->name, b->name);
-	return 1;
-}
 
 static int same_identity(const struct kopt_results_entry *a,
 			 const struct kopt_results_entry *b)
 {
 	return same_trial(a->trial, b->trial) &&
 	       a->b_requested == b->b_requested && a->s == b->s &&
-	       a->t == b->t && kopt_results_same_device(&a->device,
-							&b->device);
+	       a->t == b->t && kopt_results_same_entry_device(&a->device,
+							      &b->device);
 }
 
 static void line_col(const char *data, const char *at, int *line, int *col)
@@ -569,6 +561,11 @@ static const char *const top_keys[] = {
 	"schema", "kernel", "version", "parent", "entries", NULL
 };
 
+static int json_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 int kopt_results_parse(struct kopt_results *out, const char *data,
 		       size_t len, const char *label, const char *kernel,
 		       const char *version)
@@ -579,17 +576,17 @@ int kopt_results_parse(struct kopt_results *out, const char *data,
 	int ret;
 
 	kopt_results_release(out);
-	for (i = 0; i < len && strchr(" \t\r\n", data[i]); i++)
+	for (i = 0; i < len && json_space(data[i]); i++)
 		;
 	if (i == len)
 		return kopt_error("%s: empty results file", label),
 		       KOPT_EINVALID;
 	root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
-	if (!root || (end && end < data + len &&
-		      strspn(end, " \t\r\n") < (size_t)(data + len - end))) {
+	/* only white space after the value (the data need not end in NUL) */
+	while (root && end && end < data + len && json_space(*end))
+		end++;
+	if (!root || (end && end < data + len)) {
 		int line, col;
-		while (root && end < data + len && strchr(" \t\r\n", *end))
-			end++;
 		line_col(data, end ? end : data, &line, &col);
 		kopt_error("%s:%d:%d: not valid JSON%s", label, line, col,
 			   root ? " (text after the value)" : "");
@@ -794,13 +791,17 @@ static cJSON *entry_json(const struct kopt_results_entry *e)
 		cJSON_AddItemToObject(s, "grid", triple(st->grid));
 		cJSON_AddItemToObject(s, "block", triple(st->block));
 		cJSON_AddNumberToObject(s, "launches", (double)st->launches);
-		du = cJSON_AddObjectToObject(s, "duration_us");
-		add_num(du, "median", st->duration_us.median);
-		add_num(du, "min", st->duration_us.min);
-		add_num(du, "max", st->duration_us.max);
-		add_num(du, "p10", st->duration_us.p10);
-		add_num(du, "p90", st->duration_us.p90);
-		cJSON_AddNumberToObject(du, "n", (double)st->duration_us.n);
+		/* a stage with no duration has no duration_us (it needs one) */
+		if (kopt_results_has(st->duration_us.median)) {
+			du = cJSON_AddObjectToObject(s, "duration_us");
+			add_num(du, "median", st->duration_us.median);
+			add_num(du, "min", st->duration_us.min);
+			add_num(du, "max", st->duration_us.max);
+			add_num(du, "p10", st->duration_us.p10);
+			add_num(du, "p90", st->duration_us.p90);
+			cJSON_AddNumberToObject(du, "n",
+						(double)st->duration_us.n);
+		}
 		add_num(s, "tc_pct", st->tc_pct);
 		add_num(s, "dram_pct", st->dram_pct);
 		add_num(s, "dram_bytes", st->dram_bytes);
@@ -932,20 +933,62 @@ kopt_results_find_config(const struct kopt_results *r, long b, long s,
 	return NULL;
 }
 
+/* The name without case, spaces, punctuation and a leading "nvidia". */
+static void device_key(struct kopt_buf *out, const char *name)
+{
+	const char *p;
+
+	for (p = name; *p; p++)
+		if (isalnum((unsigned char)*p))
+			kopt_buf_addch(out, (char)tolower((unsigned char)*p));
+	if (kopt_starts_with(out->buf, "nvidia") && out->len > 6) {
+		memmove(out->buf, out->buf + 6, out->len - 6 + 1);
+		out->len -= 6;
+	}
+}
+
+int kopt_results_same_device(const char *a, const char *b)
+{
+	struct kopt_buf ka = KOPT_BUF_INIT, kb = KOPT_BUF_INIT;
+	int same;
+
+	if (!a || !b || !*a || !*b)
+		return 1;
+	device_key(&ka, a);
+	device_key(&kb, b);
+	same = !strcmp(ka.buf, kb.buf);
+	kopt_buf_release(&ka);
+	kopt_buf_release(&kb);
+	return same;
+}
+
+int kopt_results_same_entry_device(const struct kopt_results_device *a,
+				   const struct kopt_results_device *b)
+{
+	if (a->uuid && b->uuid && *a->uuid && *b->uuid)
+		return !strcmp(a->uuid, b->uuid);
+	return kopt_results_same_device(a->name, b->name);
+}
+
 struct kopt_results_entry *
 kopt_results_find_like(const struct kopt_results *r,
 		       const struct kopt_results_entry *like)
 {
 	size_t i;
+	int pass;
 
-	for (i = 0; i < r->entries_nr; i++) {
-		struct kopt_results_entry *e = &r->entries[i];
-		if (same_trial(e->trial, like->trial) &&
-		    matches_b(e, like->b_requested) && e->s == like->s &&
-		    e->t == like->t &&
-		    kopt_results_same_device(&e->device, &like->device))
-			return e;
-	}
+	/* as asked, then as run (b halved on out-of-memory) */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < r->entries_nr; i++) {
+			struct kopt_results_entry *e = &r->entries[i];
+			if (same_trial(e->trial, like->trial) &&
+			    (pass ? matches_b(e, like->b_requested) :
+			     e->b_requested == like->b_requested) &&
+			    e->s == like->s && e->t == like->t &&
+			    kopt_results_same_entry_device(&e->device,
+							   &like->device))
+				return e;
+		}
 	return NULL;
 }
 

@@ -141,6 +141,11 @@ struct kopt_results_entry {
 	char *tree;             /* git tree id of the sources, may be NULL */
 	int replayed;           /* numbers from a recorded capture */
 	char *replay_source;    /* the capture, may be NULL */
+	/*
+	 * Written by hand in the devlog, not measured (lib/numbers); never
+	 * stored in a results file.
+	 */
+	int from_devlog;
 	struct kopt_results_device device;
 	struct kopt_results_stage *stages;
 	size_t stages_nr, stages_alloc;
@@ -233,19 +238,25 @@ kopt_results_find_config(const struct kopt_results *r, long b, long s,
 			 long t);
 /*
  * The entry for the same trial and configuration as `like`, measured on
- * the same device (kopt_results_same_device()), or NULL.
+ * the same device (kopt_results_same_entry_device()), or NULL.
  */
 struct kopt_results_entry *
 kopt_results_find_like(const struct kopt_results *r,
 		       const struct kopt_results_entry *like);
 
 /*
- * Whether two entries were measured on the same device: the same uuid
- * when both have one, else the same name when both have one; an entry
- * that names no device matches any.
+ * Whether two device names are the same device: equal ignoring case,
+ * spaces and a leading "NVIDIA" ("NVIDIA H200" and "h200" are one).  A
+ * NULL or empty name matches any.
  */
-int kopt_results_same_device(const struct kopt_results_device *a,
-			     const struct kopt_results_device *b);
+int kopt_results_same_device(const char *a, const char *b);
+/*
+ * Whether two entries were measured on the same device: the same uuid
+ * when both have one, else kopt_results_same_device() of their names.
+ */
+int kopt_results_same_entry_device(const struct kopt_results_device *a,
+				   const struct kopt_results_device *b);
+
 /*
  * Add `e` to `r`, replacing the entry of the same identity (trial,
  * configuration and device; kept at its position) or appending: a
