@@ -1180,11 +1180,23 @@ static char *dup_field(const char *f)
 	return f ? kopt_strdup(f) : NULL;
 }
 
+/* A whole number of a summary line; -1 when it is none (damaged text). */
+static int summary_long(const char *f, long *out)
+{
+	double v = kopt_cache_num(f);
+
+	if (!isfinite(v) || v < 0 || v > 1e15)
+		return -1;
+	*out = (long)v;
+	return 0;
+}
+
 int kopt_results_from_summary(struct kopt_results *out, const char *data,
 			      size_t len)
 {
 	char *text = kopt_strndup(data, len), *f[12 + KOPT_METRIC__NR];
 	size_t pos = 0, n, i;
+	long count;
 	int m;
 
 	kopt_results_release(out);
@@ -1194,7 +1206,9 @@ int kopt_results_from_summary(struct kopt_results *out, const char *data,
 	out->kernel = kopt_strdup(f[1]);
 	out->version = kopt_strdup(f[2]);
 	out->parent = dup_field(f[3]);
-	n = (size_t)kopt_cache_num(f[4]);
+	if (summary_long(f[4], &count))
+		goto bad;
+	n = (size_t)count;
 	for (i = 0; i < n; i++) {
 		struct kopt_results_entry *e;
 		if (kopt_cache_split(text, len, &pos, f, 12 + KOPT_METRIC__NR)
@@ -1205,10 +1219,10 @@ int kopt_results_from_summary(struct kopt_results *out, const char *data,
 		e = &out->entries[out->entries_nr++];
 		kopt_results_entry_init(e);
 		e->trial = dup_field(f[1]);
-		e->b = (long)kopt_cache_num(f[2]);
-		e->s = (long)kopt_cache_num(f[3]);
-		e->t = (long)kopt_cache_num(f[4]);
-		e->b_requested = (long)kopt_cache_num(f[5]);
+		if (summary_long(f[2], &e->b) || summary_long(f[3], &e->s) ||
+		    summary_long(f[4], &e->t) ||
+		    summary_long(f[5], &e->b_requested))
+			goto bad;
 		e->replayed = kopt_cache_num(f[6]) != 0;
 		e->spread_pct = kopt_cache_num(f[7]);
 		e->device.name = dup_field(f[8]);
