@@ -28,7 +28,7 @@ setup() {
 ### Current Bottleneck: Latency-bound (decode: DRAM 62.0%, TC 3.1%, occupancy 12.5%, L2 hit 70.0%, waves 0.24; spec-decode: DRAM 55.0%, TC 5.0%, occupancy 12.5%, L2 hit 85.0%, waves 0.24)
 ### Optimizations to Apply:
 ### Constraints
-### Not Evaluated"
+### To Judge"
 	run grep -c '^[0-9]\. .*see \[docs/knowledge/optimizations/.*\](\.\./\.\./\.\./knowledge/optimizations/.*\.md)$' "$TASK"
 	assert_output 3
 	# every link resolves from the task's folder
