@@ -32,6 +32,8 @@ static const struct cmd_struct commands[] = {
 	  "overview, versions, best results, target gap, open obligations" },
 	{ "check", cmd_check, KOPT_NEED_REPO,
 	  "run the hooks' rules over a range of commits (for CI)" },
+	{ "cycle", cmd_cycle, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "the whole cycle, unattended, with designer agents" },
 	{ "design", cmd_design, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "start a new version of a kernel on its own branch" },
 	{ "device", cmd_device, 0,
