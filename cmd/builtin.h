@@ -116,5 +116,6 @@ CMD(review);
 CMD(select);
 CMD(status);
 CMD(strategize);
+CMD(tune);
 
 #endif
