@@ -661,8 +661,8 @@ static void render_markdown(struct review *rv, struct kopt_buf *outp)
 			/* where the numbers come from, when not measured */
 			enum kopt_numbers_source src =
 				kopt_numbers_results_source(pv->after);
-			if (src != KOPT_NUMBERS_MEASURED &&
-			    src != KOPT_NUMBERS_NONE)
+			/* replayed values say so in their cells already */
+			if (src == KOPT_NUMBERS_DEVLOG)
 				kopt_buf_addf(&out, "\nNumbers: %s.\n",
 					      kopt_numbers_source_name(src));
 		}
