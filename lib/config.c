@@ -93,6 +93,28 @@ static int find_line(const struct source *src, const char *section,
 	return 0;
 }
 
+/* The first line that sets something, before any section header. */
+static int first_setting_line(const struct source *src)
+{
+	const char *p = src->text, *end = src->text + src->len;
+	int line = 1;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			eol = end;
+		while (p < eol && (*p == ' ' || *p == '\t' || *p == '\r'))
+			p++;
+		if (p < eol && *p == '[')
+			return 0;
+		if (p < eol && *p != '#' && *p != ';')
+			return line;
+		p = eol + 1;
+		line++;
+	}
+	return 0;
+}
+
 static int bad(const struct source *src, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -413,6 +435,13 @@ static int load_entries(struct kopt_config *cfg, git_config *gc,
 		int nth = occurrence(&seen, &seen_nr, &seen_alloc, name);
 		int line;
 
+		if (!dot1) {
+			ret = bad(src, first_setting_line(src),
+				  "'%s' is set outside any section (put it "
+				  "under [kopt], [trial], [language] or "
+				  "[kernel])", name);
+			break;
+		}
 		section = kopt_strndup(name, (size_t)(dot1 - name));
 		if (dot2 > dot1)
 			sub = kopt_strndup(dot1 + 1, (size_t)(dot2 - dot1 - 1));

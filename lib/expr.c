@@ -90,6 +90,10 @@ static struct kopt_expr *parse_atom(struct parser *ps)
 			fail(ps, "bad number");
 			return NULL;
 		}
+		if (!isfinite(v)) {
+			fail(ps, "number too large");
+			return NULL;
+		}
 		ps->p = end;
 		e = node(KOPT_EXPR_NUM, col, NULL, NULL);
 		e->num = v;

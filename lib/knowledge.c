@@ -383,6 +383,9 @@ static void check_evidence(struct parse *ps, const struct section *sec)
 				while (e > a && (ps->text[e - 1] == '\n' ||
 						 ps->text[e - 1] == '\r'))
 					e--;
+				/* a second evidence section: the last wins */
+				free(d->source_type);
+				free(d->source);
 				d->source_type = kopt_strdup(st);
 				d->source = kopt_strndup(ps->text + a, e - a);
 			}

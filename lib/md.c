@@ -1,5 +1,6 @@
 #include "md.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmark-gfm-core-extensions.h>
@@ -17,7 +18,25 @@ cmark_node *kopt_md_parse(const char *text, size_t len)
 	table = cmark_find_syntax_extension("table");
 	if (table)
 		cmark_parser_attach_syntax_extension(p, table);
-	cmark_parser_feed(p, text, len);
+	if (memchr(text, '\r', len)) {
+		/*
+		 * A line ends at '\n' here, as in the line helpers below
+		 * and in every splice; cmark would also end one at a lone
+		 * '\r', and its line numbers would point at the wrong bytes.
+		 */
+		char *copy = kopt_malloc(len ? len : 1);
+		size_t i;
+
+		memcpy(copy, text, len);
+		for (i = 0; i < len; i++)
+			if (copy[i] == '\r' && (i + 1 == len ||
+						copy[i + 1] != '\n'))
+				copy[i] = ' ';
+		cmark_parser_feed(p, copy, len);
+		free(copy);
+	} else {
+		cmark_parser_feed(p, text, len);
+	}
 	doc = cmark_parser_finish(p);
 	cmark_parser_free(p);
 	return doc;

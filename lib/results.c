@@ -553,6 +553,11 @@ static const char *const top_keys[] = {
 	"schema", "kernel", "version", "parent", "entries", NULL
 };
 
+static int json_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 int kopt_results_parse(struct kopt_results *out, const char *data,
 		       size_t len, const char *label, const char *kernel,
 		       const char *version)
@@ -563,17 +568,17 @@ int kopt_results_parse(struct kopt_results *out, const char *data,
 	int ret;
 
 	kopt_results_release(out);
-	for (i = 0; i < len && strchr(" \t\r\n", data[i]); i++)
+	for (i = 0; i < len && json_space(data[i]); i++)
 		;
 	if (i == len)
 		return kopt_error("%s: empty results file", label),
 		       KOPT_EINVALID;
 	root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
-	if (!root || (end && end < data + len &&
-		      strspn(end, " \t\r\n") < (size_t)(data + len - end))) {
+	/* only white space after the value (the data need not end in NUL) */
+	while (root && end && end < data + len && json_space(*end))
+		end++;
+	if (!root || (end && end < data + len)) {
 		int line, col;
-		while (root && end < data + len && strchr(" \t\r\n", *end))
-			end++;
 		line_col(data, end ? end : data, &line, &col);
 		kopt_error("%s:%d:%d: not valid JSON%s", label, line, col,
 			   root ? " (text after the value)" : "");
@@ -776,13 +781,17 @@ static cJSON *entry_json(const struct kopt_results_entry *e)
 		cJSON_AddItemToObject(s, "grid", triple(st->grid));
 		cJSON_AddItemToObject(s, "block", triple(st->block));
 		cJSON_AddNumberToObject(s, "launches", (double)st->launches);
-		du = cJSON_AddObjectToObject(s, "duration_us");
-		add_num(du, "median", st->duration_us.median);
-		add_num(du, "min", st->duration_us.min);
-		add_num(du, "max", st->duration_us.max);
-		add_num(du, "p10", st->duration_us.p10);
-		add_num(du, "p90", st->duration_us.p90);
-		cJSON_AddNumberToObject(du, "n", (double)st->duration_us.n);
+		/* a stage with no duration has no duration_us (it needs one) */
+		if (kopt_results_has(st->duration_us.median)) {
+			du = cJSON_AddObjectToObject(s, "duration_us");
+			add_num(du, "median", st->duration_us.median);
+			add_num(du, "min", st->duration_us.min);
+			add_num(du, "max", st->duration_us.max);
+			add_num(du, "p10", st->duration_us.p10);
+			add_num(du, "p90", st->duration_us.p90);
+			cJSON_AddNumberToObject(du, "n",
+						(double)st->duration_us.n);
+		}
 		add_num(s, "tc_pct", st->tc_pct);
 		add_num(s, "dram_pct", st->dram_pct);
 		add_num(s, "dram_bytes", st->dram_bytes);

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <git2.h>
+
 #include "error.h"
 
 #define FUZZ_CHECK(cond, ...) \
@@ -38,7 +40,10 @@ static void fuzz_quiet(const char *prefix, const char *msg)
 	(void)msg;
 }
 
-/* Messages go nowhere unless KOPT_FUZZ_VERBOSE is set (to debug one). */
+/*
+ * libgit2 ready, as the program's main() makes it; messages go nowhere
+ * unless KOPT_FUZZ_VERBOSE is set (to debug one input).
+ */
 static inline void fuzz_init(void)
 {
 	static int done;
@@ -46,6 +51,7 @@ static inline void fuzz_init(void)
 	if (done)
 		return;
 	done = 1;
+	git_libgit2_init();
 	if (!getenv("KOPT_FUZZ_VERBOSE"))
 		kopt_error_set_routine(fuzz_quiet);
 }

@@ -165,6 +165,15 @@ static void test_unknown_key(void **state)
 	    "error: .kopt:2: unknown section 'tuning'\n");
 }
 
+/* found by fuzzing: a name without a section asked for ~2^64 bytes */
+static void test_key_outside_section(void **state)
+{
+	(void)state;
+	bad("# settings\n\n\tcontrol = warp\n[kopt]\n\tnoise = 3%\n",
+	    "error: .kopt:3: 'control' is set outside any section (put it "
+	    "under [kopt], [trial], [language] or [kernel])\n");
+}
+
 static void test_bad_value(void **state)
 {
 	(void)state;
@@ -409,6 +418,7 @@ int main(void)
 		MESSAGES_TEST(test_defaults),
 		MESSAGES_TEST(test_syntax_error),
 		MESSAGES_TEST(test_unknown_key),
+		MESSAGES_TEST(test_key_outside_section),
 		MESSAGES_TEST(test_bad_value),
 		MESSAGES_TEST(test_bad_expression),
 		MESSAGES_TEST(test_unknown_name),

@@ -81,6 +81,8 @@ static void test_errors(void **state)
 	eval_err("1 < 2 < 3", "cannot be chained");
 	eval_err("2 $ 3", "unexpected");
 	eval_err("3x", "bad number");
+	/* found by fuzzing: an infinite threshold gave triggers no margin */
+	eval_err("2 < 1e3084", "column 5: number too large");
 }
 
 static void test_names(void **state)

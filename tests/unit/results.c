@@ -318,6 +318,31 @@ static void test_parse_buffers(void **state)
 			    "error: blob: schema: missing (expected 1)\n");
 	assert_int_equal(kopt_results_read_file(&r, FIX "missing.json", NULL,
 						NULL), KOPT_ENOTFOUND);
+	/* NUL bytes are not white space */
+	kopt_buf_reset(&messages);
+	assert_int_equal(kopt_results_parse(&r, "\0\0", 2, "blob", NULL,
+					    NULL), KOPT_EINVALID);
+	assert_non_null(strstr(messages.buf, "not valid JSON"));
+}
+
+/* found by fuzzing: a stage with no duration was written unreadable */
+static void test_stage_without_duration(void **state)
+{
+	struct kopt_results r = KOPT_RESULTS_INIT, back = KOPT_RESULTS_INIT;
+	struct kopt_buf out = KOPT_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(kopt_results_read_file(&r, FIX "v1.json", NULL, NULL),
+			 0);
+	assert_true(r.entries_nr > 0 && r.entries[0].stages_nr > 0);
+	r.entries[0].stages[0].duration_us.median = NAN;
+	kopt_results_format(&out, &r);
+	assert_int_equal(kopt_results_parse(&back, out.buf, out.len, "out",
+					    NULL, NULL), 0);
+	assert_true(isnan(back.entries[0].stages[0].duration_us.median));
+	kopt_results_release(&r);
+	kopt_results_release(&back);
+	kopt_buf_release(&out);
 }
 
 int main(void)
@@ -326,6 +351,7 @@ int main(void)
 		MESSAGES_TEST(test_read_full),
 		MESSAGES_TEST(test_find),
 		MESSAGES_TEST(test_round_trip),
+		MESSAGES_TEST(test_stage_without_duration),
 		MESSAGES_TEST(test_put_replaces_same_identity),
 		MESSAGES_TEST(test_copy),
 		MESSAGES_TEST(test_derive),
