@@ -25,6 +25,7 @@
 #include "lockfile.h"
 #include "bench.h"
 #include "profile.h"
+#include "progress.h"
 #include "render.h"
 #include "runner.h"
 #include "verdict.h"
@@ -451,6 +452,7 @@ int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 	struct kopt_strvec replays = KOPT_STRVEC_INIT;
 	int json = 0, no_devlog = 0, verbose = 0, commit = 0;
 	const char *save_dir = NULL;
+	struct kopt_progress *progress = NULL;
 	struct kopt_option options[] = {
 		OPT_STRING_LIST(0, "trial", &trials, "name",
 				"a trial of .kopt (default: all of them)"),
@@ -625,12 +627,21 @@ int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 		have_kb = !kopt_kb_load(&kb, &ksrc, cfg, k->language) &&
 			  kb.entries_nr;
 	}
+	kopt_buf_reset(&err);
+	kopt_buf_addf(&err, "%s %s %s", verify ? "verifying" : "profiling",
+		      k->name, version);
+	progress = kopt_progress_start(err.buf, nreq);
 	for (i = 0; i < nreq; i++) {
 		struct kopt_results_entry e;
 		struct kopt_bench_run run = KOPT_BENCH_RUN_INIT;
 		const struct kopt_results_entry *pe = NULL;
 		const char *capture;
 
+		kopt_progress_what(progress, "trial %s (b=%ld, s=%ld, t=%ld)",
+				   reqs[i].trial ? reqs[i].trial : "ad hoc",
+				   reqs[i].b, reqs[i].s, reqs[i].t);
+		/* the benchmark's own messages come next */
+		kopt_progress_clear(progress);
 		kopt_results_entry_init(&e);
 		if (replays.nr) {
 			capture = replays.v[i];
@@ -685,6 +696,7 @@ int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 			pe = kopt_results_find_like(&pres, &e);
 		kopt_buf_reset(&out);
 		kopt_profile_contract(&out, k->name, version, &e, parent, pe);
+		kopt_progress_clear(progress);
 		if (!json)
 			fputs(out.buf, stdout);
 		if (have_devlog) {
@@ -694,7 +706,9 @@ int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 		}
 		kopt_results_put(&res, &e);
 		kopt_results_entry_release(&e);
+		kopt_progress_update(progress, i + 1);
 	}
+	kopt_progress_stop(&progress);
 	/* the results and the devlog land together or not at all */
 	kopt_results_format(&js, &res);
 	kopt_filetx_add(&tx, rpath, rpath + strlen(ctx->top), js.buf, js.len,
