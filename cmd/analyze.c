@@ -58,13 +58,10 @@ static void evaluate_target(struct target_state *ts,
 {
 	const struct kopt_results **all;
 	struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
-	size_t i, n = 0;
+	size_t n = 0;
 	int ret;
 
-	all = kopt_calloc(a->versions_nr + 1, sizeof(*all));
-	for (i = 0; i < a->versions_nr; i++)
-		if (a->versions[i].has_results)
-			all[n++] = &a->versions[i].results;
+	all = kopt_analysis_numbers(a, &n);
 	kopt_error_catch(&caught);
 	ret = kopt_target_evaluate(&ts->res, cfg, ts->target, all, n);
 	kopt_error_uncatch(&caught);
@@ -149,7 +146,7 @@ static int load_view(struct kernel_view *kv, struct kopt_ctx *ctx,
 	kv->a = (struct kopt_analysis)KOPT_ANALYSIS_INIT;
 	kopt_source_worktree(&src, ctx->top);
 	src.cache = cache;
-	if (kopt_analysis_load(&kv->a, &src, k->name, cfg->noise_pct))
+	if (kopt_analysis_load(&kv->a, &src, k->name, cfg))
 		return -1;
 	kv->targets_nr = k->targets_nr;
 	kv->targets = kopt_calloc(k->targets_nr + 1, sizeof(*kv->targets));
@@ -175,39 +172,132 @@ static void release_view(struct kernel_view *kv)
 	kopt_strvec_clear(&kv->folders);
 }
 
-/* Trials to show: those of .kopt, then any others the results name. */
+/*
+ * More than one device: the columns are per trial and device, because
+ * numbers of two devices are never compared.
+ */
+static int several_devices(const struct kopt_analysis *a)
+{
+	const char *first = NULL;
+	size_t i, j;
+
+	for (i = 0; i < a->versions_nr; i++)
+		for (j = 0; j < a->versions[i].results.entries_nr; j++) {
+			const char *d =
+				a->versions[i].results.entries[j].device.name;
+			if (!d || !*d)
+				continue;
+			if (!first)
+				first = d;
+			else if (!kopt_results_same_device(first, d))
+				return 1;
+		}
+	return 0;
+}
+
+/*
+ * The column of an entry: its trial, or "b=.., s=.., t=.." for a
+ * configuration no trial names (hand-written numbers often are), and
+ * " on <device>" when the kernel was measured on several devices.
+ */
+static void column_of(struct kopt_buf *out, const struct kopt_results_entry *e,
+		      int devices)
+{
+	kopt_buf_reset(out);
+	if (e->trial)
+		kopt_buf_addstr(out, e->trial);
+	else
+		kopt_buf_addf(out, "b=%ld, s=%ld, t=%ld", e->b_requested, e->s,
+			      e->t);
+	if (devices && e->device.name && *e->device.name)
+		kopt_buf_addf(out, " on %s", e->device.name);
+}
+
+static int in_column(const struct kopt_results_entry *e, const char *col,
+		     int devices)
+{
+	struct kopt_buf k = KOPT_BUF_INIT;
+	int yes;
+
+	column_of(&k, e, devices);
+	yes = !strcmp(k.buf, col) ||
+	      (!devices && e->trial && !strcmp(e->trial, col));
+	kopt_buf_release(&k);
+	return yes;
+}
+
+/* Trials to show: those of .kopt, then any others the numbers name. */
 static void collect_trials(struct kopt_strvec *out,
 			   const struct kopt_config *cfg,
 			   const struct kopt_analysis *a)
 {
+	struct kopt_buf k = KOPT_BUF_INIT;
+	int devices = several_devices(a);
 	size_t i, j;
 
-	for (i = 0; i < cfg->trials_nr; i++)
+	for (i = 0; !devices && i < cfg->trials_nr; i++)
 		kopt_strvec_push(out, cfg->trials[i].name);
 	for (i = 0; i < a->versions_nr; i++)
 		for (j = 0; j < a->versions[i].results.entries_nr; j++) {
-			const char *t = a->versions[i].results.entries[j].trial;
-			if (t && !kopt_strvec_has(out, t))
-				kopt_strvec_push(out, t);
+			column_of(&k, &a->versions[i].results.entries[j],
+				  devices);
+			if (!kopt_strvec_has(out, k.buf))
+				kopt_strvec_push(out, k.buf);
 		}
+	kopt_buf_release(&k);
 }
 
 static const struct kopt_compare_trial *
-trial_of(const struct kopt_analysis_version *v, const char *trial)
+trial_of(const struct kopt_analysis *a,
+	 const struct kopt_analysis_version *v, const char *trial)
 {
+	int devices = several_devices(a);
 	size_t i;
 
 	for (i = 0; i < v->results.entries_nr; i++)
-		if (v->trials[i].cur->trial &&
-		    !strcmp(v->trials[i].cur->trial, trial))
+		if (in_column(v->trials[i].cur, trial, devices))
 			return &v->trials[i];
 	return NULL;
+}
+
+/* The fastest entry of a column over all versions, and its version. */
+static const struct kopt_results_entry *
+best_of(const struct kopt_analysis *a, const char *col,
+	const struct kopt_analysis_version **ver)
+{
+	const struct kopt_results_entry *best = NULL;
+	int devices = several_devices(a);
+	size_t i, j;
+
+	*ver = NULL;
+	for (i = 0; i < a->versions_nr; i++)
+		for (j = 0; j < a->versions[i].results.entries_nr; j++) {
+			const struct kopt_results_entry *e =
+				&a->versions[i].results.entries[j];
+			double d = e->metrics[KOPT_METRIC_DURATION_US];
+			if (!kopt_results_has(d) || !in_column(e, col, devices))
+				continue;
+			if (!best || d < best->metrics[KOPT_METRIC_DURATION_US]) {
+				best = e;
+				*ver = &a->versions[i];
+			}
+		}
+	return best;
+}
+
+/* "replayed" or "from devlog": where a number shown came from; NULL: measured. */
+static const char *source_note(const struct kopt_results_entry *e)
+{
+	enum kopt_numbers_source s = kopt_numbers_entry_source(e);
+
+	return s == KOPT_NUMBERS_MEASURED ? NULL : kopt_numbers_source_name(s);
 }
 
 static void duration_cell(struct kopt_buf *out,
 			  const struct kopt_compare_trial *t)
 {
 	int paren = 0;
+	const char *note;
 
 	if (!t) {
 		kopt_buf_addstr(out, "--");
@@ -222,9 +312,10 @@ static void duration_cell(struct kopt_buf *out,
 			       t->parent->metrics[KOPT_METRIC_DURATION_US]);
 		paren = 1;
 	}
-	if (t->cur->replayed)
-		kopt_buf_addstr(out, paren ? ", replayed" : " (replayed");
-	if (paren || t->cur->replayed)
+	note = source_note(t->cur);
+	if (note)
+		kopt_buf_addf(out, "%s%s", paren ? ", " : " (", note);
+	if (paren || note)
 		kopt_buf_addch(out, ')');
 }
 
@@ -258,13 +349,16 @@ static void describe_target(struct kopt_buf *out, const struct target_state *ts)
 	if (ts->problem) {
 		kopt_buf_addf(out, "cannot evaluate (%s)", ts->problem);
 	} else if (ts->met) {
+		const char *note = ts->res.source != KOPT_NUMBERS_MEASURED ?
+				   kopt_numbers_source_name(ts->res.source) :
+				   NULL;
 		kopt_buf_addf(out, "met by %s", ts->version->name);
 		if (ts->metric && kopt_results_has(ts->value))
-			kopt_buf_addf(out, " (%s = %.2f%s)", ts->metric,
-				      ts->value, ts->res.replayed ?
-				      ", replayed" : "");
-		else if (ts->res.replayed)
-			kopt_buf_addstr(out, " (replayed)");
+			kopt_buf_addf(out, " (%s = %.2f%s%s)", ts->metric,
+				      ts->value, note ? ", " : "",
+				      note ? note : "");
+		else if (note)
+			kopt_buf_addf(out, " (%s)", note);
 	} else if (!ts->evaluated) {
 		kopt_buf_addf(out, "not met; no version measured on '%s' yet",
 			      ts->target->trial);
@@ -327,7 +421,7 @@ static void print_kernel(const struct kernel_view *kv,
 		for (j = 0; j < trials.nr; j++) {
 			kopt_buf_reset(&cell);
 			duration_cell(&cell, v->has_results ?
-				      trial_of(v, trials.v[j]) : NULL);
+				      trial_of(a, v, trials.v[j]) : NULL);
 			kopt_mdtable_add(&t, cell.buf);
 		}
 		kopt_mdtable_add(&t, v->has_results ?
@@ -359,6 +453,18 @@ static void print_kernel(const struct kernel_view *kv,
 		}
 		kopt_buf_addf(&out, ". Noise: %g%%.\n", cfg->noise_pct);
 	}
+	any = 0;
+	for (i = 0; i < a->versions_nr; i++) {
+		const struct kopt_analysis_version *v = &a->versions[i];
+		for (j = 0; j < v->disagree.nr; j++) {
+			if (!any++)
+				kopt_buf_addf(&out, "\nThe devlog and the "
+					      "results files disagree (the "
+					      "results file is used):\n");
+			kopt_buf_addf(&out, "- %s %s\n", v->name,
+				      v->disagree.v[j]);
+		}
+	}
 
 	kopt_buf_addstr(&out, "\n## Best per trial\n\n");
 	{
@@ -370,7 +476,7 @@ static void print_kernel(const struct kernel_view *kv,
 	for (j = 0; j < trials.nr; j++) {
 		const struct kopt_analysis_version *bv;
 		const struct kopt_results_entry *e =
-			kopt_analysis_best(a, trials.v[j], &bv);
+			best_of(a, trials.v[j], &bv);
 		if (!e)
 			continue;
 		any = 1;
@@ -379,8 +485,8 @@ static void print_kernel(const struct kernel_view *kv,
 		kopt_buf_reset(&cell);
 		kopt_render_value(&cell, KOPT_METRIC_DURATION_US,
 				  e->metrics[KOPT_METRIC_DURATION_US]);
-		if (e->replayed)
-			kopt_buf_addstr(&cell, " (replayed)");
+		if (source_note(e))
+			kopt_buf_addf(&cell, " (%s)", source_note(e));
 		kopt_mdtable_add(&t, cell.buf);
 		kopt_mdtable_addf(&t, "b=%ld, s=%ld, t=%ld", e->b, e->s, e->t);
 	}
@@ -482,6 +588,16 @@ static cJSON *kernel_json(const struct kernel_view *kv,
 		cJSON_AddItemToObject(vo, "parent", str_or_null(
 			v->has_results ? v->results.parent : NULL));
 		cJSON_AddBoolToObject(vo, "has_results", v->has_results);
+		cJSON_AddItemToObject(vo, "source", v->has_results ?
+				      cJSON_CreateString(
+					      kopt_numbers_source_name(v->source)) :
+				      cJSON_CreateNull());
+		{
+			cJSON *dis = cJSON_AddArrayToObject(vo, "disagreements");
+			for (j = 0; j < v->disagree.nr; j++)
+				cJSON_AddItemToArray(dis, cJSON_CreateString(
+						v->disagree.v[j]));
+		}
 		cJSON_AddItemToObject(vo, "verdict", v->has_results &&
 				      v->change ? cJSON_CreateString(
 					      kopt_change_name(v->change)) :
@@ -504,6 +620,9 @@ static cJSON *kernel_json(const struct kernel_view *kv,
 				cJSON_CreateString(kopt_change_name(ct->change))
 				: cJSON_CreateNull());
 			cJSON_AddBoolToObject(eo, "replayed", ct->cur->replayed);
+			cJSON_AddStringToObject(eo, "source",
+				kopt_numbers_source_name(
+					kopt_numbers_entry_source(ct->cur)));
 			cJSON_AddItemToObject(eo, "bottleneck",
 					      str_or_null(ct->cur->bottleneck));
 		}
@@ -512,7 +631,7 @@ static cJSON *kernel_json(const struct kernel_view *kv,
 	for (j = 0; j < trials.nr; j++) {
 		const struct kopt_analysis_version *bv;
 		const struct kopt_results_entry *e =
-			kopt_analysis_best(a, trials.v[j], &bv);
+			best_of(a, trials.v[j], &bv);
 		if (!e)
 			continue;
 		x = cJSON_AddObjectToObject(best, trials.v[j]);
@@ -520,6 +639,8 @@ static cJSON *kernel_json(const struct kernel_view *kv,
 		cJSON_AddNumberToObject(x, "duration_us",
 					e->metrics[KOPT_METRIC_DURATION_US]);
 		cJSON_AddBoolToObject(x, "replayed", e->replayed);
+		cJSON_AddStringToObject(x, "source", kopt_numbers_source_name(
+					kopt_numbers_entry_source(e)));
 	}
 	arr = cJSON_AddArrayToObject(o, "targets");
 	for (i = 0; i < kv->targets_nr; i++) {
@@ -590,8 +711,8 @@ static void summary_row(struct kopt_mdtable *t, const struct kernel_view *kv,
 		kopt_buf_addf(&cell, "%s %s ", cfg->trials[j].name, bv->name);
 		kopt_render_value(&cell, KOPT_METRIC_DURATION_US,
 				  e->metrics[KOPT_METRIC_DURATION_US]);
-		if (e->replayed)
-			kopt_buf_addstr(&cell, " (replayed)");
+		if (source_note(e))
+			kopt_buf_addf(&cell, " (%s)", source_note(e));
 	}
 	kopt_mdtable_add(t, cell.len ? cell.buf : "--");
 	kopt_buf_reset(&cell);

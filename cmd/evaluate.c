@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "builtin.h"
+#include "analysis.h"
 #include "verdict.h"
 #include "banned.h"
 
@@ -47,8 +48,9 @@ static void describe(struct kopt_buf *out, const struct kopt_target_result *r)
 	} else if (*r->metric) {
 		kopt_buf_addf(out, " (%s not measured)", r->metric);
 	}
-	if (r->replayed)
-		kopt_buf_addstr(out, " [replayed]");
+	/* measured is the rule; other sources say so */
+	if (r->version && r->source != KOPT_NUMBERS_MEASURED)
+		kopt_buf_addf(out, " [%s]", kopt_numbers_source_name(r->source));
 }
 
 int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
@@ -60,7 +62,9 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 	};
 	const struct kopt_config *cfg;
 	const struct kopt_kernel *k;
-	struct kopt_results *all = NULL;
+	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
+	struct kopt_source src;
+	const struct kopt_results **all;
 	struct kopt_target_result *res;
 	struct kopt_buf line = KOPT_BUF_INIT, next = KOPT_BUF_INIT;
 	size_t nr = 0, i;
@@ -76,11 +80,13 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_die("%s has no target; add 'target = <trial> <condition>' "
 			 "to [kernel \"%s\"] in .kopt (e.g. 'target = "
 			 "spec-decode duration_us <= 60')", k->name, k->name);
-	if (kopt_target_load_results(&all, &nr, ctx->top, k->name))
+	kopt_source_worktree(&src, ctx->top);
+	if (kopt_analysis_load(&a, &src, k->name, cfg))
 		exit(128);
+	all = kopt_analysis_numbers(&a, &nr);
 	res = kopt_calloc(k->targets_nr, sizeof(*res));
 	for (i = 0; i < k->targets_nr; i++) {
-		if (kopt_target_evaluate_all(&res[i], cfg, &k->targets[i],
+		if (kopt_target_evaluate(&res[i], cfg, &k->targets[i],
 					     all, nr))
 			exit(128);
 		met &= res[i].met;
@@ -122,6 +128,9 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 				cJSON_AddNumberToObject(o, "gap",
 							fabs(r->value - r->bound));
 			cJSON_AddBoolToObject(o, "replayed", r->replayed);
+			if (r->version)
+				cJSON_AddStringToObject(o, "source",
+							kopt_numbers_source_name(r->source));
 			cJSON_AddItemToArray(arr, o);
 		}
 		cJSON_AddStringToObject(root, "next", next.buf);
@@ -139,7 +148,8 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 		printf("next: %s\n", next.buf);
 	}
 	free(res);
-	kopt_target_results_free(all, nr);
+	free(all);
+	kopt_analysis_release(&a);
 	kopt_buf_release(&line);
 	kopt_buf_release(&next);
 	return met ? 0 : 1;

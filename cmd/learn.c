@@ -71,6 +71,7 @@ static int learn_new(int argc, const char **argv, struct kopt_ctx *ctx)
 	struct kopt_learn_request req = { 0 };
 	struct kopt_results before = KOPT_RESULTS_INIT;
 	struct kopt_results after = KOPT_RESULTS_INIT;
+	struct kopt_analysis numbers = KOPT_ANALYSIS_INIT;
 	struct kopt_buf tmpl = KOPT_BUF_INIT, report = KOPT_BUF_INIT;
 	struct kopt_kb kb = KOPT_KB_INIT;
 	const struct kopt_config *cfg;
@@ -131,12 +132,14 @@ static int learn_new(int argc, const char **argv, struct kopt_ctx *ctx)
 		if (!kopt_version_valid(version))
 			kopt_die("'%s' is not a version (v0, v1, ...)",
 				 version);
-		kopt_results_read_or_die(&after, ctx, kernel, version);
+		kopt_numbers_load_or_die(&numbers, ctx, kernel);
+		kopt_numbers_take_or_die(&after, &numbers, version);
 		if (!after.parent)
 			kopt_die("%s %s has no parent to compare with; --from "
 				 "needs a version designed from another",
 				 kernel, version);
-		kopt_results_read_or_die(&before, ctx, kernel, after.parent);
+		kopt_numbers_take_or_die(&before, &numbers, after.parent);
+		kopt_analysis_release(&numbers);
 		req.before = &before;
 		req.after = &after;
 	}

@@ -518,6 +518,30 @@ static const char *learn_status(struct review *rv, const char *kernel,
 	return "missing";
 }
 
+
+/* The same durations for the same trials (devlog numbers edited or not). */
+static int same_numbers(const struct kopt_results *a,
+			const struct kopt_results *b)
+{
+	size_t i;
+
+	if (a->entries_nr != b->entries_nr)
+		return 0;
+	for (i = 0; i < b->entries_nr; i++) {
+		const struct kopt_results_entry *e = &b->entries[i], *o;
+		double x, y;
+		o = kopt_results_find_like(a, e);
+		if (!o)
+			return 0;
+		x = o->metrics[KOPT_METRIC_DURATION_US];
+		y = e->metrics[KOPT_METRIC_DURATION_US];
+		if (kopt_results_has(x) != kopt_results_has(y) ||
+		    (kopt_results_has(x) && x != y))
+			return 0;
+	}
+	return 1;
+}
+
 static void analyse(struct review *rv)
 {
 	struct kopt_source bs, hs;
@@ -552,8 +576,8 @@ static void analyse(struct review *rv)
 
 		*b = (struct kopt_analysis)KOPT_ANALYSIS_INIT;
 		*a = (struct kopt_analysis)KOPT_ANALYSIS_INIT;
-		bad |= kopt_analysis_load(b, &bs, kernel, rv->cfg->noise_pct);
-		bad |= kopt_analysis_load(a, &hs, kernel, rv->cfg->noise_pct);
+		bad |= kopt_analysis_load(b, &bs, kernel, rv->cfg);
+		bad |= kopt_analysis_load(a, &hs, kernel, rv->cfg);
 		if (bad)
 			kopt_die("cannot review kernel '%s'", kernel);
 		for (i = 0; i < a->versions_nr; i++) {
@@ -564,17 +588,28 @@ static void analyse(struct review *rv)
 			const char *what = NULL;
 			int results_changed = 0;
 
-			kopt_path_results(&path, kernel, v->name);
+			/* the file its numbers come from: results or devlog */
+			if (v->source == KOPT_NUMBERS_DEVLOG)
+				kopt_path_devlog(&path, kernel);
+			else
+				kopt_path_results(&path, kernel, v->name);
 			for (j = 0; j < rv->files_nr; j++)
 				if (!strcmp(rv->files[j].path, path.buf))
 					results_changed = 1;
 			kopt_buf_release(&path);
+			if (results_changed && v->source == KOPT_NUMBERS_DEVLOG &&
+			    old && same_numbers(&old->results, &v->results))
+				results_changed = 0;
 			if (!old)
 				what = "added";
 			else if (results_changed && !old->has_results)
-				what = "results added";
+				what = v->source == KOPT_NUMBERS_DEVLOG ?
+				       "numbers added in the devlog" :
+				       "results added";
 			else if (results_changed)
-				what = "results changed";
+				what = v->source == KOPT_NUMBERS_DEVLOG ?
+				       "numbers changed in the devlog" :
+				       "results changed";
 			if (!what)
 				continue;
 			add_version_change(rv, kernel, v->name, what, v);

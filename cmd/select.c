@@ -105,7 +105,13 @@ int cmd_select(int argc, const char **argv, struct kopt_ctx *ctx)
 				 "which kernel?" : "too many arguments");
 	cfg = kopt_ctx_config_or_die(ctx);
 	k = kopt_ctx_kernel_or_die(ctx, argv[0]);
-	kopt_kernel_versions(ctx->top, ctx->repo, k, &newest, &next);
+	{
+		struct kopt_analysis a = KOPT_ANALYSIS_INIT;
+		kopt_numbers_load_or_die(&a, ctx, k->name);
+		kopt_kernel_versions(ctx->top, ctx->repo, k, &a, &newest,
+				     &next);
+		kopt_analysis_release(&a);
+	}
 	kopt_path_task(&task_buf, k->name, next);
 	task = kopt_buf_detach(&task_buf, NULL);
 	task_dir = kopt_strndup(task, (size_t)(strrchr(task, '/') - task));

@@ -19,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "analysis.h"
 #include "builtin.h"
 #include "devlog.h"
 #include "hooks.h"
@@ -40,6 +41,8 @@ struct row {
 	char *version;          /* NULL: no version yet */
 	const char *step;
 	enum kopt_verdict verdict;
+	enum kopt_numbers_source source;  /* of the version's numbers */
+	size_t disagree;        /* durations results and devlog disagree on */
 	int committed;
 	int target_met;
 	int learned;            /* a Kopt-Step: learn commit for the version */
@@ -146,25 +149,25 @@ static char *newest_version(struct kopt_ctx *ctx, git_tree *head,
 	return newest;
 }
 
-static const struct kopt_results *find_version(const struct kopt_results *all,
-					       size_t nr, const char *v)
+/* The file of the version's numbers: its results file or the devlog. */
+static void numbers_file(struct kopt_buf *rel, const char *kernel,
+			 const struct kopt_analysis_version *v)
 {
-	size_t i;
-
-	for (i = 0; i < nr; i++)
-		if (!strcmp(all[i].version, v))
-			return &all[i];
-	return NULL;
+	if (v->source == KOPT_NUMBERS_DEVLOG)
+		kopt_path_devlog(rel, kernel);
+	else
+		kopt_path_results(rel, kernel, v->name);
 }
 
 static int results_committed(struct kopt_ctx *ctx, git_tree *head,
-			     const char *kernel, const char *version)
+			     const char *kernel,
+			     const struct kopt_analysis_version *v)
 {
 	struct kopt_buf rel = KOPT_BUF_INIT, a = KOPT_BUF_INIT, b = KOPT_BUF_INIT;
 	char *path;
 	int same = 0;
 
-	kopt_path_results(&rel, kernel, version);
+	numbers_file(&rel, kernel, v);
 	path = kopt_ctx_path(ctx, rel.buf);
 	if (head && !kopt_repo_read_tree(&a, ctx->repo, head, rel.buf) &&
 	    !kopt_buf_read_file(&b, path))
@@ -202,8 +205,10 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		       const struct history *h, struct row *r)
 {
 	struct kopt_layout l = KOPT_LAYOUT_INIT;
-	struct kopt_results *all = NULL;
-	const struct kopt_results *res, *parent = NULL;
+	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
+	struct kopt_source src;
+	const struct kopt_results **all = NULL;
+	const struct kopt_analysis_version *res = NULL, *parent = NULL;
 	struct kopt_buf kv = KOPT_BUF_INIT;
 	size_t nr = 0, i;
 	const char *skip;
@@ -218,38 +223,59 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	}
 	r->version = newest_version(ctx, head, &l, k);
 	kopt_layout_release(&l);
+	kopt_source_worktree(&src, ctx->top);
+	if (kopt_analysis_load(&a, &src, k->name, cfg)) {
+		r->step = "error";
+		kopt_buf_addf(&r->next, "fix the devlog or results of %s "
+			      "(the message above names the file)", k->name);
+		kopt_analysis_release(&a);
+		return;
+	}
+	/* a version whose numbers the devlog records is a version too */
+	for (i = 0; i < a.versions_nr; i++) {
+		const struct kopt_analysis_version *v = &a.versions[i];
+		if (v->has_results &&
+		    (!r->version || kopt_version_number(v->name) >
+		     kopt_version_number(r->version))) {
+			free(r->version);
+			r->version = kopt_strdup(v->name);
+		}
+	}
 	if (!r->version) {
 		r->step = "none";
 		kopt_buf_addf(&r->next, "commit the base version v0 under '%s'",
 			      k->source);
+		kopt_analysis_release(&a);
 		return;
 	}
-	if (kopt_target_load_results(&all, &nr, ctx->top, k->name)) {
-		r->step = "error";
-		kopt_buf_addf(&r->next, "fix the results of %s", k->name);
-		return;
-	}
+	all = kopt_analysis_numbers(&a, &nr);
 	kopt_buf_addf(&kv, "%s/%s", k->name, r->version);
 	r->learned = kopt_strvec_has(&h->learned, kv.buf);
 	skip = skip_reason(h, kv.buf);
 	r->skip = skip ? kopt_strdup(skip) : NULL;
-	res = find_version(all, nr, r->version);
-	if (res && res->parent)
-		parent = find_version(all, nr, res->parent);
+	res = kopt_analysis_find(&a, r->version);
+	if (res && !res->has_results)
+		res = NULL;
+	if (res && res->parent >= 0 && a.versions[res->parent].has_results)
+		parent = &a.versions[res->parent];
+	if (res) {
+		r->source = res->source;
+		r->disagree = res->disagree.nr;
+	}
 	if (res && parent) {
 		struct kopt_verdicts v = KOPT_VERDICTS_INIT;
-		kopt_verdict_compare(&v, parent, res, cfg->noise_pct);
+		kopt_verdict_compare(&v, &parent->results, &res->results,
+				     cfg->noise_pct);
 		r->verdict = v.overall;
 		kopt_verdicts_release(&v);
 	}
-	r->committed = res && results_committed(ctx, head, k->name,
-						r->version);
+	r->committed = res && results_committed(ctx, head, k->name, res);
 	r->target_met = 0;
 	if (nr && k->targets_nr) {
 		r->target_met = 1;
 		for (i = 0; i < k->targets_nr; i++) {
 			struct kopt_target_result t;
-			if (kopt_target_evaluate_all(&t, cfg, &k->targets[i],
+			if (kopt_target_evaluate(&t, cfg, &k->targets[i],
 						     all, nr) ||
 			    !t.met)
 				r->target_met = 0;
@@ -269,7 +295,7 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	} else if (!r->committed) {
 		struct kopt_buf rel = KOPT_BUF_INIT;
 		r->step = "verify";
-		kopt_path_results(&rel, k->name, r->version);
+		numbers_file(&rel, k->name, res);
 		if (r->verdict == KOPT_VERDICT_REGRESSION) {
 			struct kopt_buf name = KOPT_BUF_INIT;
 			learn_name(ctx, &name, k->name, r->version);
@@ -293,7 +319,8 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		kopt_buf_addf(&r->next, "back to SELECT: git kopt select %s",
 			      k->name);
 	}
-	kopt_target_results_free(all, nr);
+	free(all);
+	kopt_analysis_release(&a);
 	kopt_buf_release(&kv);
 }
 
@@ -339,6 +366,10 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 							kopt_verdict_name(r->verdict));
 			else
 				cJSON_AddNullToObject(o, "verdict");
+			cJSON_AddStringToObject(o, "source",
+						kopt_numbers_source_name(r->source));
+			cJSON_AddNumberToObject(o, "disagreements",
+						(double)r->disagree);
 			cJSON_AddBoolToObject(o, "committed", r->committed);
 			cJSON_AddBoolToObject(o, "target_met", r->target_met);
 			cJSON_AddBoolToObject(o, "learned", r->learned);
@@ -357,10 +388,17 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 			       "add'\n");
 		for (i = 0; i < cfg->kernels_nr; i++) {
 			const struct row *r = &rows[i];
-			printf("%-16s %-6s %-9s %-12s next: %s\n", r->kernel,
-			       r->version ? r->version : "-", r->step,
+			printf("%-16s %-6s %-9s %-12s %-12s next: %s\n",
+			       r->kernel, r->version ? r->version : "-",
+			       r->step,
 			       r->verdict ? kopt_verdict_name(r->verdict) : "-",
-			       r->next.buf);
+			       r->source ? kopt_numbers_source_name(r->source) :
+			       "-", r->next.buf);
+			if (r->disagree)
+				printf("%-16s the devlog and the results file "
+				       "disagree on %zu duration%s: see git kopt "
+				       "analyze %s\n", "", r->disagree,
+				       r->disagree == 1 ? "" : "s", r->kernel);
 			if (r->skip)
 				printf("%-16s LEARN skipped: %s\n", "", r->skip);
 		}

@@ -23,65 +23,49 @@ static const char *const strategize_usage[] = {
 	NULL
 };
 
-void kopt_results_read_or_die(struct kopt_results *out, struct kopt_ctx *ctx,
-			      const char *kernel, const char *version)
+void kopt_numbers_load_or_die(struct kopt_analysis *out, struct kopt_ctx *ctx,
+			      const char *kernel)
 {
-	struct kopt_buf rel = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
-	char *path;
+	const struct kopt_config *cfg = kopt_ctx_config_or_die(ctx);
+	struct kopt_source src;
 
-	kopt_path_results(&rel, kernel, version);
-	path = kopt_ctx_path(ctx, rel.buf);
-	if (kopt_buf_read_file(&text, path)) {
-		if (errno == ENOENT)
-			kopt_die("no results for %s %s (%s); run 'git kopt "
-				 "profile %s %s' first", kernel, version,
-				 rel.buf, kernel, version);
-		kopt_die("cannot read '%s': %s", rel.buf, strerror(errno));
-	}
-	/* messages name the file as the user knows it */
-	if (kopt_results_parse(out, text.buf, text.len, rel.buf, kernel,
-			       version))
+	kopt_source_worktree(&src, ctx->top);
+	if (kopt_analysis_load(out, &src, kernel, cfg))
 		exit(128);
-	if (!out->entries_nr)
-		kopt_die("%s has no measured trials; run 'git kopt profile %s "
-			 "%s' first", rel.buf, kernel, version);
-	free(path);
-	kopt_buf_release(&rel);
-	kopt_buf_release(&text);
 }
 
-/*
- * The current version and its ancestors, following the parents that the
- * results name; the chain stops at a version without readable results.
- */
-static void lineage_of(struct kopt_strvec *out, struct kopt_ctx *ctx,
-		       const char *kernel, const struct kopt_results *res)
+void kopt_numbers_take_or_die(struct kopt_results *out,
+			      struct kopt_analysis *a, const char *version)
 {
-	struct kopt_buf rel = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
-	char *parent = res->parent ? kopt_strdup(res->parent) : NULL;
+	struct kopt_analysis_version *v =
+		(struct kopt_analysis_version *)kopt_analysis_find(a, version);
+	struct kopt_buf rel = KOPT_BUF_INIT;
 
-	kopt_strvec_push(out, res->version);
-	while (parent && kopt_version_valid(parent) &&
-	       !kopt_strvec_has(out, parent)) {
-		struct kopt_results r = KOPT_RESULTS_INIT;
-		char *path;
-		int bad;
-		kopt_strvec_push(out, parent);
-		kopt_buf_reset(&rel);
-		kopt_buf_reset(&text);
-		kopt_path_results(&rel, kernel, parent);
-		path = kopt_ctx_path(ctx, rel.buf);
-		bad = kopt_buf_read_file(&text, path) ||
-		      kopt_results_parse(&r, text.buf, text.len, rel.buf,
-					 kernel, parent);
-		free(path);
-		free(parent);
-		parent = !bad && r.parent ? kopt_strdup(r.parent) : NULL;
-		kopt_results_release(&r);
-	}
-	free(parent);
+	kopt_path_results(&rel, a->kernel, version);
+	if (!v || !v->has_results || !v->results.entries_nr)
+		kopt_die("no numbers for %s %s: neither %s nor a performance "
+			 "block in its devlog entry; run 'git kopt profile %s "
+			 "%s' first", a->kernel, version, rel.buf, a->kernel,
+			 version);
+	kopt_results_release(out);
+	*out = v->results;
+	v->results = (struct kopt_results)KOPT_RESULTS_INIT;
+	v->has_results = 0;
 	kopt_buf_release(&rel);
-	kopt_buf_release(&text);
+}
+
+/* The current version and its ancestors, following their parents. */
+static void lineage_of(struct kopt_strvec *out, const struct kopt_analysis *a,
+		       const char *version)
+{
+	const struct kopt_analysis_version *v = kopt_analysis_find(a, version);
+
+	kopt_strvec_push(out, version);
+	while (v && v->parent >= 0 &&
+	       !kopt_strvec_has(out, a->versions[v->parent].name)) {
+		v = &a->versions[v->parent];
+		kopt_strvec_push(out, v->name);
+	}
 }
 
 /*
@@ -100,21 +84,25 @@ void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
 	struct kopt_buf probs = KOPT_BUF_INIT;
 	struct kopt_strvec lineage = KOPT_STRVEC_INIT;
 	char *newest = NULL;
+	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
 
-	kopt_kernel_versions(ctx->top, ctx->repo, k, &newest, next);
+	if (version && !kopt_version_valid(version))
+		kopt_die("'%s' is not a version (v0, v1, ...)", version);
+	kopt_numbers_load_or_die(&a, ctx, k->name);
+	kopt_kernel_versions(ctx->top, ctx->repo, k, &a, &newest, next);
 	if (version) {
-		if (!kopt_version_valid(version))
-			kopt_die("'%s' is not a version (v0, v1, ...)",
-				 version);
 		*current = kopt_strdup(version);
 		free(newest);
 	} else if (newest) {
 		*current = newest;
 	} else {
-		kopt_die("no results for kernel '%s'; run 'git kopt profile "
-			 "%s v0' first", k->name, k->name);
+		kopt_die("no numbers for kernel '%s' (no results file, no "
+			 "performance block in docs/kernels/%s.md); run 'git "
+			 "kopt profile %s v0' first", k->name, k->name,
+			 k->name);
 	}
-	kopt_results_read_or_die(res, ctx, k->name, *current);
+	lineage_of(&lineage, &a, *current);
+	kopt_numbers_take_or_die(res, &a, *current);
 
 	kopt_kb_source_worktree(&src, ctx->top);
 	if (kopt_kb_load(kb, &src, cfg, k->language))
@@ -137,7 +125,7 @@ void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
 			 kb->problems.nr == 1 ? "it" : "them");
 	}
 	kopt_buf_release(&probs);
-	lineage_of(&lineage, ctx, k->name, res);
+	kopt_analysis_release(&a);
 	if (kopt_strategy_compute(out, kb, res, cfg, k, *current, *next,
 				  &lineage, max))
 		exit(128);

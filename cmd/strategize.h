@@ -6,6 +6,7 @@
  * (`select`) or read results the same way (`learn new --from`).
  */
 
+#include "analysis.h"
 #include "builtin.h"
 #include "kb.h"
 #include "results.h"
@@ -23,10 +24,15 @@ void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
 			    const char *kernel, const char *version,
 			    char **current, char **next, size_t max);
 /*
- * The results of `kernel` `version`; dies naming what to run when there
- * are none, or with the problems of a file that does not parse.
+ * A kernel's numbers (kopt_analysis_load() on the work tree); dies with
+ * the problems of a file that does not parse.
  */
-void kopt_results_read_or_die(struct kopt_results *out, struct kopt_ctx *ctx,
-			      const char *kernel, const char *version);
-
+void kopt_numbers_load_or_die(struct kopt_analysis *out, struct kopt_ctx *ctx,
+			      const char *kernel);
+/*
+ * Move the numbers of `version` out of `a` into *out; dies naming what
+ * to run when it has none.
+ */
+void kopt_numbers_take_or_die(struct kopt_results *out,
+			      struct kopt_analysis *a, const char *version);
 #endif

@@ -198,6 +198,7 @@ static struct kopt_analysis_version *add_version(struct kopt_analysis *a,
 	v->name = kopt_strdup(name);
 	v->number = kopt_version_number(name);
 	v->results = (struct kopt_results)KOPT_RESULTS_INIT;
+	kopt_strvec_init(&v->disagree);
 	v->parent = -1;
 	return v;
 }
@@ -213,11 +214,12 @@ static int by_number(const void *a, const void *b)
 
 int kopt_analysis_load(struct kopt_analysis *out,
 		       const struct kopt_source *src, const char *kernel,
-		       double noise_pct)
+		       const struct kopt_config *cfg)
 {
 	struct kopt_buf path = KOPT_BUF_INIT, data = KOPT_BUF_INIT;
 	struct kopt_buf label = KOPT_BUF_INIT;
 	struct kopt_strvec files = KOPT_STRVEC_INIT;
+	double noise_pct = cfg ? cfg->noise_pct : KOPT_DEFAULT_NOISE_PCT;
 	size_t i, j;
 	int ret = 0, r;
 
@@ -250,7 +252,7 @@ int kopt_analysis_load(struct kopt_analysis *out,
 		r = load_results(&v->results, src, file.buf, kernel, version,
 				 &data, &label);
 		if (!r)
-			v->has_results = 1;
+			v->has_file = 1;
 		else if (r != KOPT_ENOTFOUND)
 			ret = r;
 		kopt_buf_release(&file);
@@ -261,12 +263,28 @@ int kopt_analysis_load(struct kopt_analysis *out,
 	if (out->versions_nr)
 		qsort(out->versions, out->versions_nr,
 		      sizeof(*out->versions), by_number);
+	/* each version's numbers: its results file, else its devlog entry */
 	for (i = 0; i < out->versions_nr; i++) {
 		struct kopt_analysis_version *v = &out->versions[i];
-		const struct kopt_analysis_version *p = NULL;
+		struct kopt_results file = KOPT_RESULTS_INIT;
 		if (out->has_devlog)
 			v->entry = kopt_devlog_find_version(&out->devlog,
 							    v->name);
+		if (v->has_file) {
+			file = v->results;
+			v->results = (struct kopt_results)KOPT_RESULTS_INIT;
+		}
+		v->source = kopt_numbers_version(&v->results,
+						 v->has_file ? &file : NULL,
+						 out->has_devlog ?
+						 &out->devlog : NULL, kernel,
+						 v->name, cfg, &v->disagree);
+		kopt_results_release(&file);
+		v->has_results = v->has_file || v->results.entries_nr;
+	}
+	for (i = 0; i < out->versions_nr; i++) {
+		struct kopt_analysis_version *v = &out->versions[i];
+		const struct kopt_analysis_version *p = NULL;
 		if (v->has_results && v->results.parent)
 			for (j = 0; j < out->versions_nr; j++)
 				if (!strcmp(out->versions[j].name,
@@ -286,6 +304,20 @@ int kopt_analysis_load(struct kopt_analysis *out,
 	return ret;
 }
 
+const struct kopt_results **kopt_analysis_numbers(const struct kopt_analysis *a,
+						  size_t *nr)
+{
+	const struct kopt_results **all;
+	size_t i;
+
+	all = kopt_calloc(a->versions_nr + 1, sizeof(*all));
+	*nr = 0;
+	for (i = 0; i < a->versions_nr; i++)
+		if (a->versions[i].has_results)
+			all[(*nr)++] = &a->versions[i].results;
+	return all;
+}
+
 void kopt_analysis_release(struct kopt_analysis *a)
 {
 	size_t i;
@@ -295,6 +327,7 @@ void kopt_analysis_release(struct kopt_analysis *a)
 	for (i = 0; i < a->versions_nr; i++) {
 		free(a->versions[i].name);
 		kopt_results_release(&a->versions[i].results);
+		kopt_strvec_clear(&a->versions[i].disagree);
 		free(a->versions[i].trials);
 	}
 	free(a->versions);

@@ -16,8 +16,11 @@
  *	kopt_analysis_release(&a);
  *
  * Versions are the union of the devlog's entries and the results files,
- * sorted by number.  A version's parent is the one its results name.
- * The analysis owns everything; pointers into it are borrowed.
+ * sorted by number.  A version's numbers (`results`) are its results
+ * file's, else its devlog performance blocks' (lib/numbers, the one rule;
+ * `source` says which); its parent is the one they name.  Every view
+ * reads a kernel's numbers through kopt_analysis_load(), once per
+ * command.  The analysis owns everything; pointers into it are borrowed.
  */
 
 #include <git2.h>
@@ -25,6 +28,7 @@
 #include "buf.h"
 #include "compare.h"
 #include "devlog.h"
+#include "numbers.h"
 #include "results.h"
 #include "strvec.h"
 
@@ -62,8 +66,12 @@ struct kopt_analysis_version {
 	char *name;
 	long number;
 	const struct kopt_devlog_version *entry;  /* devlog entry, or NULL */
-	struct kopt_results results;
-	int has_results;
+	struct kopt_results results;   /* its numbers, from `source` */
+	int has_results;        /* it has numbers (a file or devlog blocks) */
+	int has_file;           /* it has a results file */
+	enum kopt_numbers_source source;
+	/* durations the devlog states otherwise than the results file */
+	struct kopt_strvec disagree;
 	int parent;             /* index into versions, or -1 */
 	struct kopt_compare_trial *trials;  /* one per results entry */
 	enum kopt_change change;
@@ -83,14 +91,23 @@ struct kopt_analysis {
 /*
  * Load a kernel.  A missing devlog or results directory is not an error;
  * a file that does not parse is (KOPT_EINVALID, each problem printed).
+ * `cfg` names the trials and gives kopt.noise (NULL: the default noise).
  */
 int kopt_analysis_load(struct kopt_analysis *out,
 		       const struct kopt_source *src, const char *kernel,
-		       double noise_pct);
+		       const struct kopt_config *cfg);
 void kopt_analysis_release(struct kopt_analysis *a);
 
 const struct kopt_analysis_version *
 kopt_analysis_find(const struct kopt_analysis *a, const char *version);
+/*
+ * The versions' numbers in version order, for the targets
+ * (kopt_target_evaluate()): pointers into `a`, NULL-free; *nr of them.
+ * The caller frees the array.
+ */
+const struct kopt_results **kopt_analysis_numbers(const struct kopt_analysis *a,
+						  size_t *nr);
+
 /*
  * The fastest measured entry for `trial` over all versions (NULL when
  * none), and its version in *ver.

@@ -1598,9 +1598,10 @@ kopt_devlog_find_perf(const struct kopt_devlog_version *v, long b, long s,
 
 void kopt_devlog_summary(struct kopt_buf *out, const struct kopt_devlog *dl)
 {
-	size_t i;
+	size_t i, j;
+	int m;
 
-	kopt_cache_add_str(out, "D");
+	kopt_cache_add_str(out, "D2");
 	kopt_cache_add_str(out, dl->title);
 	kopt_cache_add_str(out, dl->overview);
 	kopt_cache_add_str(out, dl->target);
@@ -1616,7 +1617,24 @@ void kopt_devlog_summary(struct kopt_buf *out, const struct kopt_devlog *dl)
 		kopt_cache_add_num(out, v->level);
 		kopt_cache_add_num(out, v->line);
 		kopt_cache_add_num(out, v->last_line);
+		kopt_cache_add_num(out, (double)v->perfs_nr);
 		kopt_buf_addch(out, '\n');
+		for (j = 0; j < v->perfs_nr; j++) {
+			const struct kopt_devlog_perf *pf = &v->perfs[j];
+			kopt_cache_add_str(out, "P");
+			kopt_cache_add_str(out, pf->device);
+			kopt_cache_add_num(out, pf->has_config);
+			kopt_cache_add_num(out, (double)pf->b);
+			kopt_cache_add_num(out, (double)pf->s);
+			kopt_cache_add_num(out, (double)pf->t);
+			kopt_cache_add_num(out, (double)pf->b_requested);
+			kopt_cache_add_num(out, pf->replayed);
+			kopt_cache_add_str(out, pf->bottleneck);
+			kopt_cache_add_num(out, pf->line);
+			for (m = 0; m < KOPT_METRIC__NR; m++)
+				kopt_cache_add_num(out, pf->metrics[m]);
+			kopt_buf_addch(out, '\n');
+		}
 	}
 }
 
@@ -1625,16 +1643,19 @@ static char *dup_field(const char *f)
 	return f ? kopt_strdup(f) : NULL;
 }
 
+#define PERF_FIELDS (10 + KOPT_METRIC__NR)
+
 int kopt_devlog_from_summary(struct kopt_devlog *out, const char *data,
 			     size_t len, const char *label)
 {
-	char *text = kopt_strndup(data, len), *f[8];
-	size_t pos = 0, n, i;
+	char *text = kopt_strndup(data, len), *f[PERF_FIELDS];
+	size_t pos = 0, n, i, j, np;
+	int m;
 
 	kopt_devlog_release(out);
 	out->label = kopt_strdup(label);
 	if (kopt_cache_split(text, len, &pos, f, 5) != 5 || !f[0] ||
-	    strcmp(f[0], "D"))
+	    strcmp(f[0], "D2"))
 		goto bad;
 	out->title = dup_field(f[1]);
 	out->overview = dup_field(f[2]);
@@ -1642,7 +1663,7 @@ int kopt_devlog_from_summary(struct kopt_devlog *out, const char *data,
 	n = (size_t)kopt_cache_num(f[4]);
 	for (i = 0; i < n; i++) {
 		struct kopt_devlog_version *v;
-		if (kopt_cache_split(text, len, &pos, f, 8) != 8 || !f[0] ||
+		if (kopt_cache_split(text, len, &pos, f, 9) != 9 || !f[0] ||
 		    strcmp(f[0], "V") || !f[1] || !f[3])
 			goto bad;
 		KOPT_ALLOC_GROW(out->versions, out->versions_nr + 1,
@@ -1656,6 +1677,28 @@ int kopt_devlog_from_summary(struct kopt_devlog *out, const char *data,
 		v->level = (int)kopt_cache_num(f[5]);
 		v->line = (int)kopt_cache_num(f[6]);
 		v->last_line = (int)kopt_cache_num(f[7]);
+		np = (size_t)kopt_cache_num(f[8]);
+		for (j = 0; j < np; j++) {
+			struct kopt_devlog_perf *pf;
+			if (kopt_cache_split(text, len, &pos, f, PERF_FIELDS) !=
+			    PERF_FIELDS || !f[0] || strcmp(f[0], "P"))
+				goto bad;
+			KOPT_ALLOC_GROW(v->perfs, v->perfs_nr + 1,
+					v->perfs_alloc);
+			pf = &v->perfs[v->perfs_nr++];
+			perf_init(pf);
+			pf->device = dup_field(f[1]);
+			pf->has_config = (int)kopt_cache_num(f[2]);
+			pf->b = (long)kopt_cache_num(f[3]);
+			pf->s = (long)kopt_cache_num(f[4]);
+			pf->t = (long)kopt_cache_num(f[5]);
+			pf->b_requested = (long)kopt_cache_num(f[6]);
+			pf->replayed = (int)kopt_cache_num(f[7]);
+			pf->bottleneck = dup_field(f[8]);
+			pf->line = (int)kopt_cache_num(f[9]);
+			for (m = 0; m < KOPT_METRIC__NR; m++)
+				pf->metrics[m] = kopt_cache_num(f[10 + m]);
+		}
 	}
 	free(text);
 	return 0;

@@ -145,11 +145,12 @@ kopt_devlog_find_perf(const struct kopt_devlog_version *v, long b, long s,
 		      long t);
 
 /*
- * What the views read of a devlog (title, Overview, Target, and each
- * version's name, title, note and lines) as lines of text for lib/cache,
- * and a devlog rebuilt from it: no text, no performance blocks, versions
- * with only those fields.  KOPT_EINVALID (nothing printed) on damaged
- * text.
+ * What the views read of a devlog (title, Overview, Target, each
+ * version's name, title, note and lines, and of its performance blocks
+ * the device, configuration, replayed, Bottleneck, line and metrics) as
+ * lines of text for lib/cache, and a devlog rebuilt from it: no text,
+ * versions and blocks with only those fields.  KOPT_EINVALID (nothing
+ * printed) on damaged text.
  */
 void kopt_devlog_summary(struct kopt_buf *out, const struct kopt_devlog *dl);
 int kopt_devlog_from_summary(struct kopt_devlog *out, const char *data,

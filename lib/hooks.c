@@ -53,7 +53,16 @@ struct loaded {
 	int side;               /* 0: snapshot, 1: base */
 	int ret;                /* 0, KOPT_ENOTFOUND or KOPT_EINVALID */
 	char *err;
-	struct kopt_results m;
+	struct kopt_results m;  /* the version's numbers (lib/numbers) */
+	enum kopt_numbers_source source;
+};
+
+/* A devlog as one side has it, parsed once per gate. */
+struct side_devlog {
+	char *kernel;
+	int side;
+	int ok;                 /* parsed; 0: missing or broken */
+	struct kopt_devlog dl;
 };
 
 struct ctx {
@@ -69,6 +78,8 @@ struct ctx {
 	struct kopt_strvec catalog_problems;
 	struct loaded *loaded;
 	size_t loaded_nr, loaded_alloc;
+	struct side_devlog *devlogs;
+	size_t devlogs_nr, devlogs_alloc;
 };
 
 /* ---- violations ---- */
@@ -439,6 +450,30 @@ static int staged_knowledge(struct ctx *c, enum kind kind)
 
 /* ---- results and verdicts ---- */
 
+/*
+ * The devlog of `kernel` on one side, or NULL when it is missing or does
+ * not parse (the devlog rule reports that; messages are not printed here).
+ */
+static const struct kopt_devlog *cached_devlog(struct ctx *c, int side,
+					       const char *kernel)
+{
+	struct side_devlog *d;
+	size_t i;
+
+	for (i = 0; i < c->devlogs_nr; i++)
+		if (c->devlogs[i].side == side &&
+		    !strcmp(c->devlogs[i].kernel, kernel))
+			return c->devlogs[i].ok ? &c->devlogs[i].dl : NULL;
+	KOPT_ALLOC_GROW(c->devlogs, c->devlogs_nr + 1, c->devlogs_alloc);
+	d = &c->devlogs[c->devlogs_nr++];
+	memset(d, 0, sizeof(*d));
+	d->dl = (struct kopt_devlog)KOPT_DEVLOG_INIT;
+	d->kernel = kopt_strdup(kernel);
+	d->side = side;
+	d->ok = !side_devlog(c, side, kernel, &d->dl, NULL);
+	return d->ok ? &d->dl : NULL;
+}
+
 static struct loaded *load_results(struct ctx *c, int side,
 				   const char *kernel, const char *version)
 {
@@ -474,6 +509,22 @@ static struct loaded *load_results(struct ctx *c, int side,
 	} else if (l->ret != KOPT_ENOTFOUND) {
 		kopt_buf_addf(&err, "cannot read '%s'", path.buf);
 		l->ret = KOPT_EINVALID;
+	}
+	/* the numbers: the results file, else the devlog's blocks */
+	if (!l->ret || l->ret == KOPT_ENOTFOUND) {
+		struct kopt_results file = KOPT_RESULTS_INIT;
+		int has_file = !l->ret;
+		if (has_file) {
+			file = l->m;
+			l->m = (struct kopt_results)KOPT_RESULTS_INIT;
+		}
+		l->source = kopt_numbers_version(&l->m, has_file ? &file : NULL,
+						 cached_devlog(c, side, kernel),
+						 kernel, version, c->g->cfg,
+						 NULL);
+		kopt_results_release(&file);
+		if (l->ret == KOPT_ENOTFOUND && l->m.entries_nr)
+			l->ret = 0;
 	}
 	if (l->ret == KOPT_EINVALID) {
 		if (!err.len)
@@ -950,59 +1001,143 @@ static int links_knowledge(struct ctx *c, const char *kernel,
 	return found;
 }
 
+/*
+ * The LEARN rules for one version whose numbers the commit records (a
+ * results file, or performance blocks written in the devlog): a
+ * regression needs its anti-pattern, an improvement its knowledge.
+ */
+static void judge_version(struct ctx *c, const char *kernel,
+			  const char *version)
+{
+	struct kopt_verdicts now = KOPT_VERDICTS_INIT;
+	struct kopt_verdicts before = KOPT_VERDICTS_INIT;
+	struct kopt_buf trials = KOPT_BUF_INIT, where = KOPT_BUF_INIT;
+	const char *parent, *old_parent;
+	enum kopt_verdict v, was;
+	struct loaded *l;
+
+	l = load_results(c, 0, kernel, version);
+	if (l->ret == KOPT_EINVALID && !(c->g->rules & KOPT_GATE_CONTENT))
+		add(c, "results", "%s", l->err);
+	if (l->source == KOPT_NUMBERS_DEVLOG) {
+		kopt_buf_addstr(&where, ", written in ");
+		kopt_path_devlog(&where, kernel);
+	}
+	v = side_verdict(c, 0, kernel, version, &now, &parent);
+	if (v == KOPT_VERDICT_REGRESSION || v == KOPT_VERDICT_IMPROVEMENT)
+		was = side_verdict(c, 1, kernel, version, &before,
+				   &old_parent);
+	else
+		was = KOPT_VERDICT_NONE;
+	if (v == KOPT_VERDICT_REGRESSION && was != v &&
+	    !staged_knowledge(c, KIND_ANTI_PATTERN)) {
+		struct kopt_violation *viol;
+		describe_trials(&trials, &now, KOPT_VERDICT_REGRESSION);
+		viol = add(c, "regression", "%s %s is a regression against %s "
+			   "(%s%s) and no anti-pattern file with its catalog "
+			   "row is staged", kernel, version, parent,
+			   trials.buf, where.buf);
+		learn_fix(c, viol, "anti-pattern", kernel, version,
+			  "regression");
+	} else if (v == KOPT_VERDICT_IMPROVEMENT && was != v &&
+		   !links_knowledge(c, kernel, version) &&
+		   !staged_knowledge(c, KIND_OPTIMIZATION)) {
+		struct kopt_violation *viol;
+		describe_trials(&trials, &now, KOPT_VERDICT_IMPROVEMENT);
+		viol = add(c, "improvement", "%s %s improves on %s (%s%s) but "
+			   "its task and devlog entry link to no knowledge "
+			   "file, and no optimization file with its catalog "
+			   "row is staged", kernel, version, parent,
+			   trials.buf, where.buf);
+		learn_fix(c, viol, "optimization", kernel, version,
+			  "optimization");
+	}
+	kopt_verdicts_release(&now);
+	kopt_verdicts_release(&before);
+	kopt_buf_release(&trials);
+	kopt_buf_release(&where);
+}
+
+/* A line "Finding: novel" (any emphasis, any case) in the version's section. */
+static int says_novel(const struct kopt_devlog *dl,
+		      const struct kopt_devlog_version *v)
+{
+	size_t at = kopt_devlog_offset(dl, v->line);
+	size_t end = kopt_devlog_offset(dl, v->last_line + 1);
+	struct kopt_buf l = KOPT_BUF_INIT;
+	int found = 0;
+
+	while (at < end && !found) {
+		const char *p = dl->text.buf + at;
+		const char *eol = memchr(p, '\n', end - at);
+		size_t n = eol ? (size_t)(eol - p) : end - at, i;
+		kopt_buf_reset(&l);
+		for (i = 0; i < n; i++)
+			if (isalnum((unsigned char)p[i]) || p[i] == ':')
+				kopt_buf_addch(&l, (char)tolower(
+						       (unsigned char)p[i]));
+		found = !strcmp(l.buf, "findingnovel") ||
+			!strcmp(l.buf, "finding:novel") ||
+			!strcmp(l.buf, "koptfinding:novel");
+		at += n + 1;
+	}
+	kopt_buf_release(&l);
+	return found;
+}
+
+/*
+ * A staged devlog: each version whose numbers only the devlog gives is
+ * judged as a results file is; a version newly marked "Finding: novel"
+ * needs its optimization file.
+ */
+static void learn_devlog(struct ctx *c, const char *kernel)
+{
+	const struct kopt_devlog *dl = cached_devlog(c, 0, kernel), *old;
+	size_t i;
+
+	if (!dl)
+		return;
+	for (i = 0; i < dl->versions_nr; i++) {
+		/* borrowed from c->devlogs, which the loads below may move */
+		const struct kopt_devlog_version *v = &dl->versions[i];
+		const struct kopt_devlog_version *ov;
+		struct loaded *l = load_results(c, 0, kernel, v->name);
+		if (!l->ret && l->source == KOPT_NUMBERS_DEVLOG)
+			judge_version(c, kernel, v->name);
+		old = cached_devlog(c, 1, kernel);
+		dl = cached_devlog(c, 0, kernel);
+		if (!says_novel(dl, v))
+			continue;
+		ov = old ? kopt_devlog_find_version(old, v->name) : NULL;
+		if (ov && old->text.len && says_novel(old, ov))
+			continue;
+		if (!staged_knowledge(c, KIND_OPTIMIZATION)) {
+			struct kopt_violation *viol;
+			viol = add(c, "novel", "docs/kernels/%s.md:%d: %s %s "
+				   "records a novel finding and no "
+				   "optimization file with its catalog row is "
+				   "staged", kernel, v->line, kernel, v->name);
+			learn_fix(c, viol, "optimization", kernel, v->name,
+				  "finding");
+		}
+	}
+}
+
 static void rule_learn_results(struct ctx *c)
 {
 	size_t i;
 
 	for (i = 0; i < c->changes_nr; i++) {
-		struct kopt_verdicts now = KOPT_VERDICTS_INIT;
-		struct kopt_verdicts before = KOPT_VERDICTS_INIT;
-		struct kopt_buf trials = KOPT_BUF_INIT;
 		char *kernel = NULL, *version = NULL;
-		const char *parent, *old_parent;
-		enum kopt_verdict v, was;
-		struct loaded *l;
 
-		if (c->changes[i].status == 'D' ||
-		    !kopt_path_is(KOPT_PATH_RESULTS, c->changes[i].path,
-				  &kernel, &version))
+		if (c->changes[i].status == 'D')
 			continue;
-		l = load_results(c, 0, kernel, version);
-		if (l->ret == KOPT_EINVALID && !(c->g->rules & KOPT_GATE_CONTENT))
-			add(c, "results", "%s", l->err);
-		v = side_verdict(c, 0, kernel, version, &now, &parent);
-		if (v == KOPT_VERDICT_REGRESSION ||
-		    v == KOPT_VERDICT_IMPROVEMENT)
-			was = side_verdict(c, 1, kernel, version, &before,
-					   &old_parent);
-		else
-			was = KOPT_VERDICT_NONE;
-		if (v == KOPT_VERDICT_REGRESSION && was != v &&
-		    !staged_knowledge(c, KIND_ANTI_PATTERN)) {
-			struct kopt_violation *viol;
-			describe_trials(&trials, &now, KOPT_VERDICT_REGRESSION);
-			viol = add(c, "regression", "%s %s is a regression "
-				   "against %s (%s) and no anti-pattern file "
-				   "with its catalog row is staged", kernel,
-				   version, parent, trials.buf);
-			learn_fix(c, viol, "anti-pattern", kernel, version,
-				  "regression");
-		} else if (v == KOPT_VERDICT_IMPROVEMENT && was != v &&
-			   !links_knowledge(c, kernel, version) &&
-			   !staged_knowledge(c, KIND_OPTIMIZATION)) {
-			struct kopt_violation *viol;
-			describe_trials(&trials, &now, KOPT_VERDICT_IMPROVEMENT);
-			viol = add(c, "improvement", "%s %s improves on %s (%s) "
-				   "but its task and devlog entry link to no "
-				   "knowledge file, and no optimization file "
-				   "with its catalog row is staged", kernel,
-				   version, parent, trials.buf);
-			learn_fix(c, viol, "optimization", kernel, version,
-				  "optimization");
-		}
-		kopt_verdicts_release(&now);
-		kopt_verdicts_release(&before);
-		kopt_buf_release(&trials);
+		if (kopt_path_is(KOPT_PATH_RESULTS, c->changes[i].path,
+				 &kernel, &version))
+			judge_version(c, kernel, version);
+		else if (kopt_path_is(KOPT_PATH_DEVLOG, c->changes[i].path,
+				      &kernel, NULL))
+			learn_devlog(c, kernel);
 		free(kernel);
 		free(version);
 	}
@@ -1104,6 +1239,11 @@ done:
 		kopt_results_release(&c.loaded[i].m);
 	}
 	free(c.loaded);
+	for (i = 0; i < c.devlogs_nr; i++) {
+		free(c.devlogs[i].kernel);
+		kopt_devlog_release(&c.devlogs[i].dl);
+	}
+	free(c.devlogs);
 	kopt_trailers_release(&c.trailers);
 	kopt_strvec_clear(&c.catalogs);
 	kopt_strvec_clear(&c.catalog_problems);

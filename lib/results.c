@@ -1,5 +1,6 @@
 #include "results.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -922,12 +923,55 @@ kopt_results_find_config(const struct kopt_results *r, long b, long s,
 	return NULL;
 }
 
+/* The name without case, spaces, punctuation and a leading "nvidia". */
+static void device_key(struct kopt_buf *out, const char *name)
+{
+	const char *p;
+
+	for (p = name; *p; p++)
+		if (isalnum((unsigned char)*p))
+			kopt_buf_addch(out, (char)tolower((unsigned char)*p));
+	if (kopt_starts_with(out->buf, "nvidia") && out->len > 6) {
+		memmove(out->buf, out->buf + 6, out->len - 6 + 1);
+		out->len -= 6;
+	}
+}
+
+int kopt_results_same_device(const char *a, const char *b)
+{
+	struct kopt_buf ka = KOPT_BUF_INIT, kb = KOPT_BUF_INIT;
+	int same;
+
+	if (!a || !b || !*a || !*b)
+		return 1;
+	device_key(&ka, a);
+	device_key(&kb, b);
+	same = !strcmp(ka.buf, kb.buf);
+	kopt_buf_release(&ka);
+	kopt_buf_release(&kb);
+	return same;
+}
+
 struct kopt_results_entry *
 kopt_results_find_like(const struct kopt_results *r,
 		       const struct kopt_results_entry *like)
 {
-	return kopt_results_find(r, like->trial, like->b_requested, like->s,
-				 like->t);
+	size_t i;
+	int pass;
+
+	/* as asked, then as run (b halved on out-of-memory) */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < r->entries_nr; i++) {
+			struct kopt_results_entry *e = &r->entries[i];
+			if (same_trial(e->trial, like->trial) &&
+			    (pass ? matches_b(e, like->b_requested) :
+			     e->b_requested == like->b_requested) &&
+			    e->s == like->s && e->t == like->t &&
+			    kopt_results_same_device(e->device.name,
+						     like->device.name))
+				return e;
+		}
+	return NULL;
 }
 
 void kopt_results_put(struct kopt_results *r, struct kopt_results_entry *e)

@@ -126,6 +126,11 @@ struct kopt_results_entry {
 	char *tree;             /* git tree id of the sources, may be NULL */
 	int replayed;           /* numbers from a recorded capture */
 	char *replay_source;    /* the capture, may be NULL */
+	/*
+	 * Written by hand in the devlog, not measured (lib/numbers); never
+	 * stored in a results file.
+	 */
+	int from_devlog;
 	struct kopt_results_device device;
 	struct kopt_results_stage *stages;
 	size_t stages_nr, stages_alloc;
@@ -216,10 +221,20 @@ kopt_results_find_trial(const struct kopt_results *r, const char *trial);
 struct kopt_results_entry *
 kopt_results_find_config(const struct kopt_results *r, long b, long s,
 			 long t);
-/* The entry for the same trial and configuration as `like`, or NULL. */
+/*
+ * The entry for the same trial and configuration as `like`, on the same
+ * device when both name one (kopt_results_same_device()), or NULL.
+ */
 struct kopt_results_entry *
 kopt_results_find_like(const struct kopt_results *r,
 		       const struct kopt_results_entry *like);
+
+/*
+ * Whether two device names are the same device: equal ignoring case,
+ * spaces and a leading "NVIDIA" ("NVIDIA H200" and "h200" are one).  A
+ * NULL or empty name matches any.
+ */
+int kopt_results_same_device(const char *a, const char *b);
 
 /*
  * Add `e` to `r`, replacing the entry of the same identity (kept at its

@@ -791,20 +791,22 @@ static void scan_dir(const char *dir, const char *prefix, const char *suffix,
 
 int kopt_kernel_versions(const char *top, git_repository *repo,
 			 const struct kopt_kernel *kernel,
+			 const struct kopt_analysis *a,
 			 char **newest_results, char **next)
 {
 	long max = -1, with_results = -1;
 	char *dir;
 	const char *at;
+	size_t i;
 
-	{
-		struct kopt_buf b = KOPT_BUF_INIT;
-		kopt_buf_addstr(&b, top);
-		kopt_path_results_dir(&b, kernel->name);
-		dir = kopt_buf_detach(&b, NULL);
+	for (i = 0; a && i < a->versions_nr; i++) {
+		const struct kopt_analysis_version *v = &a->versions[i];
+		if (v->number > max)
+			max = v->number;
+		if (v->has_results && v->results.entries_nr &&
+		    v->number > with_results)
+			with_results = v->number;
 	}
-	scan_dir(dir, "", ".json", &max, &with_results);
-	free(dir);
 	/* the source folders, when {version} is a whole path component */
 	at = kernel->source ? strstr(kernel->source, "{version}") : NULL;
 	if (at && (at == kernel->source || at[-1] == '/')) {

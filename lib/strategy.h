@@ -28,6 +28,7 @@
 
 #include <git2.h>
 
+#include "analysis.h"
 #include "buf.h"
 #include "config.h"
 #include "kb.h"
@@ -109,13 +110,16 @@ void kopt_strategy_json(struct kopt_buf *out, const struct kopt_strategy *s,
 char *kopt_relative_path(const char *from_dir, const char *to);
 
 /*
- * The versions of `kernel` that exist: a results file, a source folder
- * (the kernel's `source` pattern) or a kopt/<kernel>/<version> branch.
- * *newest_results is the newest with a results file (or NULL), *next
- * the first version number after all of them; both owned by the caller.
+ * The versions of `kernel` that exist: a version of `a` (the kernel's
+ * analysis: a results file or a devlog entry), a source folder (the
+ * kernel's `source` pattern) or a kopt/<kernel>/<version> branch.
+ * *newest_results is the newest with numbers (measured or from the
+ * devlog; NULL when none), *next the first version number after all of
+ * them; both owned by the caller.
  */
 int kopt_kernel_versions(const char *top, git_repository *repo,
 			 const struct kopt_kernel *kernel,
+			 const struct kopt_analysis *a,
 			 char **newest_results, char **next);
 
 /* SELECT */

@@ -1,7 +1,5 @@
 #include "verdict.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +8,6 @@
 #include "buf.h"
 #include "error.h"
 #include "expr.h"
-#include "repo.h"
-#include "paths.h"
 #include "banned.h"
 
 /* ---- verdicts ---- */
@@ -151,7 +147,8 @@ static const char *simple_bound(const struct kopt_expr *e, double *bound)
 int kopt_target_evaluate(struct kopt_target_result *out,
 			 const struct kopt_config *cfg,
 			 const struct kopt_target *t,
-			 const struct kopt_results *const *results, size_t nr)
+			 const struct kopt_results *const *results,
+			 size_t nr)
 {
 	const struct kopt_trial *trial = kopt_config_trial(cfg, t->trial);
 	struct kopt_expr *expr = NULL;
@@ -207,6 +204,7 @@ int kopt_target_evaluate(struct kopt_target_result *out,
 	if (best) {
 		out->version = best_v;
 		out->replayed = best->replayed;
+		out->source = kopt_numbers_entry_source(best);
 		if (*out->metric && kopt_results_metric(best, out->metric,
 							&out->value))
 			out->value = NAN;
@@ -214,98 +212,4 @@ int kopt_target_evaluate(struct kopt_target_result *out,
 	kopt_expr_free(expr);
 	kopt_buf_release(&err);
 	return 0;
-}
-
-int kopt_target_evaluate_all(struct kopt_target_result *out,
-			     const struct kopt_config *cfg,
-			     const struct kopt_target *t,
-			     const struct kopt_results *results, size_t nr)
-{
-	const struct kopt_results **p = kopt_calloc(nr + 1, sizeof(*p));
-	size_t i;
-	int ret;
-
-	for (i = 0; i < nr; i++)
-		p[i] = &results[i];
-	ret = kopt_target_evaluate(out, cfg, t, p, nr);
-	free(p);
-	return ret;
-}
-
-static int by_version(const void *a, const void *b)
-{
-	const struct kopt_results *ra = a, *rb = b;
-	const char *va = ra->version, *vb = rb->version;
-
-	return kopt_version_cmp(&va, &vb);
-}
-
-int kopt_target_load_results(struct kopt_results **out, size_t *nr,
-			     const char *top, const char *kernel)
-{
-	struct kopt_buf dir = KOPT_BUF_INIT, path = KOPT_BUF_INIT;
-	struct kopt_results *all = NULL;
-	size_t n = 0, alloc = 0;
-	DIR *d;
-	struct dirent *de;
-	int ret = 0;
-
-	*out = NULL;
-	*nr = 0;
-	kopt_buf_addstr(&dir, top);
-	kopt_path_results_dir(&dir, kernel);
-	d = opendir(dir.buf);
-	if (!d) {
-		kopt_buf_release(&dir);
-		return errno == ENOENT ? 0 : kopt_error("cannot read '%s': %s",
-							dir.buf, strerror(errno));
-	}
-	while (!ret && (de = readdir(d))) {
-		const char *dot = strrchr(de->d_name, '.');
-		char *version;
-		struct kopt_results init = KOPT_RESULTS_INIT;
-		if (!dot || strcmp(dot, ".json"))
-			continue;
-		version = kopt_strndup(de->d_name, (size_t)(dot - de->d_name));
-		if (kopt_version_number(version) >= 0) {
-			struct kopt_buf text = KOPT_BUF_INIT;
-			KOPT_ALLOC_GROW(all, n + 1, alloc);
-			all[n] = init;
-			kopt_buf_reset(&path);
-			kopt_buf_addf(&path, "%s/%s", dir.buf, de->d_name);
-			if (kopt_buf_read_file(&text, path.buf))
-				ret = kopt_error("cannot read '%s': %s",
-						 path.buf + strlen(top),
-						 strerror(errno));
-			else if (kopt_results_parse(&all[n], text.buf, text.len,
-						    path.buf + strlen(top),
-						    kernel, version))
-				ret = -1;
-			else
-				n++;
-			kopt_buf_release(&text);
-		}
-		free(version);
-	}
-	closedir(d);
-	if (ret) {
-		kopt_target_results_free(all, n);
-	} else {
-		if (n > 1)
-			qsort(all, n, sizeof(*all), by_version);
-		*out = all;
-		*nr = n;
-	}
-	kopt_buf_release(&dir);
-	kopt_buf_release(&path);
-	return ret;
-}
-
-void kopt_target_results_free(struct kopt_results *r, size_t nr)
-{
-	size_t i;
-
-	for (i = 0; i < nr; i++)
-		kopt_results_release(&r[i]);
-	free(r);
 }

@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "numbers.h"
 #include "results.h"
 
 enum kopt_verdict {
@@ -83,26 +84,18 @@ struct kopt_target_result {
 	int measured;           /* some version has an entry for the trial */
 	const char *version;    /* borrowed from the results, or NULL */
 	int replayed;           /* that version's numbers were replayed */
+	enum kopt_numbers_source source;  /* of that version's numbers */
 	char metric[32];        /* "" unless the condition is "<metric> <op> <n>" */
 	double value;           /* the metric of that version, or NAN */
 	double bound;           /* the number of the condition, or NAN */
 };
 
 /*
- * The results of every version of `kernel` in the work tree at `top`
- * (with a trailing '/'), sorted by version; *out is an array of *nr,
- * freed with kopt_target_results_free().  A file that cannot be read is
- * an error (printed) and fails the whole load.
- */
-int kopt_target_load_results(struct kopt_results **out, size_t *nr,
-			     const char *top, const char *kernel);
-void kopt_target_results_free(struct kopt_results *r, size_t nr);
-
-/*
  * Whether target `t` is met: the one rule that evaluate, analyze, status
- * and the gate apply.  `results` point at the results of the versions
- * (one each, any order).  A version's entry is the one measured at the
- * trial's configuration (name and b, s, t), as verdicts pair entries.
+ * and the gate apply.  `results` point at the numbers of the versions
+ * (one each, any order), as lib/numbers gives them
+ * (kopt_analysis_numbers()).  A version's entry is the one measured at
+ * the trial's configuration (name and b, s, t), as verdicts pair entries.
  * KOPT_EINVALID (reported) when the condition does not parse or the
  * trial is unknown; a metric that was not measured makes a version not
  * count.
@@ -111,11 +104,6 @@ int kopt_target_evaluate(struct kopt_target_result *out,
 			 const struct kopt_config *cfg,
 			 const struct kopt_target *t,
 			 const struct kopt_results *const *results, size_t nr);
-/* The same over an array of results, as kopt_target_load_results gives. */
-int kopt_target_evaluate_all(struct kopt_target_result *out,
-			     const struct kopt_config *cfg,
-			     const struct kopt_target *t,
-			     const struct kopt_results *results, size_t nr);
 /* KOPT_VERDICT_NONE for anything but the three names. */
 enum kopt_verdict kopt_verdict_parse(const char *s);
 

@@ -114,7 +114,7 @@ setup() {
 	assert_line "  docs/knowledge/optimizations/head-grouping-on-tensor-cores.md"
 	assert_line --index $((${#lines[@]} - 1)) "The repository is in $repo"
 	assert_line "$ git kopt status"
-	assert_line "mla-decode       v1     evaluate  improvement  next: back to SELECT: git kopt select mla-decode"
+	assert_line "mla-decode       v1     evaluate  improvement  replayed     next: back to SELECT: git kopt select mla-decode"
 	# the repository is the demo's own: its identity, its hooks
 	[ "$(git -C "$repo" config user.email)" = demo@example.com ]
 	[ -x "$repo/.git/hooks/commit-msg" ]

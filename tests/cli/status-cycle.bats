@@ -13,21 +13,21 @@ setup() {
 @test "status walks through the cycle" {
 	run git kopt status
 	assert_success
-	assert_output "mla-decode       v0     evaluate  -            next: back to SELECT: git kopt select mla-decode"
+	assert_output "mla-decode       v0     evaluate  -            measured     next: back to SELECT: git kopt select mla-decode"
 
 	git kopt design mla-decode --title "Wide tiles" >/dev/null 2>&1
 	run git kopt status
-	assert_output "mla-decode       v1     design    -            next: implement v1, then git kopt verify mla-decode v1"
+	assert_output "mla-decode       v1     design    -            -            next: implement v1, then git kopt verify mla-decode v1"
 
 	results mla-decode v1 v0 120.0 70.0
 	run git kopt status
-	assert_output "mla-decode       v1     verify    regression   next: git kopt learn new anti-pattern wide-tiles --from mla-decode/v1, then commit docs/kernels/mla-decode/results/v1.json with it"
+	assert_output "mla-decode       v1     verify    regression   measured     next: git kopt learn new anti-pattern wide-tiles --from mla-decode/v1, then commit docs/kernels/mla-decode/results/v1.json with it"
 
 	add_anti_pattern wide-tiles
 	git add -A
 	git commit -q -m "Verify mla-decode v1"
 	run git kopt status
-	assert_output "mla-decode       v1     evaluate  regression   next: back to SELECT: git kopt select mla-decode"
+	assert_output "mla-decode       v1     evaluate  regression   measured     next: back to SELECT: git kopt select mla-decode"
 
 	git kopt design mla-decode --from v0 --title "Split KV" >/dev/null 2>&1
 	results mla-decode v2 v0 90.0 55.0
@@ -40,7 +40,7 @@ Kopt-Version: v2
 Kopt-Step: verify
 Kopt-Verdict: improvement"
 	run git kopt status
-	assert_output "mla-decode       v2     done      improvement  next: git kopt review (the target is met)"
+	assert_output "mla-decode       v2     done      improvement  measured     next: git kopt review (the target is met)"
 }
 
 @test "status of a kernel without versions, and the skip trailer" {
@@ -55,9 +55,9 @@ Kopt-Verdict: improvement"
 Kopt-Version: v1
 Kopt-Learn: skip throttled"
 	run git kopt status
-	assert_output "mla-decode       v1     evaluate  regression   next: back to SELECT: git kopt select mla-decode
+	assert_output "mla-decode       v1     evaluate  regression   measured     next: back to SELECT: git kopt select mla-decode
                  LEARN skipped: throttled
-other            -      none      -            next: commit the base version v0 under 'kernels/other/{version}'"
+other            -      none      -            -            next: commit the base version v0 under 'kernels/other/{version}'"
 }
 
 @test "status --json" {
@@ -68,6 +68,8 @@ other            -      none      -            next: commit the base version v0 
 		"version":	"v0",
 		"step":	"evaluate",
 		"verdict":	null,
+		"source":	"measured",
+		"disagreements":	0,
 		"committed":	true,
 		"target_met":	false,
 		"learned":	false,

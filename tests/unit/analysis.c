@@ -29,7 +29,7 @@ static void test_worktree(void **state)
 			 KOPT_ENOTFOUND);
 	kopt_strvec_clear(&names);
 
-	assert_int_equal(kopt_analysis_load(&a, &src, "k", 3.0), 0);
+	assert_int_equal(kopt_analysis_load(&a, &src, "k", NULL), 0);
 	assert_true(a.has_devlog);
 	/* v0 v1 from both, v2 only in... neither, v3 only in results */
 	assert_int_equal(a.versions_nr, 3);
@@ -41,6 +41,8 @@ static void test_worktree(void **state)
 	v = kopt_analysis_find(&a, "v1");
 	assert_int_equal(v->change, KOPT_CHANGE_IMPROVEMENT);
 	assert_string_equal(a.versions[v->parent].name, "v0");
+	assert_int_equal(v->source, KOPT_NUMBERS_MEASURED);
+	assert_true(v->has_file);
 	v = kopt_analysis_find(&a, "v3");
 	assert_int_equal(v->change, KOPT_CHANGE_REGRESSION);
 	e = kopt_analysis_best(&a, "decode", &best);
@@ -50,7 +52,7 @@ static void test_worktree(void **state)
 	kopt_analysis_release(&a);
 
 	/* a kernel with nothing is empty, not an error */
-	assert_int_equal(kopt_analysis_load(&a, &src, "none", 3.0), 0);
+	assert_int_equal(kopt_analysis_load(&a, &src, "none", NULL), 0);
 	assert_int_equal(a.versions_nr, 0);
 	assert_false(a.has_devlog);
 	kopt_analysis_release(&a);

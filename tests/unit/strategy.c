@@ -312,6 +312,8 @@ static void test_versions(void **state)
 {
 	char dir[] = "/tmp/kopt-versions-XXXXXX", *top, *newest, *next;
 	struct kopt_kernel k = { 0 };
+	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
+	struct kopt_analysis_version v[3];
 	char cmd[64];
 
 	(void)state;
@@ -319,18 +321,23 @@ static void test_versions(void **state)
 	top = kopt_xstrfmt("%s/", dir);
 	k.name = "mla-decode";
 	k.source = "kernels/mla/{version}";
-	kopt_kernel_versions(top, NULL, &k, &newest, &next);
+	kopt_kernel_versions(top, NULL, &k, NULL, &newest, &next);
 	assert_null(newest);
 	assert_string_equal(next, "v0");
 	free(next);
 
-	touch(dir, "docs/kernels/mla-decode/results/v0.json");
-	touch(dir, "docs/kernels/mla-decode/results/v3.json");
-	touch(dir, "docs/kernels/mla-decode/results/v10.txt");
-	touch(dir, "docs/kernels/mla-decode/results/vx.json");
+	/* v0 and v3 have numbers (a file or the devlog), v4 is only named */
+	memset(v, 0, sizeof(v));
+	v[0].number = 0;
+	v[1].number = 3;
+	v[2].number = 4;
+	v[0].has_results = v[1].has_results = 1;
+	v[0].results.entries_nr = v[1].results.entries_nr = 1;
+	a.versions = v;
+	a.versions_nr = 3;
 	touch(dir, "kernels/mla/v5/kernel.cu");
 	touch(dir, "kernels/mla/v12-old/kernel.cu");
-	kopt_kernel_versions(top, NULL, &k, &newest, &next);
+	kopt_kernel_versions(top, NULL, &k, &a, &newest, &next);
 	assert_string_equal(newest, "v3");
 	assert_string_equal(next, "v6");
 	free(newest);
