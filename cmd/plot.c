@@ -66,7 +66,7 @@ int cmd_plot(int argc, const char **argv, struct kopt_ctx *ctx)
 	k = kopt_ctx_kernel_or_die(ctx, argv[0]);
 
 	kopt_source_worktree(&src, ctx->top);
-	if (kopt_analysis_load(&a, &src, k->name, cfg->noise_pct))
+	if (kopt_analysis_load(&a, &src, k->name, cfg))
 		kopt_die("cannot read the history of '%s'", k->name);
 	kopt_plot_build(&set, &a, k);
 	for (i = 0; i < set.notes.nr; i++)

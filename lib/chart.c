@@ -6,6 +6,7 @@
 
 #include "analysis.h"
 #include "compare.h"
+#include "numbers.h"
 #include "results.h"
 #include "banned.h"
 
@@ -95,6 +96,7 @@ size_t kopt_chart_from_analysis(struct kopt_chart *out,
 			p->regression = 0;
 			p->change_pct = NAN;
 			p->replayed = 0;
+			p->from_devlog = v->source == KOPT_NUMBERS_DEVLOG;
 			for (j = 0; v->has_results &&
 				    j < v->results.entries_nr; j++) {
 				const struct kopt_results_entry *e =
@@ -172,7 +174,7 @@ static void one_series(struct kopt_buf *out, const struct kopt_chart *c,
 {
 	struct kopt_buf labels = KOPT_BUF_INIT, values = KOPT_BUF_INIT;
 	struct kopt_buf slower = KOPT_BUF_INIT, missing = KOPT_BUF_INIT;
-	struct kopt_buf replayed = KOPT_BUF_INIT;
+	struct kopt_buf replayed = KOPT_BUF_INIT, by_hand = KOPT_BUF_INIT;
 	double max = 0;
 	size_t i;
 
@@ -193,6 +195,9 @@ static void one_series(struct kopt_buf *out, const struct kopt_chart *c,
 		if (p->replayed)
 			kopt_buf_addf(&replayed, "%s%s",
 				      replayed.len ? ", " : "", p->version);
+		if (p->from_devlog)
+			kopt_buf_addf(&by_hand, "%s%s",
+				      by_hand.len ? ", " : "", p->version);
 		if (p->regression) {
 			kopt_buf_addf(&slower, "%s%s (", slower.len ? ", " : "",
 				      p->version);
@@ -221,6 +226,9 @@ static void one_series(struct kopt_buf *out, const struct kopt_chart *c,
 	if (replayed.len)
 		kopt_buf_addf(out, "\nReplayed from recorded captures: %s.\n",
 			      replayed.buf);
+	if (by_hand.len)
+		kopt_buf_addf(out, "\nFrom the devlog (no results file): %s.\n",
+			      by_hand.buf);
 	if (missing.len)
 		kopt_buf_addf(out, "\nNot measured on %s: %s.\n", s->trial,
 			      missing.buf);
@@ -229,6 +237,7 @@ static void one_series(struct kopt_buf *out, const struct kopt_chart *c,
 	kopt_buf_release(&slower);
 	kopt_buf_release(&missing);
 	kopt_buf_release(&replayed);
+	kopt_buf_release(&by_hand);
 }
 
 void kopt_chart_mermaid(struct kopt_buf *out, const struct kopt_chart *c,

@@ -35,6 +35,7 @@ struct kopt_chart_point {
 	int regression;         /* slower than its parent beyond the noise */
 	double change_pct;      /* against its parent, NAN when none */
 	int replayed;           /* numbers from a recorded capture */
+	int from_devlog;        /* numbers written by hand in the devlog */
 };
 
 struct kopt_chart_series {

@@ -54,6 +54,7 @@ static void point(struct kopt_chart_series *s, const char *v, double value,
 	p->regression = regression;
 	p->change_pct = change;
 	p->replayed = replayed;
+	p->from_devlog = 0;
 }
 
 static void one_series(struct kopt_chart *c, const char *trial,
