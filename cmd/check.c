@@ -19,111 +19,6 @@ static const char *const check_usage[] = {
 	NULL
 };
 
-struct printer {
-	FILE *out;
-	int violations;
-	int commits;
-};
-
-static int print_commit(const git_commit *commit, const struct kopt_gate *g,
-			void *data)
-{
-	struct printer *p = data;
-	git_buf short_id = GIT_BUF_INIT;
-	const char *id;
-	size_t i;
-
-	p->commits++;
-	if (!g->nr && !g->skip_reason)
-		return 0;
-	if (git_object_short_id(&short_id, (const git_object *)commit) < 0) {
-		git_error_clear();
-		id = git_oid_tostr_s(git_commit_id(commit));
-	} else {
-		id = short_id.ptr;
-	}
-	for (i = 0; i < g->nr; i++) {
-		const struct kopt_violation *v = &g->violations[i];
-		fprintf(p->out, "%s %s %s", id, v->rule, v->what);
-		if (v->fix.nr)
-			fprintf(p->out, "; fix: %s", v->fix.v[0]);
-		fputc('\n', p->out);
-	}
-	if (g->skip_reason)
-		fprintf(p->out, "%s learn-skip %s\n", id, g->skip_reason);
-	p->violations += (int)g->nr;
-	git_buf_dispose(&short_id);
-	return 0;
-}
-
-int kopt_check_walk(struct kopt_ctx *ctx, git_revwalk *walk,
-		    const git_oid *base, const git_oid *tip, FILE *out)
-{
-	struct printer p = { out, 0, 0 };
-	struct kopt_config cfg = KOPT_CONFIG_INIT;
-	git_oid *ids = NULL, id, from;
-	size_t nr = 0, alloc = 0;
-	git_commit *c = NULL;
-	git_tree *tree = NULL;
-	int ret = 0, err, have_from = 0;
-
-	while (!(err = git_revwalk_next(&id, walk))) {
-		KOPT_ALLOC_GROW(ids, nr + 1, alloc);
-		git_oid_cpy(&ids[nr++], &id);
-	}
-	if (err != GIT_ITEROVER) {
-		free(ids);
-		return kopt_error("cannot walk the commits: %s",
-				  kopt_git_error("unknown error"));
-	}
-	if (!nr)
-		goto done;
-	/* the settings of the base revision */
-	if (base) {
-		git_oid_cpy(&from, base);
-		have_from = 1;
-	} else if (!git_commit_lookup(&c, ctx->repo, &ids[0]) &&
-		   git_commit_parentcount(c)) {
-		git_oid_cpy(&from, git_commit_parent_id(c, 0));
-		have_from = 1;
-	}
-	git_commit_free(c);
-	c = NULL;
-	ret = KOPT_ENOTFOUND;
-	if (have_from && !git_commit_lookup(&c, ctx->repo, &from) &&
-	    !git_commit_tree(&tree, c))
-		ret = kopt_gate_config_tree(&cfg, ctx->repo, tree,
-					    ".kopt (base)");
-	git_error_clear();
-	git_tree_free(tree);
-	git_commit_free(c);
-	tree = NULL;
-	c = NULL;
-	if (ret == KOPT_ENOTFOUND && tip &&
-	    !git_commit_lookup(&c, ctx->repo, tip) &&
-	    !git_commit_tree(&tree, c))
-		ret = kopt_gate_config_tree(&cfg, ctx->repo, tree, ".kopt");
-	git_error_clear();
-	git_tree_free(tree);
-	git_commit_free(c);
-	if (ret == KOPT_ENOTFOUND) {
-		/* no settings: not a kernel repository, nothing to enforce */
-		ret = 0;
-		goto done;
-	}
-	if (ret) {
-		ret = -1;
-		goto done;
-	}
-	ret = kopt_gate_commits(ctx->repo, &cfg, ids, nr, print_commit, &p);
-	kopt_config_release(&cfg);
-	if (!ret)
-		ret = p.violations;
-done:
-	free(ids);
-	return ret;
-}
-
 /* The default range's bottom: the upstream, else the default branch. */
 static int default_base(git_repository *repo, git_oid *out,
 			struct kopt_buf *name)
@@ -221,8 +116,9 @@ int cmd_check(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_die("cannot walk '%s': %s", range.buf,
 			 kopt_git_error("unknown error"));
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
-	n = kopt_check_walk(ctx, walk, have_base ? &base :
-			    git_object_id(spec.from), &tip, stdout);
+	n = kopt_gate_walk(ctx->repo, walk, have_base ? &base :
+			   git_object_id(spec.from), &tip,
+			   kopt_print_gate_commit, stdout);
 	git_revwalk_free(walk);
 	git_object_free(spec.from);
 	git_object_free(spec.to);

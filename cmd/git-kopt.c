@@ -14,6 +14,7 @@
 #include <git2.h>
 
 #include "builtin.h"
+#include "hooks.h"
 #include "term-progress.h"
 #include "version.h"
 #include "banned.h"
@@ -112,6 +113,17 @@ const struct kopt_kernel *kopt_ctx_kernel_or_die(struct kopt_ctx *ctx,
 		kopt_die("unknown kernel '%s'; add it with 'git kopt kernel "
 			 "add'", name);
 	kopt_die("unknown kernel '%s' (known: %s)", name, known.buf);
+}
+
+int kopt_print_gate_commit(const git_commit *commit,
+			   const struct kopt_gate *g, void *out)
+{
+	struct kopt_buf lines = KOPT_BUF_INIT;
+
+	kopt_gate_format_commit(&lines, commit, g);
+	fputs(lines.buf, out);
+	kopt_buf_release(&lines);
+	return 0;
 }
 
 char *kopt_ctx_path(const struct kopt_ctx *ctx, const char *rel)

@@ -85,12 +85,12 @@ static int gate_config(struct kopt_config *out, git_repository *repo,
 	int ret = KOPT_ENOTFOUND;
 
 	if (head) {
-		ret = kopt_gate_config_tree(out, repo, head, ".kopt (HEAD)");
+		ret = kopt_config_load_tree(out, repo, head, ".kopt (HEAD)");
 		if (!ret)
 			return 0;
 	}
 	if (index) {
-		int r2 = kopt_gate_config_index(out, repo, index,
+		int r2 = kopt_config_load_index(out, repo, index,
 						".kopt (staged)");
 		if (r2 != KOPT_ENOTFOUND)
 			return r2 ? -1 : 0;
@@ -216,8 +216,8 @@ static int push_line(struct kopt_ctx *ctx, const char *remote, char *line,
 	if (git_revwalk_hide_glob(walk, glob) < 0)
 		git_error_clear();
 	free(glob);
-	n = kopt_check_walk(ctx, walk, have_base ? &base : NULL, &local,
-			    stderr);
+	n = kopt_gate_walk(ctx->repo, walk, have_base ? &base : NULL, &local,
+			   kopt_print_gate_commit, stderr);
 	if (n < 0)
 		ret = -1;
 	else

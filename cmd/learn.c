@@ -14,10 +14,10 @@
 
 #include <cjson/cJSON.h>
 
+#include "analysis.h"
 #include "builtin.h"
 #include "kb.h"
 #include "learn.h"
-#include "strategize.h"
 #include "templates.h"
 #include "results.h"
 #include "version.h"

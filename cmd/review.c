@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "builtin.h"
+#include "catalog.h"
 #include "chart.h"
 #include "forge.h"
 #include "obligations.h"
@@ -41,10 +42,6 @@ struct commit_info {
 struct file_change {
 	char *path;
 	char status;            /* 'A', 'M', 'D' */
-};
-
-struct row {
-	char *id, *name, *text;
 };
 
 struct catalog_change {
@@ -86,6 +83,7 @@ struct review {
 	struct file_change *files;
 	size_t files_nr, files_alloc;
 	struct kopt_strvec kernels;
+	struct kopt_strvec catalogs;  /* of the head's settings */
 	struct kopt_analysis *before, *after;   /* per kernel */
 	struct version_change *versions;
 	size_t versions_nr, versions_alloc;
@@ -212,19 +210,10 @@ static void parse_range(struct review *rv, const char *arg)
 static int load_config(struct kopt_config *out, git_repository *repo,
 		       git_tree *tree, const char *id)
 {
-	struct kopt_source src;
-	struct kopt_buf data = KOPT_BUF_INIT, label = KOPT_BUF_INIT;
-	char rev[13];
-	int ret;
+	char *label = kopt_xstrfmt("%.12s:.kopt", id);
+	int ret = kopt_config_load_tree(out, repo, tree, label);
 
-	memcpy(rev, id, 12);
-	rev[12] = '\0';
-	kopt_source_tree(&src, repo, tree, rev);
-	ret = kopt_source_read(&src, ".kopt", &data, &label);
-	if (!ret)
-		ret = kopt_config_load_buf(out, data.buf, data.len, label.buf);
-	kopt_buf_release(&data);
-	kopt_buf_release(&label);
+	free(label);
 	return ret;
 }
 
@@ -297,159 +286,81 @@ static void read_files(struct review *rv)
 }
 
 
-static int is_catalog(const struct review *rv, const char *path)
+
+/*
+ * Where `path` sits in the knowledge base (lib/knowledge's rule):
+ * KOPT_ENOTFOUND outside it, 0 for a detail file (its kind in *kind),
+ * KOPT_EINVALID for another file under it.
+ */
+static int knowledge_file(const struct review *rv, const char *path,
+			  enum kopt_kind *kind)
 {
-	const char *p;
-	size_t i;
+	struct kopt_buf why = KOPT_BUF_INIT;
+	char *language = NULL, *name = NULL;
+	int ret;
 
-	if (rv->head_cfg.catalog && !strcmp(path, rv->head_cfg.catalog))
-		return 1;
-	for (i = 0; i < rv->head_cfg.languages_nr; i++) {
-		char *c = kopt_language_catalog_path(&rv->head_cfg.languages[i]);
-		int same = c && !strcmp(c, path);
-		free(c);
-		if (same)
-			return 1;
-	}
-	return kopt_skip_prefix(path, ".claude/skills/optimization-catalog",
-				&p) && kopt_ends_with(p, "/SKILL.md");
-}
-
-static int in_knowledge(const struct review *rv, const char *path)
-{
-	const char *p;
-
-	return kopt_skip_prefix(path, rv->knowledge, &p) && *p == '/' &&
-	       kopt_ends_with(p, ".md");
-}
-
-/* Rows of the catalog tables (those whose header starts with "ID"). */
-static void catalog_rows(const char *text, struct row **out, size_t *nr)
-{
-	size_t alloc = 0;
-	const char *line = text;
-	int in_table = 0;
-
-	*out = NULL;
-	*nr = 0;
-	while (line && *line) {
-		const char *end = strchr(line, '\n');
-		size_t len = end ? (size_t)(end - line) : strlen(line);
-		struct kopt_strvec cells = KOPT_STRVEC_INIT;
-		struct kopt_buf cell = KOPT_BUF_INIT;
-		const char *p = line;
-		size_t i;
-
-		while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
-			len--;
-		while (p < line + len && (*p == ' ' || *p == '\t'))
-			p++;
-		if (p >= line + len || *p != '|') {
-			in_table = 0;
-			goto next;
-		}
-		for (p++; p < line + len; p++) {
-			if (*p == '\\' && p + 1 < line + len && p[1] == '|') {
-				kopt_buf_addch(&cell, '|');
-				p++;
-			} else if (*p == '|') {
-				kopt_buf_trim(&cell);
-				kopt_strvec_push(&cells, cell.buf);
-				kopt_buf_reset(&cell);
-			} else {
-				kopt_buf_addch(&cell, *p);
-			}
-		}
-		kopt_buf_trim(&cell);
-		if (cell.len)
-			kopt_strvec_push(&cells, cell.buf);
-		if (!cells.nr)
-			goto next;
-		if (!strcasecmp(cells.v[0], "ID")) {
-			in_table = 1;
-			goto next;
-		}
-		if (!in_table || strspn(cells.v[0], "-: ") == strlen(cells.v[0]))
-			goto next;
-		KOPT_ALLOC_GROW(*out, *nr + 1, alloc);
-		(*out)[*nr].id = kopt_strdup(cells.v[0]);
-		(*out)[*nr].name = kopt_strdup(cells.nr > 1 ? cells.v[1] : "");
-		kopt_buf_reset(&cell);
-		for (i = 0; i < cells.nr; i++)
-			kopt_buf_addf(&cell, "%s%s", i ? " | " : "",
-				      cells.v[i]);
-		(*out)[*nr].text = kopt_buf_detach(&cell, NULL);
-		(*nr)++;
-next:
-		kopt_strvec_clear(&cells);
-		kopt_buf_release(&cell);
-		line = end ? end + 1 : NULL;
-	}
-}
-
-static void free_rows(struct row *rows, size_t nr)
-{
-	size_t i;
-
-	for (i = 0; i < nr; i++) {
-		free(rows[i].id);
-		free(rows[i].name);
-		free(rows[i].text);
-	}
-	free(rows);
-}
-
-static const struct row *find_row(const struct row *rows, size_t nr,
-				  const char *id)
-{
-	size_t i;
-
-	for (i = 0; i < nr; i++)
-		if (!strcmp(rows[i].id, id))
-			return &rows[i];
-	return NULL;
+	if (!kopt_ends_with(path, ".md"))
+		return KOPT_ENOTFOUND;
+	ret = kopt_knowledge_locate(rv->knowledge, path, kind, &language,
+				    &name, &why);
+	free(language);
+	free(name);
+	kopt_buf_release(&why);
+	return ret;
 }
 
 static void add_catalog_change(struct review *rv, const char *file,
-			       const struct row *r, char status)
+			       const struct kopt_catalog_row *r, char status)
 {
 	struct catalog_change *cc;
+	const char *id = r->cell[KOPT_COL_ID], *name = r->cell[KOPT_COL_NAME];
 
 	KOPT_ALLOC_GROW(rv->catalog, rv->catalog_nr + 1, rv->catalog_alloc);
 	cc = &rv->catalog[rv->catalog_nr++];
 	cc->file = kopt_strdup(file);
-	cc->id = kopt_strdup(r->id);
-	cc->name = kopt_strdup(r->name);
+	cc->id = kopt_strdup(id ? id : "");
+	cc->name = kopt_strdup(name ? name : "");
 	cc->status = status;
+}
+
+/* The catalog at one end of the range; its own problems are lint's. */
+static void read_catalog(struct kopt_catalog *out, struct review *rv,
+			 git_tree *tree, const char *path)
+{
+	struct kopt_source src;
+	struct kopt_buf text = KOPT_BUF_INIT;
+	struct kopt_problems problems = KOPT_PROBLEMS_INIT;
+
+	kopt_source_tree(&src, rv->repo, tree, "");
+	kopt_source_read(&src, path, &text, NULL);
+	kopt_catalog_parse(out, path, text.buf, text.len, &problems);
+	kopt_problems_clear(&problems);
+	kopt_buf_release(&text);
 }
 
 static void diff_catalog(struct review *rv, const char *path)
 {
-	struct kopt_source bs, hs;
-	struct kopt_buf b = KOPT_BUF_INIT, h = KOPT_BUF_INIT;
-	struct row *br, *hr;
-	size_t bn, hn, i;
+	struct kopt_catalog b = KOPT_CATALOG_INIT, h = KOPT_CATALOG_INIT;
+	const struct kopt_catalog_row *old;
+	size_t i;
 
-	kopt_source_tree(&bs, rv->repo, rv->base_tree, "base");
-	kopt_source_tree(&hs, rv->repo, rv->head_tree, "head");
-	kopt_source_read(&bs, path, &b, NULL);
-	kopt_source_read(&hs, path, &h, NULL);
-	catalog_rows(b.buf, &br, &bn);
-	catalog_rows(h.buf, &hr, &hn);
-	for (i = 0; i < hn; i++) {
-		const struct row *old = find_row(br, bn, hr[i].id);
+	read_catalog(&b, rv, rv->base_tree, path);
+	read_catalog(&h, rv, rv->head_tree, path);
+	for (i = 0; i < h.rows_nr; i++) {
+		if (!h.rows[i].cell[KOPT_COL_ID])
+			continue;
+		old = kopt_catalog_find(&b, h.rows[i].cell[KOPT_COL_ID]);
 		if (!old)
-			add_catalog_change(rv, path, &hr[i], 'A');
-		else if (strcmp(old->text, hr[i].text))
-			add_catalog_change(rv, path, &hr[i], 'M');
+			add_catalog_change(rv, path, &h.rows[i], 'A');
+		else if (!kopt_catalog_row_same(old, &h.rows[i]))
+			add_catalog_change(rv, path, &h.rows[i], 'M');
 	}
-	for (i = 0; i < bn; i++)
-		if (!find_row(hr, hn, br[i].id))
-			add_catalog_change(rv, path, &br[i], 'D');
-	free_rows(br, bn);
-	free_rows(hr, hn);
-	kopt_buf_release(&b);
-	kopt_buf_release(&h);
+	for (i = 0; i < b.rows_nr; i++)
+		if (b.rows[i].cell[KOPT_COL_ID] &&
+		    !kopt_catalog_find(&h, b.rows[i].cell[KOPT_COL_ID]))
+			add_catalog_change(rv, path, &b.rows[i], 'D');
+	kopt_catalog_release(&b);
+	kopt_catalog_release(&h);
 }
 
 static void add_version_change(struct review *rv, const char *kernel,
@@ -477,10 +388,10 @@ static void add_version_change(struct review *rv, const char *kernel,
 static const char *learn_status(struct review *rv, const char *kernel,
 				const char *version, char **detail)
 {
+	enum kopt_kind kind;
 	struct kopt_source hs;
 	struct kopt_buf data = KOPT_BUF_INIT;
 	size_t i;
-
 	int pass;
 
 	*detail = NULL;
@@ -491,10 +402,10 @@ static const char *learn_status(struct review *rv, const char *kernel,
 		const struct file_change *f = &rv->files[i];
 		if (f->status == 'D')
 			continue;
-		if (pass == 0 && (!in_knowledge(rv, f->path) ||
-				  !strstr(f->path, "anti-patterns/")))
+		if (pass == 0 && (knowledge_file(rv, f->path, &kind) ||
+				  kind != KOPT_KIND_ANTI_PATTERN))
 			continue;
-		if (pass == 1 && !is_catalog(rv, f->path))
+		if (pass == 1 && !kopt_strvec_has(&rv->catalogs, f->path))
 			continue;
 		if (kopt_source_read(&hs, f->path, &data, NULL))
 			continue;
@@ -561,7 +472,7 @@ static void analyse(struct review *rv)
 		if (kind == KOPT_PATH_DEVLOG || kind == KOPT_PATH_RESULTS) {
 			if (!kopt_strvec_has(&rv->kernels, kernel))
 				kopt_strvec_push(&rv->kernels, kernel);
-		} else if (is_catalog(rv, rv->files[i].path)) {
+		} else if (kopt_strvec_has(&rv->catalogs, rv->files[i].path)) {
 			diff_catalog(rv, rv->files[i].path);
 		}
 		free(kernel);
@@ -694,6 +605,7 @@ static const char *status_word(char s)
 
 static void render_markdown(struct review *rv, struct kopt_buf *outp)
 {
+	enum kopt_kind kind;
 	struct kopt_buf out = KOPT_BUF_INIT, cell = KOPT_BUF_INIT;
 	struct kopt_mdtable t;
 	size_t i, j, k;
@@ -815,7 +727,8 @@ static void render_markdown(struct review *rv, struct kopt_buf *outp)
 	kopt_buf_addstr(&out, "\n### Knowledge\n\n");
 	any = 0;
 	for (i = 0; i < rv->files_nr; i++)
-		if (in_knowledge(rv, rv->files[i].path)) {
+		if (knowledge_file(rv, rv->files[i].path, &kind) !=
+		    KOPT_ENOTFOUND) {
 			kopt_buf_addf(&out, "- %s `%s`\n",
 				      status_word(rv->files[i].status),
 				      rv->files[i].path);
@@ -908,6 +821,7 @@ static cJSON *entry_json(const struct kopt_results_entry *e)
 
 static void print_json(struct review *rv)
 {
+	enum kopt_kind kind;
 	cJSON *o = cJSON_CreateObject(), *arr, *x;
 	char *text;
 	size_t i, j;
@@ -989,7 +903,8 @@ static void print_json(struct review *rv)
 	}
 	arr = cJSON_AddArrayToObject(o, "knowledge");
 	for (i = 0; i < rv->files_nr; i++)
-		if (in_knowledge(rv, rv->files[i].path)) {
+		if (knowledge_file(rv, rv->files[i].path, &kind) !=
+		    KOPT_ENOTFOUND) {
 			x = cJSON_CreateObject();
 			cJSON_AddItemToArray(arr, x);
 			cJSON_AddStringToObject(x, "path", rv->files[i].path);
@@ -1034,6 +949,7 @@ static void release(struct review *rv)
 	free(rv->before);
 	free(rv->after);
 	kopt_strvec_clear(&rv->kernels);
+	kopt_strvec_clear(&rv->catalogs);
 	for (i = 0; i < rv->versions_nr; i++) {
 		free(rv->versions[i].kernel);
 		free(rv->versions[i].version);
@@ -1118,6 +1034,8 @@ int cmd_review(int argc, const char **argv, struct kopt_ctx *ctx)
 	if (rh)
 		rv.head_cfg.noise_pct = KOPT_DEFAULT_NOISE_PCT;
 	rv.cfg = rb ? &rv.head_cfg : &rv.base_cfg;
+	kopt_strvec_init(&rv.catalogs);
+	kopt_config_catalogs(&rv.catalogs, &rv.head_cfg);
 	rv.knowledge = rv.head_cfg.knowledge ? rv.head_cfg.knowledge :
 		       KOPT_DEFAULT_KNOWLEDGE;
 

@@ -9,10 +9,10 @@
 
 #include <cjson/cJSON.h>
 
+#include "analysis.h"
 #include "builtin.h"
 #include "kb.h"
 #include "md.h"
-#include "strategize.h"
 #include "strategy.h"
 #include "paths.h"
 #include "banned.h"

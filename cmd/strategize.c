@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "builtin.h"
 #include "kb.h"
 #include "lockfile.h"
 #include "results.h"
-#include "strategize.h"
 #include "strategy.h"
 #include "version.h"
 #include "paths.h"

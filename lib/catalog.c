@@ -594,3 +594,17 @@ int kopt_impact_parse(const char *text, double *pct)
 	}
 	return KOPT_EINVALID;
 }
+
+int kopt_catalog_row_same(const struct kopt_catalog_row *a,
+			  const struct kopt_catalog_row *b)
+{
+	int i;
+
+	if (a->kind != b->kind)
+		return 0;
+	for (i = 0; i < KOPT_COL_NR; i++)
+		if (!a->cell[i] != !b->cell[i] ||
+		    (a->cell[i] && strcmp(a->cell[i], b->cell[i])))
+			return 0;
+	return 1;
+}

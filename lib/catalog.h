@@ -87,6 +87,10 @@ long kopt_catalog_next_id(const struct kopt_catalog *c, enum kopt_kind kind);
 const struct kopt_catalog_row *
 kopt_catalog_find(const struct kopt_catalog *c, const char *id);
 
+/* 1 when two rows say the same: the same kind and every cell equal. */
+int kopt_catalog_row_same(const struct kopt_catalog_row *a,
+			  const struct kopt_catalog_row *b);
+
 /*
  * The detail file of `row` as a path from the top of the work tree
  * (owned by the caller); NULL when the row names none or names a URL.

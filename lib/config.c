@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "repo.h"
 #include "expr.h"
 #include "lockfile.h"
 #include "banned.h"
@@ -780,6 +781,21 @@ char *kopt_language_catalog_path(const struct kopt_language *lang)
 			    lang->name);
 }
 
+void kopt_config_catalogs(struct kopt_strvec *out,
+			  const struct kopt_config *cfg)
+{
+	size_t i;
+
+	kopt_strvec_push(out, cfg->catalog ? cfg->catalog :
+			 KOPT_DEFAULT_CATALOG);
+	for (i = 0; i < cfg->languages_nr; i++) {
+		char *p = kopt_language_catalog_path(&cfg->languages[i]);
+		if (p && !kopt_strvec_has(out, p))
+			kopt_strvec_push(out, p);
+		free(p);
+	}
+}
+
 static int lookup_var(void *data, const char *name, double *out)
 {
 	const struct kopt_vars *vars = data;
@@ -895,4 +911,34 @@ void kopt_config_quote(struct kopt_buf *out, const char *v)
 		kopt_buf_addch(out, *p);
 	}
 	kopt_buf_addch(out, '"');
+}
+
+static int load_blob(struct kopt_config *out, int found,
+		     const struct kopt_buf *text, const char *label)
+{
+	if (found)
+		return found;
+	return kopt_config_load_buf(out, text->buf, text->len, label);
+}
+
+int kopt_config_load_tree(struct kopt_config *out, git_repository *repo,
+			  const git_tree *tree, const char *label)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	int ret = load_blob(out, kopt_repo_read_tree(&text, repo, tree,
+						     ".kopt"), &text, label);
+
+	kopt_buf_release(&text);
+	return ret;
+}
+
+int kopt_config_load_index(struct kopt_config *out, git_repository *repo,
+			   git_index *index, const char *label)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	int ret = load_blob(out, kopt_repo_read_index(&text, repo, index,
+						      ".kopt"), &text, label);
+
+	kopt_buf_release(&text);
+	return ret;
 }

@@ -110,6 +110,16 @@ int kopt_config_load_file(struct kopt_config *out, const char *path,
 /* Load .kopt text held in memory (a blob at some revision). */
 int kopt_config_load_buf(struct kopt_config *out, const char *data,
 			 size_t len, const char *label);
+/*
+ * The settings committed in `tree` or staged in `index` (their `.kopt`
+ * alone, no git configuration): what the gate and review read, so that
+ * a change cannot loosen its own checks.  `label` names the file in
+ * messages.  KOPT_ENOTFOUND (not printed) when there is no `.kopt`.
+ */
+int kopt_config_load_tree(struct kopt_config *out, git_repository *repo,
+			  const git_tree *tree, const char *label);
+int kopt_config_load_index(struct kopt_config *out, git_repository *repo,
+			   git_index *index, const char *label);
 void kopt_config_release(struct kopt_config *cfg);
 
 const struct kopt_kernel *kopt_config_kernel(const struct kopt_config *cfg,
@@ -120,6 +130,12 @@ const struct kopt_language *
 kopt_config_language(const struct kopt_config *cfg, const char *name);
 /* The language catalog path (configured or the default), owned by caller. */
 char *kopt_language_catalog_path(const struct kopt_language *lang);
+/*
+ * Every catalog of the settings, appended to `out`: the shared one
+ * (configured or the default) first, then each language's, once each.
+ */
+void kopt_config_catalogs(struct kopt_strvec *out,
+			  const struct kopt_config *cfg);
 
 const char *kopt_control_name(enum kopt_control c);
 enum kopt_control kopt_control_parse(const char *s);

@@ -1175,14 +1175,7 @@ int kopt_gate_run(struct kopt_gate *g)
 	kopt_strvec_init(&c.catalogs);
 	kopt_strvec_init(&c.catalog_problems);
 	c.kroot = cfg->knowledge ? cfg->knowledge : KOPT_DEFAULT_KNOWLEDGE;
-	kopt_strvec_push(&c.catalogs, cfg->catalog ? cfg->catalog :
-			 KOPT_DEFAULT_CATALOG);
-	for (i = 0; i < cfg->languages_nr; i++) {
-		char *p = kopt_language_catalog_path(&cfg->languages[i]);
-		if (p && !kopt_strvec_has(&c.catalogs, p))
-			kopt_strvec_push(&c.catalogs, p);
-		free(p);
-	}
+	kopt_config_catalogs(&c.catalogs, cfg);
 	if (g->message && kopt_trailers_parse(&c.trailers, g->message,
 					      g->comment_char)) {
 		ret = -1;
@@ -1313,34 +1306,109 @@ next:
 	return ret;
 }
 
-static int config_blob(struct kopt_config *out, int found,
-		       const struct kopt_buf *text, const char *label)
+struct walk_state {
+	kopt_gate_commit_fn fn;
+	void *data;
+	int violations;
+};
+
+static int count_commit(const git_commit *commit, const struct kopt_gate *g,
+			void *data)
 {
-	if (found == KOPT_ENOTFOUND)
-		return KOPT_ENOTFOUND;
-	if (found)
-		return found;
-	return kopt_config_load_buf(out, text->buf, text->len, label);
+	struct walk_state *w = data;
+
+	w->violations += (int)g->nr;
+	return w->fn(commit, g, w->data);
 }
 
-int kopt_gate_config_tree(struct kopt_config *out, git_repository *repo,
-			  const git_tree *tree, const char *label)
+/* The settings at `from`: 0, KOPT_ENOTFOUND, or a reported failure. */
+static int settings_at(struct kopt_config *out, git_repository *repo,
+		       const git_oid *from, const char *label)
 {
-	struct kopt_buf text = KOPT_BUF_INIT;
-	int ret = config_blob(out, kopt_repo_read_tree(&text, repo, tree,
-						       ".kopt"), &text, label);
+	git_commit *c = NULL;
+	git_tree *tree = NULL;
+	int ret = KOPT_ENOTFOUND;
 
-	kopt_buf_release(&text);
+	if (!git_commit_lookup(&c, repo, from) && !git_commit_tree(&tree, c))
+		ret = kopt_config_load_tree(out, repo, tree, label);
+	git_error_clear();
+	git_tree_free(tree);
+	git_commit_free(c);
 	return ret;
 }
 
-int kopt_gate_config_index(struct kopt_config *out, git_repository *repo,
-			   git_index *index, const char *label)
+int kopt_gate_walk(git_repository *repo, git_revwalk *walk,
+		   const git_oid *base, const git_oid *tip,
+		   kopt_gate_commit_fn fn, void *data)
 {
-	struct kopt_buf text = KOPT_BUF_INIT;
-	int ret = config_blob(out, kopt_repo_read_index(&text, repo, index,
-							".kopt"), &text, label);
+	struct kopt_config cfg = KOPT_CONFIG_INIT;
+	struct walk_state w = { fn, data, 0 };
+	git_oid *ids = NULL, id, from;
+	size_t nr = 0, alloc = 0;
+	git_commit *c = NULL;
+	int ret = KOPT_ENOTFOUND, err, have_from = 0;
 
-	kopt_buf_release(&text);
+	while (!(err = git_revwalk_next(&id, walk))) {
+		KOPT_ALLOC_GROW(ids, nr + 1, alloc);
+		git_oid_cpy(&ids[nr++], &id);
+	}
+	if (err != GIT_ITEROVER) {
+		free(ids);
+		return kopt_error("cannot walk the commits: %s",
+				  kopt_git_error("unknown error"));
+	}
+	if (!nr) {
+		free(ids);
+		return 0;
+	}
+	if (base) {
+		git_oid_cpy(&from, base);
+		have_from = 1;
+	} else if (!git_commit_lookup(&c, repo, &ids[0]) &&
+		   git_commit_parentcount(c)) {
+		git_oid_cpy(&from, git_commit_parent_id(c, 0));
+		have_from = 1;
+	}
+	git_commit_free(c);
+	if (have_from)
+		ret = settings_at(&cfg, repo, &from, ".kopt (base)");
+	if (ret == KOPT_ENOTFOUND && tip)
+		ret = settings_at(&cfg, repo, tip, ".kopt");
+	if (!ret) {
+		ret = kopt_gate_commits(repo, &cfg, ids, nr, count_commit, &w);
+		if (!ret)
+			ret = w.violations;
+	} else if (ret == KOPT_ENOTFOUND) {
+		ret = 0;        /* not a kernel repository: nothing to enforce */
+	} else {
+		ret = -1;
+	}
+	kopt_config_release(&cfg);
+	free(ids);
 	return ret;
+}
+
+void kopt_gate_format_commit(struct kopt_buf *out, const git_commit *commit,
+			     const struct kopt_gate *g)
+{
+	git_buf short_id = GIT_BUF_INIT;
+	const char *id;
+	size_t i;
+
+	if (git_object_short_id(&short_id, (const git_object *)commit) < 0) {
+		git_error_clear();
+		id = git_oid_tostr_s(git_commit_id(commit));
+	} else {
+		id = short_id.ptr;
+	}
+	for (i = 0; i < g->nr; i++) {
+		const struct kopt_violation *v = &g->violations[i];
+		kopt_buf_addf(out, "%s %s %s", id, v->rule, v->what);
+		if (v->fix.nr)
+			kopt_buf_addf(out, "; fix: %s", v->fix.v[0]);
+		kopt_buf_addch(out, '\n');
+	}
+	if (g->skip_reason)
+		kopt_buf_addf(out, "%s learn-skip %s\n", id, g->skip_reason);
+	git_buf_dispose(&short_id);
 }

@@ -95,15 +95,24 @@ typedef int (*kopt_gate_commit_fn)(const git_commit *commit,
 int kopt_gate_commits(git_repository *repo, const struct kopt_config *cfg,
 		      const git_oid *ids, size_t nr, kopt_gate_commit_fn fn,
 		      void *data);
-
 /*
- * The settings committed in `tree` (its `.kopt`), which the gate reads
- * so that a change cannot loosen its own gate; `label` names the file in
- * messages.  KOPT_ENOTFOUND (not printed) when the tree has no `.kopt`.
+ * Judge the commits `walk` yields (oldest first) as kopt_gate_commits()
+ * does, with the settings committed at `base` (NULL: the first parent
+ * of the oldest commit), else at `tip` (may be NULL), so that a change
+ * cannot loosen its own gate.  With settings at neither, the range is
+ * not a kernel repository's and nothing is judged.  Returns the number
+ * of violations, fn's non-zero value, or a negative code (reported).
  */
-int kopt_gate_config_tree(struct kopt_config *out, git_repository *repo,
-			  const git_tree *tree, const char *label);
-int kopt_gate_config_index(struct kopt_config *out, git_repository *repo,
-			   git_index *index, const char *label);
+int kopt_gate_walk(git_repository *repo, git_revwalk *walk,
+		   const git_oid *base, const git_oid *tip,
+		   kopt_gate_commit_fn fn, void *data);
+/*
+ * The lines of a judged commit: "<short id> <rule> <what>[; fix:
+ * <first command>]" per violation, and "<short id> learn-skip <reason>"
+ * for a skip.
+ */
+void kopt_gate_format_commit(struct kopt_buf *out, const git_commit *commit,
+			     const struct kopt_gate *g);
+
 
 #endif

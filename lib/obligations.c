@@ -84,6 +84,7 @@ static void load_knowledge(struct kopt_obligations *ob)
 			   KOPT_DEFAULT_KNOWLEDGE;
 	struct kopt_source src;
 	struct kopt_strvec langs = KOPT_STRVEC_INIT;
+	struct kopt_strvec catalogs = KOPT_STRVEC_INIT;
 	struct kopt_buf path = KOPT_BUF_INIT, data = KOPT_BUF_INIT;
 	size_t i;
 
@@ -101,15 +102,11 @@ static void load_knowledge(struct kopt_obligations *ob)
 			      langs.v[i]);
 		add_dir(ob, &src, path.buf);
 	}
-	if (!kopt_source_read(&src, ob->cfg->catalog ? ob->cfg->catalog :
-			      KOPT_DEFAULT_CATALOG, &data, NULL))
-		kopt_buf_addbuf(&ob->knowledge, &data);
-	for (i = 0; i < ob->cfg->languages_nr; i++) {
-		char *cat = kopt_language_catalog_path(&ob->cfg->languages[i]);
-		if (cat && !kopt_source_read(&src, cat, &data, NULL))
+	kopt_config_catalogs(&catalogs, ob->cfg);
+	for (i = 0; i < catalogs.nr; i++)
+		if (!kopt_source_read(&src, catalogs.v[i], &data, NULL))
 			kopt_buf_addbuf(&ob->knowledge, &data);
-		free(cat);
-	}
+	kopt_strvec_clear(&catalogs);
 	kopt_strvec_clear(&langs);
 	kopt_buf_release(&path);
 	kopt_buf_release(&data);
