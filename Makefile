@@ -4,6 +4,7 @@
 #   make test            install missing packages, build, run every test
 #   make test-asan       the same under AddressSanitizer and UBSan
 #   make fuzz            run each fuzz harness FUZZ_TIME seconds (60)
+#   make test-crash      kill each writing step at every one of its writes
 #   make demo            the whole cycle on the bundled example
 #   make install PREFIX=/usr/local DESTDIR=
 #   make V=1             show the commands
@@ -174,6 +175,11 @@ test: deps
 test-asan:
 	@$(MAKE) --no-print-directory test BUILD=build-asan SANITIZE=1
 
+test-crash: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) KOPT_KILL_POINTS=all KOPT_TEST_TIMEOUT=3600 \
+		tests/run tests/cli/crash-*.bats
+
 test-valgrind: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS)
 	@BUILD=$(BUILD) KOPT_VALGRIND=1 tests/run
@@ -200,7 +206,7 @@ install: all
 clean:
 	rm -rf build build-asan $(FUZZ_BUILD) git-kopt $(INJECT_LIB) tests/gpu/kernels
 
-.PHONY: all deps test test-asan test-valgrind test-gpu demo install clean inject \
+.PHONY: all deps test test-asan test-crash test-valgrind test-gpu demo install clean inject \
 	fuzz fuzz-build fuzz-bins
 
 -include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(BUILD)/lib/inject/window.d \

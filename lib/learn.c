@@ -283,6 +283,9 @@ static int file_exists(const char *path)
 	return !access(path, F_OK);
 }
 
+/* Two learn new at once: the second waits for the catalog this long. */
+#define KOPT_LEARN_LOCK_WAIT_MS 10000
+
 int kopt_learn_new(const struct kopt_kb *kb, const char *top,
 		   const struct kopt_learn_request *req,
 		   struct kopt_buf *report)
@@ -340,7 +343,8 @@ int kopt_learn_new(const struct kopt_kb *kb, const char *top,
 		    *have->detail->name)
 			title_for_row = have->detail->name;
 		if ((ret = kopt_mkdir_parents(cpath)) ||
-		    (ret = kopt_lock_acquire(&clock, cpath)))
+		    (ret = kopt_lock_acquire_timeout(&clock, cpath,
+						     KOPT_LEARN_LOCK_WAIT_MS)))
 			goto done;
 		/* read under the lock, so that the ID is ours */
 		if (kopt_buf_read_file(&cattext, cpath) && errno != ENOENT) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -76,7 +77,37 @@ int kopt_mkdir_parents(const char *path)
 	return ret;
 }
 
+static int acquire(struct kopt_lock *lk, const char *path, int quiet);
+
 int kopt_lock_acquire(struct kopt_lock *lk, const char *path)
+{
+	return acquire(lk, path, 0);
+}
+
+int kopt_lock_acquire_timeout(struct kopt_lock *lk, const char *path,
+			      long timeout_ms)
+{
+	long waited = 0, step = 1;
+	int ret;
+
+	while ((ret = acquire(lk, path, 1)) == KOPT_ELOCKED &&
+	       waited < timeout_ms) {
+		struct timespec ts = { 0, step * 1000000L };
+		free(lk->path);
+		lk->path = NULL;
+		nanosleep(&ts, NULL);
+		waited += step;
+		if (step < 50)
+			step *= 2;
+	}
+	if (ret != KOPT_ELOCKED)
+		return ret;
+	free(lk->path);
+	lk->path = NULL;
+	return acquire(lk, path, 0);
+}
+
+static int acquire(struct kopt_lock *lk, const char *path, int quiet)
 {
 	struct stat st;
 
@@ -91,9 +122,10 @@ int kopt_lock_acquire(struct kopt_lock *lk, const char *path)
 		free(lk->lock_path);
 		lk->lock_path = NULL;
 		if (e == EEXIST) {
-			kopt_error("cannot lock '%s': '%s.lock' exists; another "
-				   "git kopt may be running, otherwise remove it",
-				   path, path);
+			if (!quiet)
+				kopt_error("cannot lock '%s': '%s.lock' exists; "
+					   "another git kopt may be running, "
+					   "otherwise remove it", path, path);
 			return KOPT_ELOCKED;
 		}
 		return kopt_error("cannot create '%s.lock': %s", path,

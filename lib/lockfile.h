@@ -30,6 +30,12 @@ struct kopt_lock {
 #define KOPT_LOCK_INIT { NULL, NULL, -1, 0644, NULL }
 
 int kopt_lock_acquire(struct kopt_lock *lk, const char *path);
+/*
+ * The same, waiting up to `timeout_ms` for another git kopt to let go of
+ * the lock: for a file that two steps may both append to (a catalog).
+ */
+int kopt_lock_acquire_timeout(struct kopt_lock *lk, const char *path,
+			      long timeout_ms);
 int kopt_lock_write(struct kopt_lock *lk, const void *data, size_t len);
 int kopt_lock_commit(struct kopt_lock *lk);
 void kopt_lock_rollback(struct kopt_lock *lk);

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -93,6 +96,49 @@ static void test_second_writer_is_locked_out(void **state)
 	free(path);
 }
 
+static void test_waiting_for_a_lock(void **state)
+{
+	struct kopt_lock a = KOPT_LOCK_INIT, b = KOPT_LOCK_INIT;
+	char *path = at("catalog"), *lock = at("catalog.lock");
+	pid_t pid;
+	int status;
+
+	(void)state;
+	/* held all along: one message after the wait */
+	assert_int_equal(kopt_lock_acquire(&a, path), 0);
+	kopt_buf_reset(&messages);
+	assert_int_equal(kopt_lock_acquire_timeout(&b, path, 30), KOPT_ELOCKED);
+	assert_true(kopt_starts_with(messages.buf, "error: cannot lock '"));
+	assert_ptr_equal(strchr(messages.buf, '\n'),
+			 messages.buf + messages.len - 1);
+	kopt_lock_rollback(&b);
+	kopt_lock_rollback(&a);
+
+	/* let go of by another process while we wait: ours */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct timespec ts = { 0, 200 * 1000000L };
+		int fd = open(lock, O_WRONLY | O_CREAT | O_EXCL, 0666);
+		if (fd < 0)
+			_exit(1);
+		nanosleep(&ts, NULL);
+		unlink(lock);
+		_exit(0);
+	}
+	for (status = 0; !exists(lock) && status < 2000; status++) {
+		struct timespec ms = { 0, 1000000L };
+		nanosleep(&ms, NULL);
+	}
+	assert_true(exists(lock));
+	assert_int_equal(kopt_lock_acquire_timeout(&b, path, 5000), 0);
+	kopt_lock_rollback(&b);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(status, 0);
+	free(lock);
+	free(path);
+}
+
 static void test_rollback_leaves_target(void **state)
 {
 	struct kopt_lock lk = KOPT_LOCK_INIT, never = KOPT_LOCK_INIT;
@@ -163,6 +209,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		MESSAGES_TEST(test_replace_is_atomic),
 		MESSAGES_TEST(test_second_writer_is_locked_out),
+		MESSAGES_TEST(test_waiting_for_a_lock),
 		MESSAGES_TEST(test_rollback_leaves_target),
 		MESSAGES_TEST(test_write_file_atomic_makes_parents),
 		MESSAGES_TEST(test_file_in_the_way),

@@ -1,0 +1,65 @@
+#!/usr/bin/env bats
+# Each writing step killed with SIGKILL at random points of its writes
+# (tests/cli/crash.bash): no torn file, git fsck clean, a rerun completes.
+# KOPT_KILL_POINTS=all kills every step at every point (make test-crash).
+
+load helper
+load crash
+
+GPU="$FIXTURES/gpu"
+
+# A repository with git-kopt's files and a kernel with v0, committed.
+kernel_repo() {
+	setup_repo
+	git kopt init -q
+	git kopt kernel add mla-decode --language cuda-c \
+		--source 'kernels/mla_decode/{version}' --run 'true {b}' \
+		--target 'spec-decode duration_us <= 60' >/dev/null
+	mkdir -p kernels/mla_decode/v0
+	printf '__global__ void mla_decode_kernel(void) {}\n' \
+		>kernels/mla_decode/v0/mla_decode.cu
+	git add -A
+	git commit -q -m "Start mla-decode"
+}
+
+@test "init killed halfway" {
+	setup_repo
+	kill_check "$REPO" git kopt init -q
+}
+
+@test "kernel add killed halfway" {
+	kernel_repo
+	kill_check "$REPO" git kopt kernel add mm --language cuda-c \
+		--source 'kernels/mm/{version}' --run 'true'
+}
+
+@test "profile --replay killed halfway" {
+	kernel_repo
+	kill_check "$REPO" git kopt profile mla-decode v0 --trial decode \
+		--replay "$GPU/mla-decode-v0-decode.json"
+}
+
+@test "design killed halfway" {
+	kernel_repo
+	git kopt profile mla-decode v0 --trial decode \
+		--replay "$GPU/mla-decode-v0-decode.json" 2>/dev/null >&2
+	git add -A
+	git commit -q -m "Profile mla-decode v0"
+	kill_check "$REPO" git kopt design mla-decode --to v1 --title "split KV"
+}
+
+@test "verify --replay killed halfway" {
+	kernel_repo
+	git kopt profile mla-decode v0 --trial decode \
+		--replay "$GPU/mla-decode-v0-decode.json" 2>/dev/null >&2
+	git add -A
+	git commit -q -m "Profile mla-decode v0"
+	git kopt design mla-decode --to v1 --title "split KV" >/dev/null 2>&1
+	kill_check "$REPO" git kopt verify mla-decode v1 --trial decode \
+		--replay "$GPU/mla-decode-v1-decode.json"
+}
+
+@test "learn new killed halfway" {
+	kernel_repo
+	kill_check "$REPO" git kopt learn new optimization "split KV loads"
+}
