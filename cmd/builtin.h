@@ -86,6 +86,7 @@ int kopt_print_gate_commit(const git_commit *commit,
 				 struct kopt_ctx *ctx)
 CMD(analyze);
 CMD(check);
+CMD(cycle);
 CMD(design);
 CMD(device);
 CMD(evaluate);
@@ -100,5 +101,6 @@ CMD(review);
 CMD(select);
 CMD(status);
 CMD(strategize);
+CMD(tune);
 
 #endif

@@ -16,10 +16,12 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "designer.h"
 #include "progress.h"
 #include "devlog.h"
 #include "lockfile.h"
 #include "repo.h"
+#include "runner.h"
 #include "trailers.h"
 #include "scaffold.h"
 #include "paths.h"
@@ -27,7 +29,8 @@
 
 static const char *const design_usage[] = {
 	"git kopt design <kernel> [--from <version>] [--to <version>] "
-	"[--task <file>] [--title <text>]",
+	"[--task <file>] [--title <text>]\n"
+	"                       [--agent[=<name>]] [--timeout <seconds>]",
 	NULL
 };
 
@@ -667,6 +670,121 @@ static void print_prompt(struct design *d)
 	kopt_buf_release(&list);
 }
 
+/* ---- the designer agent ---- */
+
+/*
+ * The version made by an agent in a worktree of its own under
+ * .git/kopt/worktrees; this work tree moves to its branch afterwards, as
+ * design without an agent does.
+ */
+static int design_with_agent(struct design *d, const char *agent_name,
+			     const char *task_file, const char *title,
+			     int timeout_s)
+{
+	struct kopt_agent agent = KOPT_AGENT_INIT;
+	struct kopt_designer w;
+	struct kopt_buf exe = KOPT_BUF_INIT, branch = KOPT_BUF_INIT;
+	char head[GIT_OID_HEXSZ + 1];
+	char *wt, *logs;
+	int ret;
+
+	if (kopt_agent_lookup(&agent, d->ctx->repo, agent_name))
+		exit(128);
+	if (kopt_self_exe(&exe))
+		exit(128);
+	git_oid_tostr(head, sizeof(head), &d->head_id);
+	wt = kopt_xstrfmt("%skopt/worktrees/%s-%s",
+			  git_repository_commondir(d->ctx->repo),
+			  d->kernel->name, d->to);
+	logs = kopt_xstrfmt("%skopt/agents/%s",
+			    git_repository_commondir(d->ctx->repo),
+			    d->kernel->name);
+	kopt_designer_init(&w);
+	w.top = d->ctx->top;
+	w.exe = exe.buf;
+	w.kernel = d->kernel->name;
+	w.from = d->from;
+	w.to = d->to;
+	w.base = head;
+	w.task_file = task_file;
+	w.title = title;
+	w.worktree = wt;
+	w.version_dir = d->to_dir.buf;
+	w.devlog = d->devlog_path.buf;
+	w.agent = &agent;
+	w.timeout_s = timeout_s;
+	w.log_dir = logs;
+	fprintf(stderr, "designing %s %s from %s with agent '%s' in %s\n",
+		d->kernel->name, d->to, d->from, agent.name, wt);
+	ret = kopt_designer_run(&w);
+	kopt_repo_branch_name(&branch, d->kernel->name, d->to);
+	if (ret < 0 && ret != KOPT_EINVALID) {
+		kopt_worktree_remove(d->ctx->top, wt);
+		fprintf(stderr, "fatal: nothing was changed\n");
+		ret = 128;
+		goto done;
+	}
+	kopt_worktree_remove(d->ctx->top, wt);
+	if (ret == KOPT_EINVALID) {
+		fprintf(stderr, "error: %s %s was refused: %s\n",
+			d->kernel->name, d->to, w.why.buf);
+		fprintf(stderr, "the branch '%s' keeps the scaffold; the "
+			"agent's output is in %s/%s.agent.out\n", branch.buf,
+			logs, d->to);
+		ret = 1;
+		goto done;
+	}
+	{
+		struct kopt_child c = KOPT_CHILD_INIT;
+		struct kopt_buf have = KOPT_BUF_INIT;
+		char *task = kopt_ctx_path(d->ctx, d->task_path.buf);
+		/*
+		 * the task strategize left here is in the branch now: the
+		 * checkout brings the same bytes back
+		 */
+		int moved = d->task.len && !kopt_buf_read_file(&have, task) &&
+			    have.len == d->task.len &&
+			    !memcmp(have.buf, d->task.buf, have.len) &&
+			    !unlink(task);
+		kopt_strvec_push(&c.args, "git");
+		kopt_strvec_push(&c.args, "checkout");
+		kopt_strvec_push(&c.args, "-q");
+		kopt_strvec_push(&c.args, branch.buf);
+		c.dir = d->ctx->top;
+		c.flags = KOPT_CHILD_NO_STDIN | KOPT_CHILD_OUT_TO_ERR;
+		if (kopt_child_run(&c) || c.exit_code) {
+			if (moved)
+				kopt_write_file_atomic(task, have.buf, have.len,
+						       0644);
+			fprintf(stderr, "hint: switch to it with 'git checkout "
+				"%s'\n", branch.buf);
+		} else
+			fprintf(stderr, "Switched to branch '%s'\n",
+				branch.buf);
+		kopt_child_release(&c);
+		kopt_buf_release(&have);
+		free(task);
+	}
+	fprintf(stderr, "designed %s %s with agent '%s' in %.0f s: %s\n",
+		d->kernel->name, d->to, agent.name, w.agent_s, w.commit.buf);
+	{
+		struct kopt_buf block = KOPT_BUF_INIT;
+		kopt_summary_render_devlog(&block, &w.summary, agent.name);
+		fputs(block.buf, stdout);
+		kopt_buf_release(&block);
+	}
+	printf("Next: git kopt verify %s %s\n", d->kernel->name, d->to);
+	ret = 0;
+done:
+	kopt_designer_release(&w);
+	kopt_agent_release(&agent);
+	kopt_buf_release(&exe);
+	kopt_buf_release(&branch);
+	free(wt);
+	free(logs);
+	return ret;
+}
+
 /* ---- the step ---- */
 
 /*
@@ -785,7 +903,8 @@ static void choose_versions(struct design *d, const char *from_opt,
 int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	const char *from_opt = NULL, *to_opt = NULL, *task_opt = NULL;
-	const char *title = NULL;
+	const char *title = NULL, *agent = NULL;
+	int timeout_s = 0;
 	const struct kopt_option options[] = {
 		OPT_STRING(0, "from", &from_opt, "version",
 			   "the version to start from (default: the task's, "
@@ -796,6 +915,11 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 			   "the Optimization Task to hand to the designer"),
 		OPT_STRING(0, "title", &title, "text",
 			   "a brief description for the devlog entry"),
+		OPT_OPTSTRING("agent", &agent, "name",
+			      "let an agent design it (default: kopt.agent, "
+			      "else claude)"),
+		OPT_INT(0, "timeout", &timeout_s, "seconds",
+			"the agent's time limit (default: its setting)"),
 		OPT_END()
 	};
 	struct design d;
@@ -875,6 +999,22 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 	if (!strcmp(d.from, d.to))
 		kopt_die("cannot design %s from itself", d.to);
 	check_clean(&d);
+	if (agent) {
+		char *task_abs = NULL;
+		if (task_opt)
+			task_abs = task_opt[0] == '/' ? kopt_strdup(task_opt) :
+				   kopt_xstrfmt("%s%s%s", ctx->top, ctx->prefix,
+						task_opt);
+		else if (d.task_existed)
+			task_abs = kopt_ctx_path(ctx, d.task_path.buf);
+		if (timeout_s < 0)
+			kopt_usage_error(design_usage, options, "--timeout "
+					 "must be positive");
+		ret = design_with_agent(&d, *agent ? agent : NULL, task_abs,
+					title, timeout_s);
+		free(task_abs);
+		goto done;
+	}
 
 	kopt_rename_init(&d.rename, kopt_version_number(d.from),
 			 kopt_version_number(d.to),

@@ -32,6 +32,8 @@ static const struct cmd_struct commands[] = {
 	  "overview, versions, best results, target gap, open obligations" },
 	{ "check", cmd_check, KOPT_NEED_REPO,
 	  "run the hooks' rules over a range of commits (for CI)" },
+	{ "cycle", cmd_cycle, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "the whole cycle, unattended, with designer agents" },
 	{ "design", cmd_design, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "start a new version of a kernel on its own branch" },
 	{ "device", cmd_device, 0,
@@ -58,6 +60,8 @@ static const struct cmd_struct commands[] = {
 	  "where each kernel is in the cycle, and what to run next" },
 	{ "strategize", cmd_strategize, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "write the optimization task for the next version" },
+	{ "tune", cmd_tune, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "the best configuration of a version within a budget, cached" },
 	{ "verify", cmd_verify, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "profile a new version and judge it against its parent" },
 };

@@ -37,7 +37,9 @@ void kopt_usage_with_options(const char *const *usage,
 			kopt_buf_addstr(&sb, ", ");
 		if (o->long_name)
 			kopt_buf_addf(&sb, "--%s", o->long_name);
-		if (o->type != KOPT_OPTION_BOOL)
+		if (o->type == KOPT_OPTION_OPTSTRING)
+			kopt_buf_addf(&sb, "[=<%s>]", o->argh ? o->argh : "value");
+		else if (o->type != KOPT_OPTION_BOOL)
 			kopt_buf_addf(&sb, " <%s>", o->argh ? o->argh : "value");
 		if (sb.len < 26)
 			kopt_buf_addchars(&sb, ' ', 26 - sb.len);
@@ -93,11 +95,14 @@ int kopt_parse_options(int argc, const char **argv,
 	for (i = 0; i < nopts; i++) {
 		const struct kopt_option *o = &opts[i];
 		int has_arg = o->type == KOPT_OPTION_BOOL ? no_argument :
-			      required_argument;
+			      o->type == KOPT_OPTION_OPTSTRING ?
+			      optional_argument : required_argument;
 		if (o->short_name) {
 			kopt_buf_addch(&shorts, o->short_name);
-			if (has_arg)
+			if (has_arg == required_argument)
 				kopt_buf_addch(&shorts, ':');
+			else if (has_arg == optional_argument)
+				kopt_buf_addstr(&shorts, "::");
 		}
 		longs[n].name = o->long_name;
 		longs[n].has_arg = has_arg;
@@ -144,6 +149,9 @@ int kopt_parse_options(int argc, const char **argv,
 			break;
 		case KOPT_OPTION_STRING:
 			*(const char **)o->value = optarg;
+			break;
+		case KOPT_OPTION_OPTSTRING:
+			*(const char **)o->value = optarg ? optarg : "";
 			break;
 		case KOPT_OPTION_INT: {
 			char *end;

@@ -18,6 +18,7 @@ enum kopt_option_type {
 	KOPT_OPTION_STRING,
 	KOPT_OPTION_INT,
 	KOPT_OPTION_STRING_LIST,
+	KOPT_OPTION_OPTSTRING,  /* --name or --name=<value>: "" or the value */
 };
 
 struct kopt_option {
@@ -33,6 +34,8 @@ struct kopt_option {
 #define OPT_BOOL(s, l, v, h) { KOPT_OPTION_BOOL, (s), (l), (v), NULL, (h) }
 #define OPT_STRING(s, l, v, a, h) { KOPT_OPTION_STRING, (s), (l), (v), (a), (h) }
 #define OPT_INT(s, l, v, a, h) { KOPT_OPTION_INT, (s), (l), (v), (a), (h) }
+#define OPT_OPTSTRING(l, v, a, h) \
+	{ KOPT_OPTION_OPTSTRING, 0, (l), (v), (a), (h) }
 #define OPT_STRING_LIST(s, l, v, a, h) \
 	{ KOPT_OPTION_STRING_LIST, (s), (l), (v), (a), (h) }
 

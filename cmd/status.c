@@ -21,6 +21,7 @@
 
 #include "analysis.h"
 #include "builtin.h"
+#include "cycle.h"
 #include "devlog.h"
 #include "hooks.h"
 #include "learn.h"
@@ -30,6 +31,19 @@
 #include "verdict.h"
 #include "paths.h"
 #include "banned.h"
+
+/* The kernel's unattended cycle, when one ran: one line under its row. */
+static void cycle_line(struct kopt_ctx *ctx, const char *kernel)
+{
+	struct kopt_buf line = KOPT_BUF_INIT;
+
+	if (!kopt_cycle_status(&line, ctx->repo, kernel, 1)) {
+		kopt_buf_rtrim(&line);
+		printf("%-16s %s ('git kopt cycle %s --status')\n", "",
+		       line.buf, kernel);
+	}
+	kopt_buf_release(&line);
+}
 
 static const char *const status_usage[] = {
 	"git kopt status [--json]",
@@ -401,6 +415,7 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 				       r->disagree == 1 ? "" : "s", r->kernel);
 			if (r->skip)
 				printf("%-16s LEARN skipped: %s\n", "", r->skip);
+			cycle_line(ctx, r->kernel);
 		}
 	}
 	for (i = 0; i < cfg->kernels_nr; i++) {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,7 +31,8 @@ void kopt_child_release(struct kopt_child *c)
 	kopt_buf_release(&c->err);
 }
 
-static void exec_child(struct kopt_child *c, int outfd, int errfd)
+static void exec_child(struct kopt_child *c, int outfd, int errfd,
+		       pid_t parent)
 {
 	const char *sh_argv[] = { "/bin/sh", "-c", NULL, NULL };
 	const char *const *argv = c->args.v;
@@ -38,6 +40,9 @@ static void exec_child(struct kopt_child *c, int outfd, int errfd)
 
 	setpgid(0, 0);
 	signal(SIGPIPE, SIG_DFL);
+	if ((c->flags & KOPT_CHILD_DIE_WITH_PARENT) &&
+	    (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent))
+		_exit(127);
 	if (c->flags & KOPT_CHILD_NO_STDIN) {
 		int fd = open("/dev/null", O_RDONLY);
 		if (fd >= 0) {
@@ -73,7 +78,7 @@ int kopt_child_run(struct kopt_child *c)
 	int op[2] = { -1, -1 }, ep[2] = { -1, -1 };
 	struct pollfd pfd[2];
 	double start = now_s();
-	pid_t pid;
+	pid_t pid, parent;
 	int status = 0, killed = 0;
 
 	if (!c->args.nr)
@@ -86,6 +91,7 @@ int kopt_child_run(struct kopt_child *c)
 	if (((c->flags & KOPT_CHILD_CAPTURE_OUT) && pipe(op)) ||
 	    ((c->flags & KOPT_CHILD_CAPTURE_ERR) && pipe(ep)))
 		return kopt_error("cannot create a pipe: %s", strerror(errno));
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		int e = errno;
@@ -98,9 +104,11 @@ int kopt_child_run(struct kopt_child *c)
 			close(op[0]);
 		if (ep[0] >= 0)
 			close(ep[0]);
-		exec_child(c, op[1], ep[1]);
+		exec_child(c, op[1], ep[1], parent);
 	}
 	setpgid(pid, pid);
+	if (c->started)
+		c->started(pid, c->started_data);
 	if (op[1] >= 0)
 		close(op[1]);
 	if (ep[1] >= 0)

@@ -19,6 +19,8 @@
  * status 128 + n (its command killed by signal n) is reported as signal n.
  */
 
+#include <sys/types.h>
+
 #include "buf.h"
 #include "strvec.h"
 
@@ -28,6 +30,8 @@ enum kopt_child_flags {
 	KOPT_CHILD_SHELL = 1 << 2,
 	KOPT_CHILD_NO_STDIN = 1 << 3,
 	KOPT_CHILD_OUT_TO_ERR = 1 << 4,
+	/* killed (SIGKILL) when the process that started it dies */
+	KOPT_CHILD_DIE_WITH_PARENT = 1 << 5,
 };
 
 struct kopt_child {
@@ -42,6 +46,9 @@ struct kopt_child {
 	int signal;
 	int timed_out;
 	double wall_s;
+	/* called in the parent once the child runs (its pid is its group) */
+	void (*started)(pid_t pid, void *data);
+	void *started_data;
 };
 
 #define KOPT_CHILD_INIT { KOPT_STRVEC_INIT, KOPT_STRVEC_INIT, NULL, 0, 0, \
