@@ -124,8 +124,7 @@ int cmd_plot(int argc, const char **argv, struct kopt_ctx *ctx)
 						NULL);
 		}
 	}
-	if (kopt_filetx_commit(&tx, &err)) {
-		kopt_error("%s", err.buf);
+	if (kopt_filetx_commit(&tx)) {
 		ret = 128;
 		goto done;
 	}
