@@ -140,6 +140,15 @@ tests/gpu/kernels: tests/gpu/kernels.cu
 	$(QUIET_LINK)$(NVCC) -O2 -gencode arch=compute_80,code=sm_80 \
 		-gencode arch=compute_90,code=sm_90 -o $@ $< -ldl
 
+# bench/tune: the tuning strategies replayed on a recorded table.
+$(BUILD)/bench/tune: bench/tune.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(CFLAGS) $(KOPT_CFLAGS) $(LDFLAGS) -o $@ $^ \
+		$(PKG_LIBS)
+
+bench-tune: $(BUILD)/bench/tune
+	$(BUILD)/bench/tune $(wildcard tests/fixtures/tuning/mla-decode-*.tsv)
+
 inject: $(INJECT_LIB)
 
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))
@@ -206,7 +215,7 @@ install: all
 clean:
 	rm -rf build build-asan $(FUZZ_BUILD) git-kopt $(INJECT_LIB) tests/gpu/kernels
 
-.PHONY: all deps test test-asan test-crash test-valgrind test-gpu demo install clean inject \
+.PHONY: bench-tune all deps test test-asan test-crash test-valgrind test-gpu demo install clean inject \
 	fuzz fuzz-build fuzz-bins
 
 -include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(BUILD)/lib/inject/window.d \

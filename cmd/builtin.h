@@ -100,5 +100,6 @@ CMD(review);
 CMD(select);
 CMD(status);
 CMD(strategize);
+CMD(tune);
 
 #endif

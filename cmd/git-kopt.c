@@ -58,6 +58,8 @@ static const struct cmd_struct commands[] = {
 	  "where each kernel is in the cycle, and what to run next" },
 	{ "strategize", cmd_strategize, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "write the optimization task for the next version" },
+	{ "tune", cmd_tune, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "the best configuration of a version within a budget, cached" },
 	{ "verify", cmd_verify, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "profile a new version and judge it against its parent" },
 };

@@ -188,6 +188,15 @@ static int learn_lint(int argc, const char **argv, struct kopt_ctx *ctx)
 	load_kb_or_die(&kb, ctx, NULL);
 	kopt_problems_format(&out, &kb.problems);
 	fputs(out.buf, stdout);
+	{
+		/* prose triggers are judgement calls: a warning at most */
+		struct kopt_problems warn = KOPT_PROBLEMS_INIT;
+		kopt_kb_prose_warnings(&kb, &warn);
+		for (i = 0; i < warn.nr; i++)
+			kopt_warning("%s:%d: %s", warn.v[i].file,
+				     warn.v[i].line, warn.v[i].what);
+		kopt_problems_clear(&warn);
+	}
 	for (i = 0; i < kb.catalogs_nr; i++)
 		catalogs += kb.catalogs[i].exists;
 	files = kb.details_nr;

@@ -40,17 +40,18 @@
 static const char *const profile_usage[] = {
 	"git kopt profile <kernel> <version> [--trial <name> | --config "
 	"b=<b>,s=<s>,t=<t>]...\n"
-	"                        [--replay <capture>]... "
-	"[--save-captures <dir>] [--json] [--no-devlog] [--verbose]",
+	"                        [--replay <capture>]... [--force] "
+	"[--save-captures <dir>] [--json]\n"
+	"                        [--no-devlog] [--verbose]",
 	NULL
 };
 
 static const char *const verify_usage[] = {
 	"git kopt verify <kernel> <version> [--trial <name> | --config "
 	"b=<b>,s=<s>,t=<t>]...\n"
-	"                       [--replay <capture>]... "
-	"[--save-captures <dir>] [--commit] [--json] [--no-devlog]\n"
-	"                       [--verbose]",
+	"                       [--replay <capture>]... [--force] "
+	"[--save-captures <dir>] [--commit] [--json]\n"
+	"                       [--no-devlog] [--verbose]",
 	NULL
 };
 
@@ -444,298 +445,455 @@ static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	return ret;
 }
 
-int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
-		      int verify)
+/* Everything one PROFILE or VERIFY holds, from the options to the files. */
+struct profile_job {
+	int verify;
+	/* options */
+	struct kopt_strvec trials, configs, replays;
+	int json, no_devlog, verbose, commit, force;
+	const char *save_dir;
+	/* what to measure */
+	const struct kopt_config *cfg;
+	const struct kopt_kernel *k;
+	const char *version;
+	struct trial_req *reqs;
+	size_t nreq;
+	struct kopt_buf src;            /* the version's source directory */
+	char *tree;                     /* its git tree id, or NULL */
+	char *inject;
+	struct kopt_device dev;
+	int have_dev;
+	struct kopt_bench m;
+	/* what is there */
+	char *rpath, *parent, *ppath, *dpath;
+	struct kopt_results res, pres;
+	int have_parent, have_devlog, have_kb;
+	struct kopt_devlog dl;
+	struct kopt_kb kb;
+	char date[32];
+	/* what was measured, one entry per request */
+	struct kopt_results_entry *entries;
+};
+
+static void quiet(const char *prefix, const char *msg)
 {
-	struct kopt_strvec trials = KOPT_STRVEC_INIT, configs = KOPT_STRVEC_INIT;
-	struct kopt_strvec replays = KOPT_STRVEC_INIT;
-	int json = 0, no_devlog = 0, verbose = 0, commit = 0;
-	const char *save_dir = NULL;
+	(void)prefix;
+	(void)msg;
+}
+
+static void parse_args(struct profile_job *j, int argc, const char **argv,
+		       struct kopt_ctx *ctx)
+{
 	struct kopt_option options[] = {
-		OPT_STRING_LIST(0, "trial", &trials, "name",
+		OPT_STRING_LIST(0, "trial", &j->trials, "name",
 				"a trial of .kopt (default: all of them)"),
-		OPT_STRING_LIST(0, "config", &configs, "b=..,s=..,t=..",
+		OPT_STRING_LIST(0, "config", &j->configs, "b=..,s=..,t=..",
 				"an ad-hoc configuration"),
-		OPT_STRING_LIST(0, "replay", &replays, "capture",
+		OPT_STRING_LIST(0, "replay", &j->replays, "capture",
 				"use a recorded capture instead of the GPU, "
 				"one per trial in order"),
-		OPT_STRING(0, "save-captures", &save_dir, "dir",
+		OPT_BOOL(0, "force", &j->force,
+			 "replay a capture of another command, version or "
+			 "device"),
+		OPT_STRING(0, "save-captures", &j->save_dir, "dir",
 			   "keep the raw captures as "
 			   "<dir>/<kernel>-<version>-<trial>.json"),
-		OPT_BOOL(0, "json", &json, "print the results entries as JSON"),
-		OPT_BOOL(0, "no-devlog", &no_devlog,
+		OPT_BOOL(0, "json", &j->json,
+			 "print the results entries as JSON"),
+		OPT_BOOL(0, "no-devlog", &j->no_devlog,
 			 "do not write the devlog performance blocks"),
-		OPT_BOOL('v', "verbose", &verbose,
+		OPT_BOOL('v', "verbose", &j->verbose,
 			 "show the benchmark's output"),
-		OPT_BOOL(0, "commit", &commit,
+		/* verify's alone: the last before the end, dropped below */
+		OPT_BOOL(0, "commit", &j->commit,
 			 "commit the results with the verdict's trailers "
 			 "(the hooks run)"),
 		OPT_END()
 	};
-	const char *const *usage = verify ? verify_usage : profile_usage;
+	const char *const *usage = j->verify ? verify_usage : profile_usage;
+	size_t i;
 
-	if (!verify) {
-		/* --commit belongs to verify alone: drop it from the table */
+	if (!j->verify) {
 		struct kopt_option end = OPT_END();
 		options[KOPT_ARRAY_SIZE(options) - 2] = end;
 	}
-	const struct kopt_config *cfg;
-	const struct kopt_kernel *k;
-	const char *version;
-	struct trial_req *reqs = NULL;
-	size_t nreq = 0, i;
-	struct kopt_bench m = KOPT_BENCH_INIT;
-	struct kopt_results res = KOPT_RESULTS_INIT, pres = KOPT_RESULTS_INIT;
-	struct kopt_buf out = KOPT_BUF_INIT, src = KOPT_BUF_INIT;
-	struct kopt_buf err = KOPT_BUF_INIT;
-	struct kopt_vars vars = { NULL, NULL, NULL, 0, 0, 0, 0 };
-	char *rpath = NULL, *parent = NULL, *ppath = NULL, *inject = NULL;
-	char *tree = NULL, date[32];
-	struct kopt_device dev;
-	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
-	struct kopt_filetx tx = KOPT_FILETX_INIT;
-	struct kopt_buf js = KOPT_BUF_INIT;
-	char *dpath = NULL;
-	int have_dev = 0, ret = 0, have_parent = 0, have_devlog = 0;
-	struct kopt_kb kb = KOPT_KB_INIT;
-	int have_kb = 0;
-
 	argc = kopt_parse_options(argc, argv, options, usage, 0);
 	if (argc != 2)
 		kopt_usage_error(usage, options,
 				 argc < 2 ? "which kernel and version?" :
 				 "too many arguments");
-	cfg = kopt_ctx_config_or_die(ctx);
-	k = kopt_ctx_kernel_or_die(ctx, argv[0]);
-	version = argv[1];
-	if (!kopt_version_valid(version))
-		kopt_die("bad version '%s' (expected v0, v1, ...)", version);
+	j->cfg = kopt_ctx_config_or_die(ctx);
+	j->k = kopt_ctx_kernel_or_die(ctx, argv[0]);
+	j->version = argv[1];
+	if (!kopt_version_valid(j->version))
+		kopt_die("bad version '%s' (expected v0, v1, ...)", j->version);
 
-	for (i = 0; i < trials.nr; i++) {
-		const struct kopt_trial *t = kopt_config_trial(cfg, trials.v[i]);
+	for (i = 0; i < j->trials.nr; i++) {
+		const struct kopt_trial *t = kopt_config_trial(j->cfg,
+							       j->trials.v[i]);
 		if (!t)
 			kopt_die("unknown trial '%s' (see [trial] in .kopt)",
-				 trials.v[i]);
-		reqs = kopt_realloc(reqs, (nreq + 1) * sizeof(*reqs));
-		reqs[nreq].trial = t->name;
-		reqs[nreq].b = t->b;
-		reqs[nreq].s = t->s;
-		reqs[nreq++].t = t->t;
+				 j->trials.v[i]);
+		j->reqs = kopt_realloc(j->reqs, (j->nreq + 1) *
+				       sizeof(*j->reqs));
+		j->reqs[j->nreq].trial = t->name;
+		j->reqs[j->nreq].b = t->b;
+		j->reqs[j->nreq].s = t->s;
+		j->reqs[j->nreq++].t = t->t;
 	}
-	for (i = 0; i < configs.nr; i++) {
-		reqs = kopt_realloc(reqs, (nreq + 1) * sizeof(*reqs));
-		if (parse_config(configs.v[i], &reqs[nreq]))
+	for (i = 0; i < j->configs.nr; i++) {
+		j->reqs = kopt_realloc(j->reqs, (j->nreq + 1) *
+				       sizeof(*j->reqs));
+		if (parse_config(j->configs.v[i], &j->reqs[j->nreq]))
 			kopt_usage_error(usage, options, "bad --config "
 					 "'%s' (expected b=32,s=1,t=4096)",
-					 configs.v[i]);
-		nreq++;
+					 j->configs.v[i]);
+		j->nreq++;
 	}
-	if (!nreq) {
-		if (!cfg->trials_nr)
+	if (!j->nreq) {
+		if (!j->cfg->trials_nr)
 			kopt_die("no trials in .kopt; add one or use --config");
-		reqs = kopt_calloc(cfg->trials_nr, sizeof(*reqs));
-		for (i = 0; i < cfg->trials_nr; i++) {
-			reqs[nreq].trial = cfg->trials[i].name;
-			reqs[nreq].b = cfg->trials[i].b;
-			reqs[nreq].s = cfg->trials[i].s;
-			reqs[nreq++].t = cfg->trials[i].t;
+		j->reqs = kopt_calloc(j->cfg->trials_nr, sizeof(*j->reqs));
+		for (i = 0; i < j->cfg->trials_nr; i++) {
+			j->reqs[j->nreq].trial = j->cfg->trials[i].name;
+			j->reqs[j->nreq].b = j->cfg->trials[i].b;
+			j->reqs[j->nreq].s = j->cfg->trials[i].s;
+			j->reqs[j->nreq++].t = j->cfg->trials[i].t;
 		}
 	}
 	/* a capture that cannot be read stops us before anything is done */
-	for (i = 0; i < replays.nr; i++)
-		if (access(replays.v[i], R_OK))
-			kopt_die("cannot read capture '%s': %s", replays.v[i],
-				 strerror(errno));
-	if (replays.nr && replays.nr != nreq)
+	for (i = 0; i < j->replays.nr; i++)
+		if (access(j->replays.v[i], R_OK))
+			kopt_die("cannot read capture '%s': %s",
+				 j->replays.v[i], strerror(errno));
+	if (j->replays.nr && j->replays.nr != j->nreq)
 		kopt_usage_error(usage, options, "%zu captures for %zu "
 				 "trials: give one --replay per trial, in "
-				 "order", replays.nr, nreq);
+				 "order", j->replays.nr, j->nreq);
+}
 
-	vars.kernel = k;
-	vars.version = version;
-	if (kopt_config_expand(&src, k->source, &vars, &err))
-		kopt_die(".kopt: kernel '%s': source: %s", k->name, err.buf);
-	if (!replays.nr) {
-		char *dir = kopt_ctx_path(ctx, src.buf);
+/*
+ * PREPARE: the options, the configuration, every file that is read
+ * (a broken one stops us before the GPU), the GPU and the build.
+ */
+static void prepare(struct profile_job *j, int argc, const char **argv,
+		    struct kopt_ctx *ctx)
+{
+	struct kopt_vars vars = { NULL, NULL, NULL, 0, 0, 0, 0 };
+	struct kopt_buf err = KOPT_BUF_INIT;
+	int ret;
+
+	parse_args(j, argc, argv, ctx);
+	vars.kernel = j->k;
+	vars.version = j->version;
+	if (kopt_config_expand(&j->src, j->k->source, &vars, &err))
+		kopt_die(".kopt: kernel '%s': source: %s", j->k->name, err.buf);
+	kopt_buf_release(&err);
+	if (!j->replays.nr) {
+		char *dir = kopt_ctx_path(ctx, j->src.buf);
 		int missing = access(dir, F_OK);
 		free(dir);
 		if (missing)
 			kopt_die("no sources for %s %s: '%s' does not exist",
-				 k->name, version, src.buf);
-		inject = kopt_bench_find_inject();
-		if (!inject)
+				 j->k->name, j->version, j->src.buf);
+		j->inject = kopt_bench_find_inject();
+		if (!j->inject)
 			kopt_die("libkopt-inject.so is not built: build git-kopt "
 				 "where the CUDA toolkit is installed, or set "
 				 "KOPT_INJECT_LIB; to use recorded captures, "
 				 "pass --replay");
-		/*
-		 * The test suite runs stand-in benchmarks that write recorded
-		 * captures; they need no GPU, and the capture names the device.
-		 */
-		if (!getenv("KOPT_TEST_NO_DEVICE")) {
-			if (kopt_device_query(&dev, cfg->gpu))
-				kopt_die("no GPU to measure on; to use recorded "
-					 "captures, pass --replay");
-			have_dev = 1;
-			kopt_device_cache_load(&dev);
+	}
+	/*
+	 * The test suite runs stand-in benchmarks that write recorded
+	 * captures; they need no GPU, and the capture names the device.
+	 * A replay looks for the GPU only to tell a capture of another
+	 * device: none is no error then.
+	 */
+	if (!getenv("KOPT_TEST_NO_DEVICE")) {
+		kopt_report_fn old = NULL;
+		if (j->replays.nr)
+			old = kopt_error_set_routine(quiet);
+		ret = kopt_device_query(&j->dev, j->cfg->gpu);
+		if (j->replays.nr)
+			kopt_error_set_routine(old);
+		if (ret && !j->replays.nr)
+			kopt_die("no GPU to measure on; to use recorded "
+				 "captures, pass --replay");
+		if (!ret) {
+			j->have_dev = 1;
+			kopt_device_cache_load(&j->dev);
 		}
 	}
 
-	/* Read what is there first: a broken file stops us before the GPU. */
-	rpath = results_path(ctx, k->name, version);
-	ret = kopt_results_read_file(&res, rpath, k->name, version);
+	j->rpath = results_path(ctx, j->k->name, j->version);
+	ret = kopt_results_read_file(&j->res, j->rpath, j->k->name,
+				     j->version);
 	if (ret == KOPT_ENOTFOUND) {
-		res.kernel = kopt_strdup(k->name);
-		res.version = kopt_strdup(version);
+		j->res.kernel = kopt_strdup(j->k->name);
+		j->res.version = kopt_strdup(j->version);
 		ret = 0;
 	}
 	if (ret)
 		exit(128);
-	parent = find_parent(ctx, k->name, version, &res);
-	if (parent && !res.parent)
-		res.parent = kopt_strdup(parent);
-	if (parent) {
-		ppath = results_path(ctx, k->name, parent);
-		ret = kopt_results_read_file(&pres, ppath, k->name, parent);
+	j->parent = find_parent(ctx, j->k->name, j->version, &j->res);
+	if (j->parent && !j->res.parent)
+		j->res.parent = kopt_strdup(j->parent);
+	if (j->parent) {
+		j->ppath = results_path(ctx, j->k->name, j->parent);
+		ret = kopt_results_read_file(&j->pres, j->ppath, j->k->name,
+					     j->parent);
 		if (ret && ret != KOPT_ENOTFOUND)
 			exit(128);
-		have_parent = !ret;
-		ret = 0;
+		j->have_parent = !ret;
 	}
-	tree = version_tree(ctx, src.buf);
-	now_iso(date, sizeof(date));
-	if (!no_devlog)
-		have_devlog = load_devlog(ctx, k->name, version, src.buf, &dl,
-					  &dpath);
+	j->tree = version_tree(ctx, j->src.buf);
+	now_iso(j->date, sizeof(j->date));
+	if (!j->no_devlog)
+		j->have_devlog = load_devlog(ctx, j->k->name, j->version,
+					     j->src.buf, &j->dl, &j->dpath);
 
-	if (!replays.nr) {
-		m.kernel = k;
-		m.version = version;
-		m.top = ctx->top;
-		m.inject_lib = inject;
-		m.timeout_s = cfg->timeout_s;
-		m.verbose = verbose;
-		m.gpu = cfg->gpu;
-		if (kopt_bench_lock_gpu(&m) || kopt_bench_build(&m))
+	if (!j->replays.nr) {
+		j->m.kernel = j->k;
+		j->m.version = j->version;
+		j->m.top = ctx->top;
+		j->m.inject_lib = j->inject;
+		j->m.timeout_s = j->cfg->timeout_s;
+		j->m.verbose = j->verbose;
+		j->m.gpu = j->cfg->gpu;
+		if (kopt_bench_lock_gpu(&j->m) || kopt_bench_build(&j->m))
 			exit(128);
 	}
 	{
 		struct kopt_kb_source ksrc;
 		kopt_kb_source_worktree(&ksrc, ctx->top);
-		have_kb = !kopt_kb_load(&kb, &ksrc, cfg, k->language) &&
-			  kb.entries_nr;
+		j->have_kb = !kopt_kb_load(&j->kb, &ksrc, j->cfg,
+					   j->k->language) && j->kb.entries_nr;
 	}
-	for (i = 0; i < nreq; i++) {
-		struct kopt_results_entry e;
-		struct kopt_bench_run run = KOPT_BENCH_RUN_INIT;
-		const struct kopt_results_entry *pe = NULL;
-		const char *capture;
+}
 
-		kopt_results_entry_init(&e);
-		if (replays.nr) {
-			capture = replays.v[i];
-			e.b = e.b_requested = reqs[i].b;
-			e.replayed = 1;
-			e.replay_source = kopt_strdup(capture);
+/* The run command of a request, as the benchmark would run it. */
+static char *run_command(const struct profile_job *j,
+			 const struct trial_req *r)
+{
+	struct kopt_vars vars = { j->k, j->version, NULL, r->b, r->s, r->t,
+				  1 };
+	struct kopt_buf cmd = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+
+	if (kopt_config_expand(&cmd, j->k->run, &vars, &err))
+		kopt_die(".kopt: kernel '%s': run: %s", j->k->name, err.buf);
+	kopt_buf_release(&err);
+	return kopt_buf_detach(&cmd, NULL);
+}
+
+/*
+ * MEASURE: per request, run the benchmark under the library (or take
+ * the recorded capture, if it is this program's), and turn the capture
+ * into a results entry with its conclusions.  Nothing is written yet.
+ */
+static void measure(struct profile_job *j)
+{
+	struct kopt_buf err = KOPT_BUF_INIT;
+	size_t i;
+
+	/* every capture is checked before anything is measured */
+	char **trees = kopt_calloc(j->nreq, sizeof(*trees));
+	for (i = 0; i < j->replays.nr; i++) {
+		struct kopt_capture_program want = { j->k->name, j->version,
+						     NULL, j->tree };
+		char *cmd = run_command(j, &j->reqs[i]);
+		int bad;
+		want.run = cmd;
+		bad = kopt_capture_check_program(j->replays.v[i], &want,
+						 j->have_dev ? j->dev.uuid :
+						 NULL, j->force, &trees[i]);
+		free(cmd);
+		if (bad)
+			exit(128);
+	}
+	j->entries = kopt_calloc(j->nreq, sizeof(*j->entries));
+	for (i = 0; i < j->nreq; i++) {
+		struct kopt_results_entry *e = &j->entries[i];
+		struct kopt_bench_run run = KOPT_BENCH_RUN_INIT;
+		const struct trial_req *r = &j->reqs[i];
+		const char *capture;
+		/* a replay's sources are those the capture was recorded from */
+		char *tree = trees[i];
+
+		kopt_results_entry_init(e);
+		if (j->replays.nr) {
+			capture = j->replays.v[i];
+			e->b = e->b_requested = r->b;
+			e->replayed = 1;
+			e->replay_source = kopt_strdup(capture);
 		} else {
-			if (kopt_bench_run(&m, reqs[i].b, reqs[i].s,
-					     reqs[i].t, &run)) {
+			struct kopt_capture_program prog = { j->k->name,
+				j->version, NULL, j->tree };
+			if (kopt_bench_run(&j->m, r->b, r->s, r->t, &run)) {
 				kopt_bench_run_release(&run);
 				exit(128);
 			}
 			capture = run.capture;
-			e.b = run.b;
-			e.b_requested = run.b_requested;
+			e->b = run.b;
+			e->b_requested = run.b_requested;
+			prog.run = run.command;
+			if (kopt_capture_set_program(capture, &prog)) {
+				kopt_bench_run_release(&run);
+				exit(128);
+			}
 		}
-		e.s = reqs[i].s;
-		e.t = reqs[i].t;
-		e.trial = kopt_strdup(reqs[i].trial);
-		e.dtype = kopt_strdup("bfloat16");
-		e.date = kopt_strdup(date);
-		e.tool_version = kopt_strdup(KOPT_VERSION);
-		e.tree = kopt_strdup(tree);
+		e->s = r->s;
+		e->t = r->t;
+		e->trial = kopt_strdup(r->trial);
+		e->dtype = kopt_strdup("bfloat16");
+		e->date = kopt_strdup(j->date);
+		e->tool_version = kopt_strdup(KOPT_VERSION);
+		e->tree = tree ? tree : kopt_strdup(j->tree);
 		/* a capture that cannot be used is not left behind either */
-		if (kopt_capture_read_file(&e, capture, k->stages) ||
-		    (save_dir && !replays.nr &&
-		     save_capture(save_dir, k->name, version, &reqs[i],
+		if (kopt_capture_read_file(e, capture, j->k->stages) ||
+		    (j->save_dir && !j->replays.nr &&
+		     save_capture(j->save_dir, j->k->name, j->version, r,
 				  capture))) {
 			kopt_bench_run_release(&run);
 			exit(128);
 		}
-		if (have_dev) {
-			e.device.peak_tflops = dev.peak_tflops > 0 ?
-					       dev.peak_tflops : NAN;
-			e.device.peak_gbps = dev.peak_gbps;
-			if (dev.measured_gbps > 0) {
-				e.device.measured_gbps = dev.measured_gbps;
-				e.device.measured_tflops = dev.measured_tflops;
+		if (j->have_dev && !j->replays.nr) {
+			e->device.peak_tflops = j->dev.peak_tflops > 0 ?
+						j->dev.peak_tflops : NAN;
+			e->device.peak_gbps = j->dev.peak_gbps;
+			if (j->dev.measured_gbps > 0) {
+				e->device.measured_gbps = j->dev.measured_gbps;
+				e->device.measured_tflops =
+					j->dev.measured_tflops;
 			}
 		}
 		kopt_bench_run_release(&run);
 		kopt_buf_reset(&err);
-		if (kopt_profile_roofline(&e, k, &err))
-			kopt_die(".kopt: kernel '%s': flops/bytes: %s", k->name,
-				 err.buf);
-		kopt_profile_classify(&e);
-		if (have_kb)
-			catalog_opportunities(&kb, cfg, k, version, &e);
-		if (!e.opportunities_nr)
-			kopt_profile_metric_opportunities(&e);
-		if (have_parent)
-			pe = kopt_results_find_like(&pres, &e);
+		if (kopt_profile_roofline(e, j->k, &err))
+			kopt_die(".kopt: kernel '%s': flops/bytes: %s",
+				 j->k->name, err.buf);
+		kopt_profile_classify(e);
+		if (j->have_kb)
+			catalog_opportunities(&j->kb, j->cfg, j->k, j->version,
+					      e);
+		if (!e->opportunities_nr)
+			kopt_profile_metric_opportunities(e);
+	}
+	free(trees);
+	kopt_buf_release(&err);
+}
+
+/*
+ * WRITE: the contracts, the devlog blocks and the results, which land
+ * together or not at all; VERIFY's verdict after them.
+ */
+static int write_results(struct profile_job *j, struct kopt_ctx *ctx)
+{
+	struct kopt_filetx tx = KOPT_FILETX_INIT;
+	struct kopt_buf out = KOPT_BUF_INIT, js = KOPT_BUF_INIT;
+	struct kopt_buf err = KOPT_BUF_INIT;
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < j->nreq; i++) {
+		struct kopt_results_entry *e = &j->entries[i];
+		const struct kopt_results_entry *pe = NULL;
+
+		const struct kopt_results_entry *old;
+
+		if (j->have_parent)
+			pe = kopt_results_find_like(&j->pres, e);
+		old = kopt_results_find(&j->res, e->trial, e->b_requested,
+					e->s, e->t);
+		if (old && !kopt_results_same_entry_device(&old->device,
+								  &e->device))
+			kopt_warning("%s %s: %s was measured on %s before; "
+				     "both entries stay in the results, and "
+				     "the devlog block now shows %s",
+				     j->k->name, j->version, e->trial ?
+				     e->trial : "this configuration",
+				     old->device.name ? old->device.name :
+				     "another device", e->device.name ?
+				     e->device.name : "this device");
 		kopt_buf_reset(&out);
-		kopt_profile_contract(&out, k->name, version, &e, parent, pe);
-		if (!json)
+		kopt_profile_contract(&out, j->k->name, j->version, e,
+				      j->parent, pe);
+		if (!j->json)
 			fputs(out.buf, stdout);
-		if (have_devlog) {
+		if (j->have_devlog) {
 			struct kopt_devlog_edit edit;
-			if (kopt_render_put_results(&dl, version, &e, pe, &edit))
+			if (kopt_render_put_results(&j->dl, j->version, e, pe,
+						    &edit))
 				exit(128);
 		}
-		kopt_results_put(&res, &e);
-		kopt_results_entry_release(&e);
+		kopt_results_put(&j->res, e);
 	}
-	/* the results and the devlog land together or not at all */
-	kopt_results_format(&js, &res);
-	kopt_filetx_add(&tx, rpath, rpath + strlen(ctx->top), js.buf, js.len,
-			0, NULL);
-	if (have_devlog)
-		kopt_filetx_add(&tx, dpath, dpath + strlen(ctx->top),
-				dl.text.buf, dl.text.len,
-				0, NULL);
+	kopt_results_format(&js, &j->res);
+	kopt_filetx_add(&tx, j->rpath, j->rpath + strlen(ctx->top), js.buf,
+			js.len, 0, NULL);
+	if (j->have_devlog)
+		kopt_filetx_add(&tx, j->dpath, j->dpath + strlen(ctx->top),
+				j->dl.text.buf, j->dl.text.len, 0, NULL);
 	if (kopt_filetx_commit(&tx, &err))
 		kopt_die("%s", err.buf);
-	if (json && !verify)
+	if (j->json && !j->verify)
 		fputs(js.buf, stdout);
-	fprintf(stderr, "wrote %s\n", rpath + strlen(ctx->top));
-	if (have_devlog)
-		fprintf(stderr, "wrote %s\n", dpath + strlen(ctx->top));
-	if (verify)
-		ret = verdict(ctx, cfg, k->name, version, parent,
-			      have_parent ? &pres : NULL, &res, rpath,
-			      have_devlog ? dpath : NULL, json ? &js : NULL,
-			      commit);
-
-	kopt_bench_unlock_gpu(&m);
-	kopt_devlog_release(&dl);
-	kopt_kb_release(&kb);
+	fprintf(stderr, "wrote %s\n", j->rpath + strlen(ctx->top));
+	if (j->have_devlog)
+		fprintf(stderr, "wrote %s\n", j->dpath + strlen(ctx->top));
+	if (j->verify)
+		ret = verdict(ctx, j->cfg, j->k->name, j->version, j->parent,
+			      j->have_parent ? &j->pres : NULL, &j->res,
+			      j->rpath, j->have_devlog ? j->dpath : NULL,
+			      j->json ? &js : NULL, j->commit);
 	kopt_filetx_release(&tx);
 	kopt_buf_release(&js);
-	free(dpath);
-	kopt_results_release(&res);
-	kopt_results_release(&pres);
 	kopt_buf_release(&out);
-	kopt_buf_release(&src);
 	kopt_buf_release(&err);
-	kopt_strvec_clear(&trials);
-	kopt_strvec_clear(&configs);
-	kopt_strvec_clear(&replays);
-	free(reqs);
-	free(rpath);
-	free(ppath);
-	free(parent);
-	free(inject);
-	free(tree);
+	return ret;
+}
+
+static void release_job(struct profile_job *j)
+{
+	size_t i;
+
+	kopt_bench_unlock_gpu(&j->m);
+	kopt_devlog_release(&j->dl);
+	kopt_kb_release(&j->kb);
+	for (i = 0; j->entries && i < j->nreq; i++)
+		kopt_results_entry_release(&j->entries[i]);
+	free(j->entries);
+	kopt_results_release(&j->res);
+	kopt_results_release(&j->pres);
+	kopt_buf_release(&j->src);
+	kopt_strvec_clear(&j->trials);
+	kopt_strvec_clear(&j->configs);
+	kopt_strvec_clear(&j->replays);
+	free(j->reqs);
+	free(j->rpath);
+	free(j->ppath);
+	free(j->dpath);
+	free(j->parent);
+	free(j->inject);
+	free(j->tree);
+}
+
+int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
+		      int verify)
+{
+	struct profile_job j = {
+		.verify = verify,
+		.trials = KOPT_STRVEC_INIT, .configs = KOPT_STRVEC_INIT,
+		.replays = KOPT_STRVEC_INIT, .src = KOPT_BUF_INIT,
+		.m = KOPT_BENCH_INIT, .res = KOPT_RESULTS_INIT,
+		.pres = KOPT_RESULTS_INIT, .dl = KOPT_DEVLOG_INIT,
+		.kb = KOPT_KB_INIT,
+	};
+	int ret;
+
+	prepare(&j, argc, argv, ctx);
+	measure(&j);
+	ret = write_results(&j, ctx);
+	release_job(&j);
 	return ret;
 }
 

@@ -107,6 +107,16 @@ void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
 	kopt_kb_source_worktree(&src, ctx->top);
 	if (kopt_kb_load(kb, &src, cfg, k->language))
 		exit(128);
+	{
+		/* what looks like a mistyped metric is judged, not evaluated */
+		struct kopt_problems warn = KOPT_PROBLEMS_INIT;
+		size_t i;
+		kopt_kb_prose_warnings(kb, &warn);
+		for (i = 0; i < warn.nr; i++)
+			kopt_warning("%s:%d: %s", warn.v[i].file,
+				     warn.v[i].line, warn.v[i].what);
+		kopt_problems_clear(&warn);
+	}
 	if (kb->problems.nr) {
 		size_t i;
 		kopt_problems_format(&probs, &kb->problems);

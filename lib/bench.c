@@ -10,6 +10,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "error.h"
 #include "runner.h"
 #include "banned.h"
@@ -174,11 +175,15 @@ void kopt_bench_run_release(struct kopt_bench_run *r)
 		unlink(r->capture);
 	free(r->capture);
 	r->capture = NULL;
+	free(r->command);
+	r->command = NULL;
+	free(r->second_failed);
+	r->second_failed = NULL;
 	kopt_buf_release(&r->out);
 }
 
 static int run_once(struct kopt_bench *m, long b, long s, long t,
-		    struct kopt_bench_run *out, int *oom)
+		    struct kopt_bench_run *out, int *oom, const char *first)
 {
 	const struct kopt_kernel *k = m->kernel;
 	struct kopt_vars vars = { k, m->version, NULL, b, s, t, 1 };
@@ -209,18 +214,26 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 		unlink(out->capture);
 	free(out->capture);
 	out->capture = kopt_buf_detach(&tmpl, NULL);
-	fprintf(stderr, "running %s %s at b=%ld, s=%ld, t=%ld: %s\n", k->name,
-		m->version, b, s, t, cmd.buf);
+	if (first)
+		fprintf(stderr, "running %s %s again to sample the kernels "
+			"launched too few times\n", k->name, m->version);
+	else
+		fprintf(stderr, "running %s %s at b=%ld, s=%ld, t=%ld: %s\n",
+			k->name, m->version, b, s, t, cmd.buf);
+	free(out->command);
+	out->command = kopt_strdup(cmd.buf);
 	setup_child(m, &c, cmd.buf);
 	kopt_strvec_pushf(&c.env, "CUDA_INJECTION64_PATH=%s", m->inject_lib);
 	kopt_strvec_pushf(&c.env, "KOPT_INJECT_OUT=%s", out->capture);
+	if (first)
+		kopt_strvec_pushf(&c.env, "KOPT_INJECT_FIRST_RUN=%s", first);
 	if (m->gpu)
 		kopt_strvec_pushf(&c.env, "CUDA_VISIBLE_DEVICES=%d", m->gpu);
 	if (kopt_child_run(&c)) {
 		ret = -1;
 		goto done;
 	}
-	out->wall_s = c.wall_s;
+	out->wall_s += c.wall_s;
 	if (c.exit_code != 0) {
 		struct kopt_buf how = KOPT_BUF_INIT, all = KOPT_BUF_INIT;
 		kopt_buf_addbuf(&all, &c.out);
@@ -229,6 +242,11 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 		if (!c.timed_out && !c.signal &&
 		    contains_ci(&all, "out of memory")) {
 			*oom = 1;
+		} else if (first) {
+			/* the second run is the caller's to give up on */
+			free(out->second_failed);
+			out->second_failed = kopt_buf_detach(&how, NULL);
+			ret = 1;
 		} else {
 			show_tail("the benchmark", &all);
 			if (c.timed_out)
@@ -254,6 +272,12 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 	}
 	if (m->verbose)
 		fprintf(stderr, "%s", c.out.buf);
+	if (access(out->capture, R_OK) && first) {
+		free(out->second_failed);
+		out->second_failed = kopt_strdup("it wrote no capture");
+		ret = 1;
+		goto done;
+	}
 	if (access(out->capture, R_OK)) {
 		show_tail("the benchmark", &c.err);
 		ret = kopt_error("the benchmark of %s %s ran, but the "
@@ -283,7 +307,8 @@ int kopt_bench_run(struct kopt_bench *m, long b, long s, long t,
 	out->s = s;
 	out->t = t;
 	for (;;) {
-		ret = run_once(m, cur, s, t, out, &oom);
+		out->wall_s = 0;
+		ret = run_once(m, cur, s, t, out, &oom, NULL);
 		if (ret)
 			return ret;
 		if (!oom)
@@ -298,5 +323,30 @@ int kopt_bench_run(struct kopt_bench *m, long b, long s, long t,
 		cur /= 2;
 	}
 	out->b = cur;
-	return 0;
+	out->runs = 1;
+	if (kopt_capture_needs_second_run(out->capture,
+					  m->kernel->stages) > 0) {
+		char *first = out->capture;
+		out->capture = NULL;
+		ret = run_once(m, cur, s, t, out, &oom, first);
+		out->runs = 2;
+		if (ret > 0 || (!ret && oom)) {
+			/* keep what the first run measured, and say so */
+			kopt_warning("the second run of %s %s failed (%s): the "
+				     "kernels it was to sample stay unmeasured",
+				     m->kernel->name, m->version,
+				     out->second_failed ? out->second_failed :
+				     "out of GPU memory");
+			if (out->capture)
+				unlink(out->capture);
+			free(out->capture);
+			out->capture = first;
+			first = NULL;
+			ret = 0;
+		}
+		if (first)
+			unlink(first);
+		free(first);
+	}
+	return ret;
 }

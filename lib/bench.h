@@ -11,7 +11,14 @@
  * kopt_bench_run() runs `run` with CUDA_INJECTION64_PATH and
  * KOPT_INJECT_OUT set, with a timeout; when the benchmark reports CUDA
  * out-of-memory it halves b and runs again (down to b=1), recording what
- * was asked and what ran.  The GPU is held with an advisory lock for the
+ * was asked and what ran.  When the capture leaves a stage unsampled
+ * because the benchmark launched it too few times to get past the
+ * library's warm-up (kopt_capture_needs_second_run()), it runs the
+ * benchmark a second time with KOPT_INJECT_FIRST_RUN, which samples
+ * those kernels on their last launches and merges the first run's
+ * capture with its own: the run's capture is then the merged one.  A
+ * second run that fails (a crash, a hang) is a warning: the capture is
+ * the first run's, and its stages say they were not measured.  The GPU is held with an advisory lock for the
  * whole profile (kopt_bench_lock_gpu()), so two profiles never share it.
  *
  * Every failure is one kopt_error() line naming the cause (build failed,
@@ -40,11 +47,16 @@ struct kopt_bench_run {
 	long b, s, t;           /* what ran */
 	long b_requested;
 	char *capture;          /* path of the capture file, owned */
+	char *command;          /* the run command after substitution */
 	struct kopt_buf out;    /* the benchmark's stdout */
-	double wall_s;
+	double wall_s;          /* both runs when there were two */
+	int runs;               /* 1, or 2 with a second run */
+	char *second_failed;    /* how the second run failed, or NULL: the
+				   capture is then the first run's */
 };
 
-#define KOPT_BENCH_RUN_INIT { 0, 0, 0, 0, NULL, KOPT_BUF_INIT, 0 }
+#define KOPT_BENCH_RUN_INIT { 0, 0, 0, 0, NULL, NULL, KOPT_BUF_INIT, 0, 0, \
+	NULL }
 
 /* Where libkopt-inject.so is: $KOPT_INJECT_LIB, installed, source tree. */
 char *kopt_bench_find_inject(void);

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "device.h"
 #include "error.h"
+#include "lockfile.h"
 #include "banned.h"
 
 #define M_DURATION "gpu__time_duration.sum"
@@ -129,8 +130,95 @@ static int check_kernel_name(const char *name, struct kopt_buf *shown)
 	return -1;
 }
 
+/*
+ * Why a kernel without samples was not measured, in words, from the
+ * library's code for it (lib/inject/README.md) and what the capture says
+ * around it; `fatal` is the message of an error that kept the profiler
+ * from measuring anything, or NULL.
+ */
+static char *not_measured_reason(const cJSON *k, const cJSON *root,
+				 const char *fatal)
+{
+	const cJSON *why = cJSON_GetObjectItemCaseSensitive(k, "not_profiled");
+	const cJSON *second = cJSON_GetObjectItemCaseSensitive(root,
+							       "second_run");
+	const char *code = cJSON_IsString(why) ? why->valuestring : NULL;
+	double calls = num(k, "launch_calls"), launches = num(k, "launches");
+
+	if (fatal)
+		return kopt_xstrfmt("%s", fatal);
+	if (!code)	/* a capture from before the reasons were written */
+		code = calls < launches ? "graph" : "too-few-launches";
+	if (!strcmp(code, "graph"))
+		return kopt_strdup("launched from a CUDA graph: timed, not "
+				   "profiled (CUPTI cannot make ranges of a "
+				   "graph launch); launch it plainly for its "
+				   "metrics");
+	if (!strcmp(code, "other-context"))
+		return kopt_strdup("launched on a second CUDA context: timed, "
+				   "not profiled (only the first context is)");
+	if (!strcmp(code, "too-few-launches"))
+		return second ?
+			kopt_xstrfmt("too few launches (%.0f): the second run "
+				     "could not sample it either", launches) :
+			kopt_xstrfmt("too few launches (%.0f) to get past the "
+				     "warm-up, and no second run sampled it",
+				     launches);
+	if (!strcmp(code, "samples-failed"))
+		return kopt_strdup("its samples failed (the capture's warnings "
+				   "say why)");
+	if (!strcmp(code, "max-kernels"))
+		return kopt_strdup("more distinct kernels than "
+				   "KOPT_INJECT_MAX_KERNELS");
+	if (!strcmp(code, "filtered") || !strcmp(code, "not-asked"))
+		return kopt_strdup("not asked for (KOPT_INJECT_KERNELS or "
+				   "KOPT_INJECT_METRICS)");
+	if (!strcmp(code, "profiler-failed"))
+		return kopt_strdup("the profiler failed (the capture's errors "
+				   "say why)");
+	return kopt_xstrfmt("not profiled (%s)", code);
+}
+
+/*
+ * The profiled durations of the samples, in us, of the first run
+ * (`second` 0) or of the second; the count.
+ */
+static size_t sample_durations(const cJSON *prof, int second, double **v,
+			       size_t *cap)
+{
+	const cJSON *s;
+	size_t n = 0;
+
+	cJSON_ArrayForEach(s, prof) {
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(s, "metrics");
+		double x = num(m, M_DURATION);
+		if (isnan(x) || (num(s, "run") == 2) != second)
+			continue;
+		if (n >= *cap) {
+			*cap += 64;
+			*v = kopt_realloc(*v, *cap * sizeof(**v));
+		}
+		(*v)[n++] = x / 1000.0;
+	}
+	return n;
+}
+
+/* A kernel with no sample that ran only from CUDA graphs. */
+static int only_in_graph(const cJSON *k)
+{
+	const cJSON *why = cJSON_GetObjectItemCaseSensitive(k, "not_profiled");
+
+	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(k,
+							       "profiled")))
+		return 0;
+	if (cJSON_IsString(why))
+		return !strcmp(why->valuestring, "graph");
+	return num(k, "launch_calls") < num(k, "launches");
+}
+
 static int parse_stage(struct kopt_results_stage *st, const cJSON *k,
-		       long warmup, const char *label)
+		       long warmup, const char *label, const cJSON *root,
+		       const char *fatal)
 {
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(k, "name");
 	const cJSON *durs = cJSON_GetObjectItemCaseSensitive(k, "durations_ns");
@@ -166,38 +254,23 @@ static int parse_stage(struct kopt_results_stage *st, const cJSON *k,
 		if (cJSON_IsNumber(d) && d->valuedouble > 0)
 			v[n++] = d->valuedouble / 1000.0;
 	}
-	if (!n) {
-		/* every launch was a warm-up or profiled: use the samples */
-		const cJSON *s;
-		cJSON_ArrayForEach(s, prof) {
-			const cJSON *m = cJSON_GetObjectItemCaseSensitive(s,
-								    "metrics");
-			x = num(m, M_DURATION);
-			if (!isnan(x) && n + 1 < cap + 64) {
-				if (n >= cap) {
-					cap += 64;
-					v = kopt_realloc(v, cap * sizeof(*v));
-				}
-				v[n++] = x / 1000.0;
-			}
-		}
-	}
+	/* every launch a warm-up or profiled: the samples of this run */
+	if (!n)
+		n = sample_durations(prof, 0, &v, &cap);
 	if (!n) {
 		/* launches too few to leave warm-up: take them all */
-		idx = 0;
 		cJSON_ArrayForEach(d, durs)
 			if (cJSON_IsNumber(d) && d->valuedouble > 0)
 				v[n++] = d->valuedouble / 1000.0;
 	}
+	/* nothing timed at all: the samples of the second run */
+	if (!n)
+		n = sample_durations(prof, 1, &v, &cap);
 	set_stats(&st->duration_us, v, n);
 	free(v);
 
-	if (!cJSON_GetArraySize(prof) &&
-	    num(k, "launch_calls") < num(k, "launches"))
-		kopt_warning("%s: '%s' ran from a CUDA graph: timed, not "
-			     "profiled (CUPTI cannot profile graph launches); "
-			     "launch it plainly for its metrics", label,
-			     st->name);
+	if (!cJSON_GetArraySize(prof))
+		st->not_measured = not_measured_reason(k, root, fatal);
 	st->tc_pct = sampled(prof, M_TC);
 	st->dram_pct = sampled(prof, M_DRAM);
 	rd = sampled(prof, M_DRAM_RD);
@@ -234,6 +307,7 @@ int kopt_capture_parse(struct kopt_results_entry *e, const char *data,
 {
 	cJSON *root = cJSON_ParseWithLength(data, len);
 	const cJSON *fmt, *ver, *errs, *kernels, *dev, *cfg, *k;
+	const char *fatal = NULL;
 	long warmup;
 	double most;
 	int ret = 0;
@@ -259,10 +333,22 @@ int kopt_capture_parse(struct kopt_results_entry *e, const char *data,
 		const cJSON *first = cJSON_GetArrayItem(errs, 0);
 		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(first,
 								  "message");
-		ret = kopt_error("%s: the profiler failed: %s", label,
-				 cJSON_IsString(msg) ? msg->valuestring :
-				 "unknown error");
-		goto done;
+		const cJSON *code = cJSON_GetObjectItemCaseSensitive(first,
+								   "code");
+		/*
+		 * Counters that cannot be read leave the durations: the
+		 * stages are timed and say why they were not measured.
+		 */
+		if (cJSON_IsString(code) && cJSON_IsString(msg) &&
+		    (!strncmp(code->valuestring, "counters-", 9) ||
+		     !strcmp(code->valuestring, "metrics-unknown"))) {
+			fatal = msg->valuestring;
+		} else {
+			ret = kopt_error("%s: the profiler failed: %s", label,
+					 cJSON_IsString(msg) ? msg->valuestring
+					 : "unknown error");
+			goto done;
+		}
 	}
 	kernels = cJSON_GetObjectItemCaseSensitive(root, "kernels");
 	if (!cJSON_GetArraySize(kernels)) {
@@ -277,6 +363,8 @@ int kopt_capture_parse(struct kopt_results_entry *e, const char *data,
 	e->device.name = device_str(dev, "name");
 	free(e->device.cc);
 	e->device.cc = device_str(dev, "cc");
+	free(e->device.uuid);
+	e->device.uuid = device_str(dev, "uuid");
 	if (!isnan(num(dev, "sms")))
 		e->device.sms = (long)num(dev, "sms");
 	e->device.sm_clock_mhz = num(dev, "sm_clock_khz") / 1000.0;
@@ -310,8 +398,23 @@ int kopt_capture_parse(struct kopt_results_entry *e, const char *data,
 		/* seen only by the Activity API: the driver's own kernels */
 		if (!stages && num(k, "launch_calls") == 0)
 			continue;
-		if ((ret = parse_stage(&st, k, warmup, label)))
+		/* the Range Profiler's own, whatever the pattern */
+		if (num(k, "launch_calls") == 0 && cJSON_IsString(name) &&
+		    !strcmp(name->valuestring, "WaitNs"))
+			continue;
+		if ((ret = parse_stage(&st, k, warmup, label, root, fatal)))
 			goto done;
+		if (!fatal && only_in_graph(k)) {
+			ret = kopt_error("%s: '%s' runs only from a CUDA graph, "
+					 "and CUPTI cannot profile a graph's "
+					 "kernels: launch it plainly to measure "
+					 "it, or leave it out with "
+					 "kernel.<name>.stages", label,
+					 st.name);
+			free(st.name);
+			free(st.not_measured);
+			goto done;
+		}
 		KOPT_ALLOC_GROW(e->stages, e->stages_nr + 1, e->stages_alloc);
 		e->stages[e->stages_nr++] = st;
 	}
@@ -343,5 +446,143 @@ int kopt_capture_read_file(struct kopt_results_entry *e, const char *path,
 				  strerror(errno));
 	ret = kopt_capture_parse(e, text.buf, text.len, path, stages);
 	kopt_buf_release(&text);
+	return ret;
+}
+
+static cJSON *read_json(const char *path)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	cJSON *root;
+
+	if (kopt_buf_read_file(&text, path)) {
+		kopt_error("cannot read capture '%s': %s", path,
+			   strerror(errno));
+		return NULL;
+	}
+	root = cJSON_ParseWithLength(text.buf, text.len);
+	kopt_buf_release(&text);
+	if (!root)
+		kopt_error("%s: not a capture: the file is not JSON", path);
+	return root;
+}
+
+int kopt_capture_needs_second_run(const char *path, const char *stages)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	cJSON *root = NULL;
+	const cJSON *kernels, *k;
+	double most = 0;
+	int ret = 0;
+
+	/* nothing printed: the capture's parse says what is wrong with it */
+	if (!kopt_buf_read_file(&text, path))
+		root = cJSON_ParseWithLength(text.buf, text.len);
+	kopt_buf_release(&text);
+	if (!root)
+		return -1;
+	kernels = cJSON_GetObjectItemCaseSensitive(root, "kernels");
+	cJSON_ArrayForEach(k, kernels)
+		if (num(k, "launch_calls") != 0 && num(k, "launches") > most)
+			most = num(k, "launches");
+	cJSON_ArrayForEach(k, kernels) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(k, "name");
+		const cJSON *why = cJSON_GetObjectItemCaseSensitive(k,
+							"not_profiled");
+		if (num(k, "launch_calls") == 0 || !cJSON_IsString(why) ||
+		    (strcmp(why->valuestring, "too-few-launches") &&
+		     strcmp(why->valuestring, "samples-failed") &&
+		     strcmp(why->valuestring, "max-kernels")))
+			continue;
+		if (stages ? cJSON_IsString(name) &&
+			     !fnmatch(stages, name->valuestring, 0) :
+			     num(k, "launches") * 2 >= most)
+			ret = 1;
+	}
+	cJSON_Delete(root);
+	return ret;
+}
+
+int kopt_capture_set_program(const char *path,
+			     const struct kopt_capture_program *p)
+{
+	cJSON *root = read_json(path), *o;
+	char *text;
+	int ret;
+
+	if (!root)
+		return -1;
+	cJSON_DeleteItemFromObjectCaseSensitive(root, "program");
+	o = cJSON_AddObjectToObject(root, "program");
+	cJSON_AddStringToObject(o, "kernel", p->kernel);
+	cJSON_AddStringToObject(o, "version", p->version);
+	cJSON_AddStringToObject(o, "run", p->run);
+	if (p->tree)
+		cJSON_AddStringToObject(o, "tree", p->tree);
+	else
+		cJSON_AddNullToObject(o, "tree");
+	text = cJSON_Print(root);
+	cJSON_Delete(root);
+	ret = kopt_write_file_atomic(path, text, strlen(text), 0644);
+	cJSON_free(text);
+	return ret;
+}
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+/* One difference: an error, or with --force a warning; 0 when equal. */
+static int differs(const char *path, int force, const char *what,
+		   const char *had, const char *want)
+{
+	if (!had || !want || !strcmp(had, want))
+		return 0;
+	if (force) {
+		kopt_warning("%s: recorded from %s '%s', not '%s' (--force)",
+			     path, what, had, want);
+		return 0;
+	}
+	return kopt_error("%s: recorded from %s '%s', not '%s': profile "
+			  "again, or replay it anyway with --force", path,
+			  what, had, want);
+}
+
+int kopt_capture_check_program(const char *path,
+			       const struct kopt_capture_program *want,
+			       const char *uuid, int force, char **tree)
+{
+	cJSON *root = read_json(path);
+	const cJSON *prog, *dev;
+	int ret = 0;
+
+	*tree = NULL;
+	if (!root)
+		return -1;
+	prog = cJSON_GetObjectItemCaseSensitive(root, "program");
+	dev = cJSON_GetObjectItemCaseSensitive(root, "device");
+	if (!cJSON_IsObject(prog)) {
+		/* recorded by hand, or before captures said what they hold */
+		kopt_warning("%s: the capture does not say what it was "
+			     "recorded from: replayed as %s %s", path,
+			     want->kernel, want->version);
+		goto done;
+	}
+	if (str_of(prog, "tree"))
+		*tree = kopt_strdup(str_of(prog, "tree"));
+	if (differs(path, force, "kernel", str_of(prog, "kernel"),
+		    want->kernel) ||
+	    differs(path, force, "version", str_of(prog, "version"),
+		    want->version) ||
+	    differs(path, force, "the command", str_of(prog, "run"),
+		    want->run) ||
+	    differs(path, force, "the source tree", str_of(prog, "tree"),
+		    want->tree) ||
+	    differs(path, force, "the device", str_of(dev, "uuid"), uuid))
+		ret = -1;
+done:
+	cJSON_Delete(root);
 	return ret;
 }

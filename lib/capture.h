@@ -36,4 +36,45 @@ int kopt_capture_parse(struct kopt_results_entry *e, const char *data,
 int kopt_capture_read_file(struct kopt_results_entry *e, const char *path,
 			   const char *stages);
 
+/*
+ * Whether a first run's capture leaves a stage (chosen as above) that
+ * the library could not sample because it was launched too few times,
+ * or whose samples failed: a second run of the program samples it
+ * (KOPT_INJECT_FIRST_RUN, lib/inject/README.md).  1 yes, 0 no, -1 when
+ * the capture cannot be read (nothing printed: reading it for the
+ * results says why).
+ */
+int kopt_capture_needs_second_run(const char *path, const char *stages);
+
+/*
+ * What a capture was recorded from, kept in it as "program": the kernel
+ * and version, the run command after substitution, and the git tree id
+ * of the version's sources.  The device (name, uuid) and the kernel
+ * names are the library's own part of the capture.
+ */
+struct kopt_capture_program {
+	const char *kernel;
+	const char *version;
+	const char *run;        /* the command line that ran */
+	const char *tree;       /* may be NULL: sources not committed */
+};
+
+/* Write `p` into the capture at `path` (atomically). */
+int kopt_capture_set_program(const char *path,
+			     const struct kopt_capture_program *p);
+
+/*
+ * Before a capture is replayed: it must have been recorded from the same
+ * kernel, version and run command, from the same sources (tree) when
+ * both know it, and on the device `uuid` when one is given (the GPU of
+ * this machine).  Fails with one message naming both sides and
+ * --force; `force` makes each difference a warning instead.  A capture
+ * without a "program" (recorded by hand, or before captures recorded
+ * one) is replayed with a warning that says so.
+ * `*tree` receives the tree id the capture recorded (or NULL).
+ */
+int kopt_capture_check_program(const char *path,
+			       const struct kopt_capture_program *want,
+			       const char *uuid, int force, char **tree);
+
 #endif

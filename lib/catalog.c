@@ -108,9 +108,8 @@ static void read_triggers(struct parse *ps, struct kopt_catalog_row *r,
 	if (!lit || kopt_knowledge_placeholder(lit, &plen) >= 0)
 		return;
 	if (kopt_trigger_parse(&t, lit, r->line, &err)) {
-		problem(ps, r->line, "%s: trigger `%s` in the 'Trigger "
-			"Conditions' column: %s", r->cell[KOPT_COL_ID], lit,
-			err.buf);
+		/* not an expression over known metrics: prose to judge */
+		kopt_problems_add(&r->prose, ps->c->path, r->line, "%s", lit);
 	} else {
 		KOPT_ALLOC_GROW(r->triggers, r->triggers_nr + 1,
 				r->triggers_alloc);
@@ -346,6 +345,7 @@ void kopt_catalog_release(struct kopt_catalog *c)
 		for (k = 0; k < c->rows[i].triggers_nr; k++)
 			kopt_trigger_release(&c->rows[i].triggers[k]);
 		free(c->rows[i].triggers);
+		kopt_problems_clear(&c->rows[i].prose);
 	}
 	free(c->rows);
 	for (i = 0; i < c->tables_nr; i++)

@@ -52,6 +52,12 @@ struct kopt_catalog_row {
 	char *detail;             /* the Detail File as written, or NULL */
 	struct kopt_trigger *triggers;  /* code spans of Trigger Conditions */
 	size_t triggers_nr, triggers_alloc;
+	/*
+	 * Code spans that are no expression over known metrics (`Z`,
+	 * `num_ctas`): prose for the agent to judge, never a problem; each
+	 * "<catalog>:<line>: <span>".
+	 */
+	struct kopt_problems prose;
 	int detail_link;          /* written as a link */
 	int line;
 };

@@ -11,6 +11,7 @@
 #include "repo.h"
 #include "expr.h"
 #include "lockfile.h"
+#include "tune.h"
 #include "banned.h"
 
 /* The text of the file, to name lines in messages. */
@@ -237,6 +238,7 @@ static void set_str(char **dst, const char *v)
 	*dst = kopt_strdup(v);
 }
 
+/* metrics: 1 metric names allowed, 2 tuning parameters allowed */
 static int check_expr(const struct source *src, int line, const char *key,
 		      const char *text, const struct kopt_kernel *k,
 		      int metrics)
@@ -263,14 +265,16 @@ static int check_expr(const struct source *src, int line, const char *key,
 		size_t j;
 		for (j = 0; !ok && j < k->params_nr; j++)
 			ok = !strcmp(k->params[j].name, n);
-		for (j = 0; !ok && metrics && metric_names[j]; j++)
+		for (j = 0; !ok && metrics == 1 && metric_names[j]; j++)
 			ok = !strcmp(metric_names[j], n);
+		for (j = 0; !ok && metrics == 2 && j < k->tune_nr; j++)
+			ok = !strcmp(k->tune[j].name, n);
 		if (!ok) {
 			ret = bad(src, line, "unknown name '%s' in '%s'", n, key);
 			goto done;
 		}
 	}
-	if (metrics && !kopt_expr_is_comparison(e) &&
+	if (metrics == 1 && !kopt_expr_is_comparison(e) &&
 	    e->kind != KOPT_EXPR_AND && e->kind != KOPT_EXPR_OR)
 		ret = bad(src, line, "'%s' must be a comparison, e.g. "
 			  "'spec-decode duration_us <= 60'", key);
@@ -291,6 +295,106 @@ int kopt_is_identifier(const char *s, size_t n)
 		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
 			return 0;
 	return 1;
+}
+
+static int parse_number(const char *s, size_t n, double *out)
+{
+	char *copy = kopt_strndup(s, n), *end;
+	int ret;
+
+	*out = strtod(copy, &end);
+	ret = end == copy || *end || !isfinite(*out);
+	free(copy);
+	return ret;
+}
+
+static const char *skip_blank(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* The end of a comma-separated item at `p`, blanks before it dropped. */
+static size_t item_len(const char *p, char stop)
+{
+	size_t n = 0;
+
+	while (p[n] && p[n] != stop)
+		n++;
+	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+		n--;
+	return n;
+}
+
+static int reserved_name(const struct kopt_kernel *k, const char *s, size_t n)
+{
+	static const char *const words[] = {
+		"b", "s", "t", "kernel", "version", "tiling", "us"
+	};
+	size_t i;
+
+	for (i = 0; i < KOPT_ARRAY_SIZE(words); i++)
+		if (strlen(words[i]) == n && !memcmp(words[i], s, n))
+			return 1;
+	for (i = 0; i < k->params_nr; i++)
+		if (strlen(k->params[i].name) == n &&
+		    !memcmp(k->params[i].name, s, n))
+			return 1;
+	return 0;
+}
+
+/* `tune = NAME=v1,v2,...` */
+static int parse_tune_param(const struct source *src, struct kopt_kernel *k,
+			    const char *v, int line)
+{
+	const char *eq = strchr(v, '='), *p;
+	struct kopt_tune_param *tp;
+	size_t n, i;
+
+	if (!eq)
+		return bad(src, line, "bad tuning parameter '%s' (expected "
+			   "NAME=value,value,...)", v);
+	n = item_len(v, '=');
+	if (!kopt_is_identifier(v, n) || reserved_name(k, v, n))
+		return bad(src, line, "bad tuning parameter name '%.*s' (a C "
+			   "identifier that is not b, s, t, kernel, version, "
+			   "tiling or a param)", (int)n, v);
+	for (i = 0; i < k->tune_nr; i++)
+		if (strlen(k->tune[i].name) == n &&
+		    !memcmp(k->tune[i].name, v, n))
+			return bad(src, line, "tuning parameter '%.*s' is "
+				   "given twice", (int)n, v);
+	KOPT_ALLOC_GROW(k->tune, k->tune_nr + 1, k->tune_alloc);
+	tp = &k->tune[k->tune_nr++];
+	memset(tp, 0, sizeof(*tp));
+	tp->name = kopt_strndup(v, n);
+	tp->line = line;
+	p = skip_blank(eq + 1);
+	if (!*p)
+		return bad(src, line, "tuning parameter '%s' has no values",
+			   tp->name);
+	for (;;) {
+		double d;
+		size_t len = item_len(p, ',');
+		if (!len || parse_number(p, len, &d))
+			return bad(src, line, "bad value '%.*s' of tuning "
+				   "parameter '%s' (expected a number)",
+				   (int)len, p, tp->name);
+		for (i = 0; i < tp->nr; i++)
+			if (tp->values[i] == d)
+				return bad(src, line, "value '%.*s' of tuning "
+					   "parameter '%s' is given twice",
+					   (int)len, p, tp->name);
+		tp->values = kopt_realloc(tp->values,
+					  (tp->nr + 1) * sizeof(*tp->values));
+		tp->values[tp->nr++] = d;
+		p += strcspn(p, ",");
+		if (!*p)
+			break;
+		p = skip_blank(p + 1);
+	}
+	return 0;
 }
 
 static int set_kernel_key(struct kopt_config *cfg, const struct source *src,
@@ -355,6 +459,22 @@ static int set_kernel_key(struct kopt_config *cfg, const struct source *src,
 			sp++;
 		tg->expr = kopt_strdup(sp);
 		tg->text = kopt_strdup(v);
+	} else if (!strcmp(key, "tune")) {
+		return parse_tune_param(src, k, v, line);
+	} else if (!strcmp(key, "tune-restrict")) {
+		KOPT_ALLOC_GROW(k->restricts, k->restricts_nr + 1,
+				k->restricts_alloc);
+		k->restricts[k->restricts_nr].expr = kopt_strdup(v);
+		k->restricts[k->restricts_nr++].line = line;
+	} else if (!strcmp(key, "tune-default")) {
+		set_str(&k->tune_default_id, v);  /* parsed in validate() */
+	} else if (!strcmp(key, "tune-time")) {
+		if (!strstr(v, "{us}") || strstr(strstr(v, "{us}") + 4, "{us}"))
+			return bad(src, line, "bad value '%s' for 'tune-time' "
+				   "(expected the benchmark's report with "
+				   "{us} once where the time in microseconds "
+				   "is, e.g. 'median {us} us')", v);
+		set_str(&k->tune_time, v);
 	} else {
 		return bad(src, line, "unknown key 'kernel.%s.%s'", k->name, key);
 	}
@@ -388,6 +508,28 @@ static int set_kopt_key(struct kopt_config *cfg, const struct source *src,
 			return bad(src, line, "bad value '%s' for 'kopt.gpu' "
 				   "(expected a device number)", v);
 		cfg->gpu = (int)n;
+	} else if (!strcmp(key, "executor")) {
+		if (strcmp(v, "local") && strcmp(v, "slurm"))
+			return bad(src, line, "bad value '%s' for 'kopt.executor' "
+				   "(expected local or slurm)", v);
+		set_str(&cfg->executor, v);
+	} else if (!strcmp(key, "slurmpartition")) {
+		set_str(&cfg->slurm_partition, v);
+	} else if (!strcmp(key, "slurmaccount")) {
+		set_str(&cfg->slurm_account, v);
+	} else if (!strcmp(key, "slurmtime")) {
+		set_str(&cfg->slurm_time, v);
+	} else if (!strcmp(key, "slurmgres")) {
+		set_str(&cfg->slurm_gres, v);
+	} else if (!strcmp(key, "slurmdevice")) {
+		set_str(&cfg->slurm_device, v);
+	} else if (!strcmp(key, "slurmtasks")) {
+		long n;
+		if (parse_long(v, &n) || n > 100000)
+			return bad(src, line, "bad value '%s' for "
+				   "'kopt.slurmTasks' (expected a positive "
+				   "number of tasks)", v);
+		cfg->slurm_tasks = (int)n;
 	} else {
 		return bad(src, line, "unknown key 'kopt.%s'", key);
 	}
@@ -520,6 +662,196 @@ static int load_entries(struct kopt_config *cfg, git_config *gc,
 	return ret;
 }
 
+/* `tune-default = NAME=v,NAME=v`: every parameter once, a listed value. */
+static int parse_tune_default(const struct source *src, struct kopt_kernel *k,
+			      const char *text, int line)
+{
+	const char *p = skip_blank(text);
+	char *seen = kopt_calloc(k->tune_nr ? k->tune_nr : 1, 1);
+	size_t i;
+	int ret = 0;
+
+	k->tune_default = kopt_calloc(k->tune_nr ? k->tune_nr : 1,
+				      sizeof(double));
+	while (*p && !ret) {
+		size_t len = item_len(p, ','), n;
+		const char *eq = memchr(p, '=', len);
+		double d;
+		n = eq ? item_len(p, '=') : len;
+		for (i = 0; i < k->tune_nr; i++)
+			if (strlen(k->tune[i].name) == n &&
+			    !memcmp(k->tune[i].name, p, n))
+				break;
+		if (!eq) {
+			ret = bad(src, line, "bad tune-default item '%.*s' "
+				  "(expected NAME=value)", (int)len, p);
+		} else if (i == k->tune_nr) {
+			ret = bad(src, line, "tune-default names unknown tuning "
+				  "parameter '%.*s'", (int)n, p);
+		} else if (seen[i]) {
+			ret = bad(src, line, "tune-default gives '%s' twice",
+				  k->tune[i].name);
+		} else {
+			const char *vs = skip_blank(eq + 1);
+			size_t vn = (size_t)(p + len - vs), j;
+			if (!vn || parse_number(vs, vn, &d)) {
+				ret = bad(src, line, "bad tune-default value "
+					  "'%.*s' for '%s' (expected a number)",
+					  (int)vn, vs, k->tune[i].name);
+				break;
+			}
+			for (j = 0; j < k->tune[i].nr; j++)
+				if (k->tune[i].values[j] == d)
+					break;
+			if (j == k->tune[i].nr)
+				ret = bad(src, line, "tune-default value '%.*s' "
+					  "of '%s' is not one of its values",
+					  (int)vn, vs, k->tune[i].name);
+			seen[i] = 1;
+			k->tune_default[i] = d;
+		}
+		p += strcspn(p, ",");
+		if (*p)
+			p = skip_blank(p + 1);
+	}
+	for (i = 0; !ret && i < k->tune_nr; i++)
+		if (!seen[i])
+			ret = bad(src, line, "tune-default gives no value for "
+				  "'%s'", k->tune[i].name);
+	free(seen);
+	return ret;
+}
+
+/*
+ * The placeholders of a command template are all known, and a build that
+ * depends on a tuning parameter builds each configuration apart.
+ */
+static int check_template(const struct source *src, int line, const char *key,
+			  const char *tmpl, const struct kopt_kernel *k,
+			  unsigned char *used)
+{
+	const char *p = tmpl;
+	int tuned = 0, tiling = 0;
+
+	while ((p = strchr(p, '{'))) {
+		const char *close = strchr(p, '}');
+		size_t n, i;
+		if (!close)
+			return bad(src, line, "unclosed '{' in '%s'", key);
+		n = (size_t)(close - p - 1);
+		p++;
+		if (n == 6 && !memcmp(p, "tiling", 6))
+			tiling = 1;
+		for (i = 0; i < k->tune_nr; i++)
+			if (strlen(k->tune[i].name) == n &&
+			    !memcmp(k->tune[i].name, p, n)) {
+				used[i] = 1;
+				tuned = 1;
+				break;
+			}
+		if (i == k->tune_nr && !reserved_name(k, p, n))
+			return bad(src, line, "unknown placeholder '{%.*s}' in "
+				   "'%s'", (int)n, p, key);
+		if (n == 2 && !memcmp(p, "us", 2))
+			return bad(src, line, "unknown placeholder '{us}' in "
+				   "'%s'", key);
+		p = close + 1;
+	}
+	(void)tuned;
+	(void)tiling;
+	return 0;
+}
+
+static int validate_tuning(const struct kopt_config *cfg,
+			   const struct source *src, struct kopt_kernel *k)
+{
+	int dline = find_line(src, "kernel", k->name, "tune-default", 0);
+	unsigned char *used;
+	char *dtext = k->tune_default_id;
+	struct kopt_buf err = KOPT_BUF_INIT;
+	size_t i;
+	int ret = 0, any = 0;
+
+	k->tune_default_id = NULL;
+	if (!k->tune_nr) {
+		free(dtext);
+		if (dtext || k->restricts_nr || k->tune_time)
+			return bad(src, dtext ? dline : k->restricts_nr ?
+				   k->restricts[0].line : k->line,
+				   "kernel '%s' has tuning settings but no "
+				   "tuning parameter ('tune = NAME=v1,v2')",
+				   k->name);
+		return 0;
+	}
+	used = kopt_calloc(k->tune_nr, 1);
+	if (k->build)
+		ret = check_template(src, find_line(src, "kernel", k->name,
+						    "build", 0),
+				     "build", k->build, k, used);
+	if (!ret && k->run)
+		ret = check_template(src, find_line(src, "kernel", k->name,
+						    "run", 0),
+				     "run", k->run, k, used);
+	for (i = 0; !ret && i < k->tune_nr; i++)
+		if (!used[i])
+			ret = bad(src, k->tune[i].line, "tuning parameter '%s' "
+				  "appears in neither 'build' nor 'run' as "
+				  "{%s}", k->tune[i].name, k->tune[i].name);
+	free(used);
+	for (i = 0; !ret && i < k->restricts_nr; i++)
+		ret = check_expr(src, k->restricts[i].line, "tune-restrict",
+				 k->restricts[i].expr, k, 2);
+	if (!ret && !dtext)
+		ret = bad(src, k->tune[0].line, "kernel '%s' needs "
+			  "'tune-default', the hand-picked configuration",
+			  k->name);
+	if (!ret)
+		ret = parse_tune_default(src, k, dtext, dline);
+	free(dtext);
+	/* the space must hold something at some trial */
+	for (i = 0; !ret && i < cfg->trials_nr; i++) {
+		const struct kopt_trial *t = &cfg->trials[i];
+		size_t count = 0;
+		if (kopt_tune_count(&count, k, t->b, t->s, t->t, &err)) {
+			ret = bad(src, k->restricts_nr ? k->restricts[0].line :
+				  k->tune[0].line, "%s", err.buf);
+			break;
+		}
+		any |= count > 0;
+	}
+	if (!ret && !cfg->trials_nr)
+		any = 1;
+	if (!ret && !any)
+		ret = bad(src, k->restricts_nr ? k->restricts[0].line :
+			  k->tune[0].line, "the tuning space of kernel '%s' "
+			  "is empty: its restrictions exclude every "
+			  "configuration at every trial", k->name);
+	/* and the hand-picked configuration, at every trial */
+	for (i = 0; !ret && i < (cfg->trials_nr ? cfg->trials_nr : 1); i++) {
+		const struct kopt_trial *t = cfg->trials_nr ? &cfg->trials[i] :
+					     NULL;
+		int why = -1;
+		if (kopt_tune_allowed(k, k->tune_default, t ? t->b : 1,
+				      t ? t->s : 1, t ? t->t : 1, &why, &err)) {
+			ret = bad(src, why >= 0 ? k->restricts[why].line : dline,
+				  "%s", err.buf);
+			break;
+		}
+		if (why >= 0 && t)
+			ret = bad(src, dline, "the hand-picked configuration is "
+				  "excluded by 'tune-restrict = %s' (line %d) "
+				  "at trial '%s'", k->restricts[why].expr,
+				  k->restricts[why].line, t->name);
+	}
+	if (!ret) {
+		struct kopt_buf id = KOPT_BUF_INIT;
+		kopt_tune_config_id(&id, k, k->tune_default);
+		k->tune_default_id = kopt_buf_detach(&id, NULL);
+	}
+	kopt_buf_release(&err);
+	return ret;
+}
+
 static int validate(struct kopt_config *cfg, const struct source *src)
 {
 	size_t i, j;
@@ -566,6 +898,8 @@ static int validate(struct kopt_config *cfg, const struct source *src)
 				       k, 1))
 				return KOPT_EINVALID;
 		}
+		if (validate_tuning(cfg, src, k))
+			return KOPT_EINVALID;
 	}
 	return 0;
 }
@@ -574,12 +908,15 @@ static void set_defaults(struct kopt_config *cfg)
 {
 	cfg->noise_pct = KOPT_DEFAULT_NOISE_PCT;
 	cfg->timeout_s = KOPT_DEFAULT_TIMEOUT_S;
+	cfg->slurm_tasks = 0;
 }
 
 static int overlay_kopt(struct kopt_config *cfg, git_config *overlay)
 {
 	static const char *const keys[] = {
-		"noise", "catalog", "knowledge", "timeout", "agent", "gpu"
+		"noise", "catalog", "knowledge", "timeout", "agent", "gpu",
+		"executor", "slurmpartition", "slurmaccount", "slurmtime",
+		"slurmgres", "slurmdevice", "slurmtasks"
 	};
 	struct source src = { "git config", "", 0 };
 	size_t i;
@@ -731,12 +1068,29 @@ void kopt_config_release(struct kopt_config *cfg)
 			free(k->targets[j].text);
 		}
 		free(k->targets);
+		for (j = 0; j < k->tune_nr; j++) {
+			free(k->tune[j].name);
+			free(k->tune[j].values);
+		}
+		free(k->tune);
+		for (j = 0; j < k->restricts_nr; j++)
+			free(k->restricts[j].expr);
+		free(k->restricts);
+		free(k->tune_default);
+		free(k->tune_default_id);
+		free(k->tune_time);
 	}
 	free(cfg->kernels);
 	free(cfg->path);
 	free(cfg->catalog);
 	free(cfg->knowledge);
 	free(cfg->agent);
+	free(cfg->executor);
+	free(cfg->slurm_partition);
+	free(cfg->slurm_account);
+	free(cfg->slurm_time);
+	free(cfg->slurm_gres);
+	free(cfg->slurm_device);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -812,6 +1166,13 @@ static int lookup_var(void *data, const char *name, double *out)
 				*out = vars->kernel->params[i].value;
 				return 0;
 			}
+	if (vars->kernel && (vars->tune_values || vars->kernel->tune_default))
+		for (i = 0; i < vars->kernel->tune_nr; i++)
+			if (!strcmp(vars->kernel->tune[i].name, name)) {
+				*out = vars->tune_values ? vars->tune_values[i] :
+				       vars->kernel->tune_default[i];
+				return 0;
+			}
 	return KOPT_ENOTFOUND;
 }
 
@@ -821,7 +1182,7 @@ int kopt_config_eval(const char *expr, const struct kopt_vars *vars,
 	return kopt_expr_eval_string(expr, lookup_var, (void *)vars, out, err);
 }
 
-static void add_number(struct kopt_buf *out, double v)
+void kopt_config_format_number(struct kopt_buf *out, double v)
 {
 	if (v == floor(v) && fabs(v) < 1e15)
 		kopt_buf_addf(out, "%.0f", v);
@@ -856,7 +1217,8 @@ int kopt_config_expand(struct kopt_buf *out, const char *tmpl,
 		else if (!strcmp(name, "version"))
 			sval = vars->version;
 		else if (!strcmp(name, "tiling"))
-			sval = vars->tiling;
+			sval = vars->tiling ? vars->tiling : !vars->kernel ? NULL :
+			       vars->kernel->tune_default_id;
 		if (sval || !strcmp(name, "kernel") || !strcmp(name, "version") ||
 		    !strcmp(name, "tiling")) {
 			if (!sval) {
@@ -872,7 +1234,7 @@ int kopt_config_expand(struct kopt_buf *out, const char *tmpl,
 				kopt_buf_addstr(out, sval);
 			}
 		} else if (lookup_var((void *)vars, name, &d) == 0) {
-			add_number(out, d);
+			kopt_config_format_number(out, d);
 		} else {
 			kopt_buf_addf(err, "unknown placeholder '{%s}' in '%s'",
 				      name, tmpl);

@@ -56,6 +56,24 @@ struct kopt_target {
 	char *text;             /* as written */
 };
 
+/*
+ * A tuning parameter (`tune = NAME=v1,v2,...` in the kernel's section):
+ * its name (a C identifier, substituted as `{NAME}` into build and run)
+ * and its values, numbers in the order written.
+ */
+struct kopt_tune_param {
+	char *name;
+	double *values;
+	size_t nr;
+	int line;
+};
+
+/* A restriction (`tune-restrict = <expression>`) and where it was written. */
+struct kopt_tune_restrict {
+	char *expr;
+	int line;
+};
+
 struct kopt_kernel {
 	char *name;
 	char *language;
@@ -70,6 +88,14 @@ struct kopt_kernel {
 	size_t params_nr, params_alloc;
 	struct kopt_target *targets;
 	size_t targets_nr, targets_alloc;
+	/* the tuning space (lib/tune explores it) */
+	struct kopt_tune_param *tune;
+	size_t tune_nr, tune_alloc;
+	struct kopt_tune_restrict *restricts;
+	size_t restricts_nr, restricts_alloc;
+	double *tune_default;   /* one value per parameter, after loading */
+	char *tune_default_id;  /* its {tiling} */
+	char *tune_time;        /* how the benchmark reports its time */
 	int line;
 };
 
@@ -81,6 +107,13 @@ struct kopt_config {
 	int timeout_s;          /* kopt.timeout: per benchmark run */
 	char *agent;            /* kopt.agent: command that runs an agent */
 	int gpu;                /* kopt.gpu: device ordinal */
+	char *executor;         /* kopt.executor: "local" or "slurm" */
+	char *slurm_partition;  /* kopt.slurmPartition, may be NULL */
+	char *slurm_account;    /* kopt.slurmAccount, may be NULL */
+	char *slurm_time;       /* kopt.slurmTime: per task, sbatch --time */
+	char *slurm_gres;       /* kopt.slurmGres: "gpu:1" unless "none" */
+	char *slurm_device;     /* kopt.slurmDevice: the GPU model tasks get */
+	int slurm_tasks;        /* kopt.slurmTasks: array tasks at once */
 	struct kopt_trial *trials;
 	size_t trials_nr, trials_alloc;
 	struct kopt_language *languages;
@@ -152,19 +185,34 @@ struct kopt_vars {
 	const char *tiling;
 	long b, s, t;
 	int have_bst;
+	/*
+	 * The value of each tuning parameter of the kernel (kernel->tune_nr
+	 * of them), or NULL for the hand-picked default; {tiling} is the
+	 * default's name when `tiling` is NULL.
+	 */
+	const double *tune_values;
 };
 
+#define KOPT_DEFAULT_TUNE_TIME "median {us} us"
+
 /*
- * Expand {kernel} {version} {b} {s} {t} {tiling} and param names in
+ * Expand {kernel} {version} {b} {s} {t} {tiling}, param names and tuning
+ * parameter names in
  * `tmpl` into `out`.  Every value is validated (a name or a number)
  * before it is substituted; an unknown placeholder is an error described
  * in `err`.  Returns 0 or KOPT_EINVALID.
  */
 int kopt_config_expand(struct kopt_buf *out, const char *tmpl,
 		       const struct kopt_vars *vars, struct kopt_buf *err);
-/* Evaluate an expression over b, s, t and the kernel's params. */
+/*
+ * Evaluate an expression over b, s, t, the kernel's params and its tuning
+ * parameters.
+ */
 int kopt_config_eval(const char *expr, const struct kopt_vars *vars,
 		     double *out, struct kopt_buf *err);
+
+/* A number as substituted: integers without a point, else %.17g. */
+void kopt_config_format_number(struct kopt_buf *out, double v);
 
 /*
  * Quote a value for writing into a git-config file (adds quotes when

@@ -221,6 +221,7 @@ static int load_changes(struct ctx *c)
 		if (j == 2)
 			kopt_strvec_push(&specs, c->catalogs.v[i]);
 	}
+	kopt_strvec_push(&specs, ".kopt");
 	for (i = 0; !ret && i < specs.nr; i++)
 		ret = diff_prefix(c, specs.v[i]);
 	kopt_strvec_clear(&specs);
@@ -801,6 +802,42 @@ static void rule_devlog(struct ctx *c)
 	kopt_buf_release(&text);
 }
 
+/*
+ * A staged .kopt must load: every command reads it, so one that does not
+ * parse or validate would break them all after the commit.
+ */
+static void rule_settings(struct ctx *c)
+{
+	struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
+	struct kopt_config cfg = KOPT_CONFIG_INIT;
+	struct kopt_buf text = KOPT_BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < c->changes_nr; i++) {
+		struct kopt_violation *v;
+		int ret;
+		if (c->changes[i].status == 'D' ||
+		    strcmp(c->changes[i].path, ".kopt"))
+			continue;
+		if (snap_read(c, ".kopt", &text))
+			break;
+		kopt_error_catch(&caught);
+		ret = kopt_config_load_buf(&cfg, text.buf, text.len, ".kopt");
+		kopt_error_uncatch(&caught);
+		if (!ret) {
+			kopt_config_release(&cfg);
+			break;
+		}
+		v = add(c, "settings", "%s", caught.text.len ? caught.text.buf :
+			".kopt does not load");
+		v->hint = kopt_strdup("edit .kopt at that line; 'git kopt "
+				      "kernel list' reads it the same way");
+		break;
+	}
+	kopt_error_catch_release(&caught);
+	kopt_buf_release(&text);
+}
+
 /* ---- rules: message ---- */
 
 static const char *const known_trailers[] = {
@@ -1189,6 +1226,7 @@ int kopt_gate_run(struct kopt_gate *g)
 		rule_knowledge(&c);
 		rule_catalog(&c);
 		rule_devlog(&c);
+		rule_settings(&c);
 	}
 	if (g->rules & KOPT_GATE_MESSAGE)
 		rule_trailers(&c);

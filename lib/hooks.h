@@ -18,6 +18,7 @@
  *     catalog    a catalog row names a missing detail file, or a staged
  *                detail file has no row
  *     devlog     a staged devlog no longer parses
+ *     settings   a staged .kopt does not parse or validate
  *   KOPT_GATE_MESSAGE   the message alone (commit-msg):
  *     trailer    a Kopt-* trailer is malformed, unknown or outside the
  *                trailer block

@@ -677,3 +677,53 @@ const char *kopt_kb_entry_name(const struct kopt_kb_entry *e)
 		return e->detail->name;
 	return e->path ? e->path : "?";
 }
+
+static void warn_spans(struct kopt_problems *out,
+		       const struct kopt_problems *prose)
+{
+	struct kopt_buf err = KOPT_BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < prose->nr; i++) {
+		const struct kopt_problem *p = &prose->v[i];
+		struct kopt_trigger t;
+		if (!strpbrk(p->what, "<>=!"))
+			continue;
+		kopt_buf_reset(&err);
+		if (!kopt_trigger_parse(&t, p->what, p->line, &err)) {
+			kopt_trigger_release(&t);
+			continue;
+		}
+		kopt_problems_add(out, p->file, p->line, "trigger `%s` is read "
+				  "as prose for the agent to judge: %s",
+				  p->what, err.buf);
+	}
+	kopt_buf_release(&err);
+}
+
+void kopt_kb_prose_warnings(const struct kopt_kb *kb,
+			    struct kopt_problems *out)
+{
+	size_t i, j;
+
+	for (i = 0; i < kb->catalogs_nr; i++)
+		for (j = 0; j < kb->catalogs[i].cat.rows_nr; j++)
+			warn_spans(out, &kb->catalogs[i].cat.rows[j].prose);
+	for (i = 0; i < kb->details_nr; i++)
+		warn_spans(out, &kb->details[i].prose);
+	kopt_problems_sort(out);
+}
+
+void kopt_kb_entry_prose(struct kopt_buf *out, const struct kopt_kb_entry *e)
+{
+	const char *cell = e->row ? e->row->cell[KOPT_COL_TRIGGER] : NULL;
+	size_t i;
+
+	if (cell && *cell) {
+		kopt_buf_addstr(out, cell);
+		return;
+	}
+	for (i = 0; e->detail && i < e->detail->contexts.nr; i++)
+		kopt_buf_addf(out, "%s%s", i ? "; " : "",
+			      e->detail->contexts.v[i]);
+}

@@ -77,6 +77,23 @@ int kopt_kb_load(struct kopt_kb *kb, const struct kopt_kb_source *src,
 		 const struct kopt_config *cfg, const char *language);
 void kopt_kb_release(struct kopt_kb *kb);
 
+/*
+ * Warnings, not problems: triggers written as code spans that look like
+ * an expression (a comparison) but are none over the known metrics, such
+ * as `dram > 70`.  They are read as prose for the agent to judge, as
+ * every other span that is no expression (`Z`, `num_ctas`) is silently.
+ * Appended to `out` as "<file>:<line>: ...", sorted.
+ */
+void kopt_kb_prose_warnings(const struct kopt_kb *kb,
+			    struct kopt_problems *out);
+/*
+ * The trigger of an entry as its catalog row writes it, for an entry
+ * whose triggers are prose: the Trigger Conditions (or When to Apply)
+ * column's text, else the detail file's When to Apply contexts joined
+ * by "; ", else "".  Appended to `out`.
+ */
+void kopt_kb_entry_prose(struct kopt_buf *out, const struct kopt_kb_entry *e);
+
 /* The catalog for `language` (NULL: shared), or NULL if not loaded. */
 const struct kopt_kb_catalog *kopt_kb_catalog(const struct kopt_kb *kb,
 					      const char *language);

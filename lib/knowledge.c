@@ -231,7 +231,8 @@ static void check_placeholders(struct parse *ps)
 	}
 }
 
-static void add_trigger(struct parse *ps, const char *text, int line)
+/* 1 when the item was a trigger, 0 when it is prose (kept as such). */
+static int add_trigger(struct parse *ps, const char *text, int line)
 {
 	struct kopt_detail *d = ps->d;
 	struct kopt_buf err = KOPT_BUF_INIT;
@@ -239,15 +240,17 @@ static void add_trigger(struct parse *ps, const char *text, int line)
 	size_t n;
 
 	if (kopt_knowledge_placeholder(text, &n) >= 0)
-		return; /* reported as a placeholder */
+		return 1; /* reported as a placeholder */
 	if (kopt_trigger_parse(&t, text, line, &err)) {
-		problem(ps, line, "trigger `%s`: %s", text, err.buf);
-	} else {
-		KOPT_ALLOC_GROW(d->triggers, d->triggers_nr + 1,
-				d->triggers_alloc);
-		d->triggers[d->triggers_nr++] = t;
+		/* not an expression over known metrics: prose to judge */
+		kopt_problems_add(&d->prose, d->path, line, "%s", text);
+		kopt_buf_release(&err);
+		return 0;
 	}
+	KOPT_ALLOC_GROW(d->triggers, d->triggers_nr + 1, d->triggers_alloc);
+	d->triggers[d->triggers_nr++] = t;
 	kopt_buf_release(&err);
+	return 1;
 }
 
 static void add_control(struct parse *ps, const char *value, int line)
@@ -308,8 +311,11 @@ static void check_when(struct parse *ps, const struct section *sec)
 			    cmark_node_get_type(para) ==
 			    CMARK_NODE_PARAGRAPH &&
 			    cmark_node_get_type(first) == CMARK_NODE_CODE) {
-				add_trigger(ps, cmark_node_get_literal(first),
-					    line);
+				if (!add_trigger(ps,
+						 cmark_node_get_literal(first),
+						 line))
+					kopt_strvec_push(&d->contexts,
+							 text.buf);
 			} else if (!strncasecmp(text.buf, "control:", 8)) {
 				rest = text.buf + 8;
 				add_control(ps, rest, line);
@@ -608,6 +614,7 @@ void kopt_detail_release(struct kopt_detail *d)
 	free(d->path);
 	free(d->name);
 	kopt_strvec_clear(&d->contexts);
+	kopt_problems_clear(&d->prose);
 	for (i = 0; i < d->triggers_nr; i++)
 		kopt_trigger_release(&d->triggers[i]);
 	free(d->triggers);

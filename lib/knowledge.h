@@ -78,6 +78,12 @@ struct kopt_detail {
 	struct kopt_strvec contexts;
 	struct kopt_trigger *triggers;
 	size_t triggers_nr, triggers_alloc;
+	/*
+	 * When to Apply items led by a code span that is no expression over
+	 * known metrics: prose for the agent to judge (also a context), never
+	 * a problem; each "<file>:<line>: <span>".
+	 */
+	struct kopt_problems prose;
 	enum kopt_control control;    /* KOPT_CONTROL_NONE: not declared */
 	int control_line;
 	char *source_type;            /* "local experiment", ... or NULL */

@@ -39,6 +39,13 @@ void kopt_path_task(struct kopt_buf *out, const char *kernel,
 		      version);
 }
 
+void kopt_path_tuning(struct kopt_buf *out, const char *kernel,
+		      const char *version)
+{
+	kopt_buf_addf(out, KOPT_KERNELS_DIR "%s/tuning/%s.tsv", kernel,
+		      version);
+}
+
 static int is_name(const char *s, size_t n)
 {
 	char *tmp = kopt_strndup(s, n);

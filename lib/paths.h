@@ -9,6 +9,7 @@
  *	docs/kernels/<kernel>.md                   the devlog
  *	docs/kernels/<kernel>/results/<version>.json  measured results
  *	docs/kernels/<kernel>/tasks/<version>.md   the task of a version
+ *	docs/kernels/<kernel>/tuning/<version>.tsv the tuning cache (lib/tunecache)
  *
  * <kernel> is a name (kopt_valid_name), <version> a version name
  * (lib/version).  The knowledge base and the catalogs have their own
@@ -33,6 +34,8 @@ void kopt_path_results(struct kopt_buf *out, const char *kernel,
 		       const char *version);
 void kopt_path_task(struct kopt_buf *out, const char *kernel,
 		    const char *version);
+void kopt_path_tuning(struct kopt_buf *out, const char *kernel,
+		      const char *version);
 
 enum kopt_path_kind {
 	KOPT_PATH_OTHER = 0,

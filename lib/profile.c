@@ -70,13 +70,57 @@ static const char *classify(double tc, double dram)
 
 const char *kopt_profile_stage_bottleneck(const struct kopt_results_stage *st)
 {
+	if (st->not_measured)
+		return "Not measured";
 	return classify(st->tc_pct, st->dram_pct);
+}
+
+/* The canonical names of a stage's hardware metrics that are absent. */
+static void missing_metrics(struct kopt_buf *out,
+			    const struct kopt_results_stage *st)
+{
+	const struct {
+		double v;
+		const char *name;
+	} m[] = {
+		{ st->tc_pct, "tc_pct" }, { st->dram_pct, "dram_pct" },
+		{ st->occ_pct, "occ_pct" }, { st->l2_hit_pct, "l2_hit_pct" },
+	};
+
+	for (size_t i = 0; i < KOPT_ARRAY_SIZE(m); i++)
+		if (!HAS(m[i].v))
+			kopt_buf_addf(out, "%s%s", out->len ? ", " : "",
+				      m[i].name);
+}
+
+void kopt_profile_unmeasured(struct kopt_buf *out,
+			     const struct kopt_results_entry *e)
+{
+	struct kopt_buf names = KOPT_BUF_INIT;
+
+	for (size_t i = 0; i < e->stages_nr; i++) {
+		const struct kopt_results_stage *st = &e->stages[i];
+		kopt_buf_reset(&names);
+		if (st->not_measured) {
+			kopt_buf_addf(out, "- '%s': not measured: %s.\n",
+				      st->name, st->not_measured);
+			continue;
+		}
+		missing_metrics(&names, st);
+		if (names.len)
+			kopt_buf_addf(out, "- '%s': %s not measured (no valid "
+				      "value in its samples).\n", st->name,
+				      names.buf);
+	}
+	kopt_buf_release(&names);
 }
 
 void kopt_profile_stage_issue(struct kopt_buf *out,
 			      const struct kopt_results_stage *st)
 {
-	if (HAS(st->spill_bytes) && st->spill_bytes > 0)
+	if (st->not_measured)
+		kopt_buf_addstr(out, "not measured (see below)");
+	else if (HAS(st->spill_bytes) && st->spill_bytes > 0)
 		kopt_buf_addf(out, "register spills (%.0f B local traffic)",
 			      st->spill_bytes);
 	else if (HAS(st->waves) && st->waves < KOPT_HEALTHY_WAVES)
@@ -109,7 +153,7 @@ void kopt_profile_classify(struct kopt_results_entry *e)
 
 	if (!st)
 		return;
-	b = classify(st->tc_pct, st->dram_pct);
+	b = kopt_profile_stage_bottleneck(st);
 	set_str(&e->bottleneck, kopt_strdup(b));
 	if (e->stages_nr > 1)
 		kopt_buf_addf(&rc, "'%s' takes %.0f%% of the time. ", st->name,
@@ -130,10 +174,20 @@ void kopt_profile_classify(struct kopt_results_entry *e)
 			      "latency, not throughput.",
 			      HAS(st->dram_pct) ? st->dram_pct : 0.0,
 			      HAS(st->tc_pct) ? st->tc_pct : 0.0);
-	else
-		kopt_buf_addstr(&rc, "No hardware metrics were measured.");
-	kopt_profile_stage_issue(&issue, st);
-	if (strcmp(issue.buf, "--"))
+	else if (st->not_measured)
+		kopt_buf_addf(&rc, "Its hardware metrics were not measured "
+			      "(%s): no bottleneck can be named.",
+			      st->not_measured);
+	else {
+		struct kopt_buf names = KOPT_BUF_INIT;
+		missing_metrics(&names, st);
+		kopt_buf_addf(&rc, "Not determined: %s not measured.",
+			      names.buf);
+		kopt_buf_release(&names);
+	}
+	if (!st->not_measured)
+		kopt_profile_stage_issue(&issue, st);
+	if (issue.len && strcmp(issue.buf, "--"))
 		kopt_buf_addf(&rc, " First to fix: %s.", issue.buf);
 	if (HAS(m[KOPT_METRIC_ROOFLINE_PCT]))
 		kopt_buf_addf(&rc, " The whole run reaches %.0f%% of the "
@@ -363,15 +417,37 @@ void kopt_profile_contract(struct kopt_buf *out, const char *kernel,
 			      kopt_profile_stage_bottleneck(st), issue.buf);
 		kopt_buf_release(&issue);
 	}
+	{
+		struct kopt_buf un = KOPT_BUF_INIT;
+		kopt_profile_unmeasured(&un, e);
+		if (un.len)
+			kopt_buf_addf(out, "### Not measured\n%s", un.buf);
+		kopt_buf_release(&un);
+	}
 	kopt_buf_addf(out, "### Bottleneck: %s\n",
 		      e->bottleneck ? e->bottleneck : "Unknown");
 	kopt_buf_addf(out, "Root cause: %s\n",
 		      e->root_cause ? e->root_cause : "not determined.");
 	kopt_buf_addstr(out, "### Top 3 Opportunities (ranked by estimated "
 			"impact)\n");
-	if (!e->opportunities_nr)
-		kopt_buf_addstr(out, "None: the dominant stage's metrics are "
-				"in their healthy ranges.\n");
+	if (!e->opportunities_nr) {
+		const struct kopt_results_stage *dom =
+			kopt_results_dominant_stage(e);
+		struct kopt_buf names = KOPT_BUF_INIT;
+		if (dom && !dom->not_measured)
+			missing_metrics(&names, dom);
+		if (dom && dom->not_measured)
+			kopt_buf_addf(out, "None drawn: '%s' was not measured "
+				      "(%s).\n", dom->name, dom->not_measured);
+		else if (names.len)
+			kopt_buf_addf(out, "None among the measured metrics; "
+				      "not measured: %s.\n", names.buf);
+		else
+			kopt_buf_addstr(out, "None: the dominant stage's "
+					"metrics are in their healthy "
+					"ranges.\n");
+		kopt_buf_release(&names);
+	}
 	for (i = 0; i < e->opportunities_nr && i < 3; i++) {
 		const struct kopt_results_opportunity *o = &e->opportunities[i];
 		kopt_buf_addf(out, "%zu. %s -- est. ", i + 1, o->name);

@@ -28,12 +28,22 @@
 
 int kopt_profile_roofline(struct kopt_results_entry *e,
 			  const struct kopt_kernel *k, struct kopt_buf *err);
-/* "Memory-bound", "Compute-bound", "Latency-bound" or "Unknown". */
+/*
+ * "Memory-bound", "Compute-bound", "Latency-bound", "Unknown" (a unit's
+ * metric missing) or "Not measured" (the stage has no hardware metrics).
+ */
 const char *kopt_profile_stage_bottleneck(const struct kopt_results_stage *st);
 /* The worst unhealthy metric of a stage, "--" when all are healthy. */
 void kopt_profile_stage_issue(struct kopt_buf *out,
 			      const struct kopt_results_stage *st);
 void kopt_profile_classify(struct kopt_results_entry *e);
+/*
+ * One line per stage with something not measured: "- 'name': not
+ * measured: <why>." or "- 'name': l2_hit_pct not measured ...".  Empty
+ * when everything was measured.
+ */
+void kopt_profile_unmeasured(struct kopt_buf *out,
+			     const struct kopt_results_entry *e);
 void kopt_profile_metric_opportunities(struct kopt_results_entry *e);
 
 /* The profiler contract; `parent` may be NULL. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile.h"
 #include "banned.h"
 
 double kopt_change_pct(double cur, double prev)
@@ -126,8 +127,14 @@ void kopt_render_perf_block(struct kopt_buf *out,
 			kopt_buf_addf(out, " -- trigger: %s", o->trigger);
 		kopt_buf_addch(out, '\n');
 	}
+	kopt_buf_reset(&cell);
+	kopt_profile_unmeasured(&cell, e);
 	if (!n)
-		kopt_buf_addstr(out, "- (none found by the profiler)\n");
+		kopt_buf_addstr(out, cell.len ? "- (none drawn from what was "
+				"measured)\n" : "- (none found by the "
+				"profiler)\n");
+	if (cell.len)
+		kopt_buf_addf(out, "\n**Not measured**:\n%s", cell.buf);
 	kopt_buf_release(&cell);
 }
 

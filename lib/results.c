@@ -90,9 +90,12 @@ void kopt_results_entry_release(struct kopt_results_entry *e)
 	free(e->tree);
 	free(e->replay_source);
 	free(e->device.name);
+	free(e->device.uuid);
 	free(e->device.cc);
-	for (i = 0; i < e->stages_nr; i++)
+	for (i = 0; i < e->stages_nr; i++) {
 		free(e->stages[i].name);
+		free(e->stages[i].not_measured);
+	}
 	free(e->stages);
 	free(e->bottleneck);
 	free(e->root_cause);
@@ -357,6 +360,7 @@ static void read_device(struct reader *rd, const cJSON *obj,
 	size_t len = push_path(rd, "device", 0);
 
 	get_string(rd, obj, "name", &d->name, 1);
+	get_string(rd, obj, "uuid", &d->uuid, 0);
 	get_string(rd, obj, "cc", &d->cc, 0);
 	get_long(rd, obj, "sms", &d->sms, 0, 0);
 	get_number(rd, obj, "sm_clock_mhz", &d->sm_clock_mhz, 0);
@@ -398,6 +402,7 @@ static void read_stage(struct reader *rd, const cJSON *obj,
 	get_number(rd, obj, "regs", &st->regs, 0);
 	get_number(rd, obj, "smem_bytes", &st->smem_bytes, 0);
 	get_number(rd, obj, "waves", &st->waves, 0);
+	get_string(rd, obj, "not_measured", &st->not_measured, 0);
 }
 
 static void read_opportunity(struct reader *rd, const cJSON *obj,
@@ -526,12 +531,14 @@ static int same_trial(const char *a, const char *b)
 	return !strcmp(a, b);
 }
 
+
 static int same_identity(const struct kopt_results_entry *a,
 			 const struct kopt_results_entry *b)
 {
 	return same_trial(a->trial, b->trial) &&
 	       a->b_requested == b->b_requested && a->s == b->s &&
-	       a->t == b->t;
+	       a->t == b->t && kopt_results_same_entry_device(&a->device,
+							      &b->device);
 }
 
 static void line_col(const char *data, const char *at, int *line, int *col)
@@ -665,8 +672,9 @@ int kopt_results_from_json(struct kopt_results *out, const struct cJSON *root,
 			read_entry(&rd, it, e);
 			for (j = 0; j + 1 < out->entries_nr; j++)
 				if (same_identity(&out->entries[j], e)) {
-					bad(&rd, NULL, "same trial and "
-					    "configuration as entries[%zu]", j);
+					bad(&rd, NULL, "same trial, "
+					    "configuration and device as "
+					    "entries[%zu]", j);
 					break;
 				}
 			pop_path(&rd, l);
@@ -760,6 +768,7 @@ static cJSON *entry_json(const struct kopt_results_entry *e)
 	if (e->device.name) {
 		d = cJSON_AddObjectToObject(o, "device");
 		add_str(d, "name", e->device.name, 0);
+		add_str(d, "uuid", e->device.uuid, 0);
 		add_str(d, "cc", e->device.cc, 0);
 		if (e->device.sms)
 			cJSON_AddNumberToObject(d, "sms", (double)e->device.sms);
@@ -802,6 +811,7 @@ static cJSON *entry_json(const struct kopt_results_entry *e)
 		add_num(s, "regs", st->regs);
 		add_num(s, "smem_bytes", st->smem_bytes);
 		add_num(s, "waves", st->waves);
+		add_str(s, "not_measured", st->not_measured, 0);
 	}
 
 	c = cJSON_AddObjectToObject(o, "metrics");
@@ -952,6 +962,14 @@ int kopt_results_same_device(const char *a, const char *b)
 	return same;
 }
 
+int kopt_results_same_entry_device(const struct kopt_results_device *a,
+				   const struct kopt_results_device *b)
+{
+	if (a->uuid && b->uuid && *a->uuid && *b->uuid)
+		return !strcmp(a->uuid, b->uuid);
+	return kopt_results_same_device(a->name, b->name);
+}
+
 struct kopt_results_entry *
 kopt_results_find_like(const struct kopt_results *r,
 		       const struct kopt_results_entry *like)
@@ -967,8 +985,8 @@ kopt_results_find_like(const struct kopt_results *r,
 			    (pass ? matches_b(e, like->b_requested) :
 			     e->b_requested == like->b_requested) &&
 			    e->s == like->s && e->t == like->t &&
-			    kopt_results_same_device(e->device.name,
-						     like->device.name))
+			    kopt_results_same_entry_device(&e->device,
+							   &like->device))
 				return e;
 		}
 	return NULL;
@@ -1012,6 +1030,7 @@ void kopt_results_entry_copy(struct kopt_results_entry *out,
 	out->tree = dup_or_null(src->tree);
 	out->replay_source = dup_or_null(src->replay_source);
 	out->device.name = dup_or_null(src->device.name);
+	out->device.uuid = dup_or_null(src->device.uuid);
 	out->device.cc = dup_or_null(src->device.cc);
 	out->bottleneck = dup_or_null(src->bottleneck);
 	out->root_cause = dup_or_null(src->root_cause);
@@ -1023,6 +1042,8 @@ void kopt_results_entry_copy(struct kopt_results_entry *out,
 		for (i = 0; i < src->stages_nr; i++) {
 			out->stages[i] = src->stages[i];
 			out->stages[i].name = dup_or_null(src->stages[i].name);
+			out->stages[i].not_measured =
+				dup_or_null(src->stages[i].not_measured);
 		}
 	}
 	out->opportunities = NULL;
@@ -1147,6 +1168,7 @@ void kopt_results_summary(struct kopt_buf *out, const struct kopt_results *r)
 		kopt_cache_add_str(out, e->device.name);
 		kopt_cache_add_str(out, e->bottleneck);
 		kopt_cache_add_str(out, e->dtype);
+		kopt_cache_add_str(out, e->device.uuid);
 		for (m = 0; m < KOPT_METRIC__NR; m++)
 			kopt_cache_add_num(out, e->metrics[m]);
 		kopt_buf_addch(out, '\n');
@@ -1158,11 +1180,23 @@ static char *dup_field(const char *f)
 	return f ? kopt_strdup(f) : NULL;
 }
 
+/* A whole number of a summary line; -1 when it is none (damaged text). */
+static int summary_long(const char *f, long *out)
+{
+	double v = kopt_cache_num(f);
+
+	if (!isfinite(v) || v < 0 || v > 1e15)
+		return -1;
+	*out = (long)v;
+	return 0;
+}
+
 int kopt_results_from_summary(struct kopt_results *out, const char *data,
 			      size_t len)
 {
-	char *text = kopt_strndup(data, len), *f[11 + KOPT_METRIC__NR];
+	char *text = kopt_strndup(data, len), *f[12 + KOPT_METRIC__NR];
 	size_t pos = 0, n, i;
+	long count;
 	int m;
 
 	kopt_results_release(out);
@@ -1172,28 +1206,31 @@ int kopt_results_from_summary(struct kopt_results *out, const char *data,
 	out->kernel = kopt_strdup(f[1]);
 	out->version = kopt_strdup(f[2]);
 	out->parent = dup_field(f[3]);
-	n = (size_t)kopt_cache_num(f[4]);
+	if (summary_long(f[4], &count))
+		goto bad;
+	n = (size_t)count;
 	for (i = 0; i < n; i++) {
 		struct kopt_results_entry *e;
-		if (kopt_cache_split(text, len, &pos, f, 11 + KOPT_METRIC__NR)
-		    != 11 + KOPT_METRIC__NR || !f[0] || strcmp(f[0], "E"))
+		if (kopt_cache_split(text, len, &pos, f, 12 + KOPT_METRIC__NR)
+		    != 12 + KOPT_METRIC__NR || !f[0] || strcmp(f[0], "E"))
 			goto bad;
 		KOPT_ALLOC_GROW(out->entries, out->entries_nr + 1,
 				out->entries_alloc);
 		e = &out->entries[out->entries_nr++];
 		kopt_results_entry_init(e);
 		e->trial = dup_field(f[1]);
-		e->b = (long)kopt_cache_num(f[2]);
-		e->s = (long)kopt_cache_num(f[3]);
-		e->t = (long)kopt_cache_num(f[4]);
-		e->b_requested = (long)kopt_cache_num(f[5]);
+		if (summary_long(f[2], &e->b) || summary_long(f[3], &e->s) ||
+		    summary_long(f[4], &e->t) ||
+		    summary_long(f[5], &e->b_requested))
+			goto bad;
 		e->replayed = kopt_cache_num(f[6]) != 0;
 		e->spread_pct = kopt_cache_num(f[7]);
 		e->device.name = dup_field(f[8]);
 		e->bottleneck = dup_field(f[9]);
 		e->dtype = dup_field(f[10]);
+		e->device.uuid = dup_field(f[11]);
 		for (m = 0; m < KOPT_METRIC__NR; m++)
-			e->metrics[m] = kopt_cache_num(f[11 + m]);
+			e->metrics[m] = kopt_cache_num(f[12 + m]);
 	}
 	free(text);
 	return 0;

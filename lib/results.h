@@ -28,7 +28,8 @@
  *
  * Invariants of a loaded struct kopt_results:
  * - schema == KOPT_RESULTS_SCHEMA, kernel and version are valid names;
- * - no two entries share an identity (trial, b_requested, s, t);
+ * - no two entries share an identity (trial, b_requested, s, t and the
+ *   device: kopt_results_same_device());
  * - b, s, t, b_requested are positive; b_requested is b when the file
  *   has none;
  * - numbers are unrounded; a metric that was not measured is NAN (use
@@ -84,8 +85,15 @@ static inline int kopt_results_has(double v)
 	return !isnan(v);
 }
 
+/*
+ * The device an entry was measured on.  Entries are per device: a
+ * version measured on two GPUs keeps one entry per trial configuration
+ * and device, told apart by `uuid` (the driver's, "GPU-xxxxxxxx-...") or,
+ * in files written before uuids were recorded, by `name`.
+ */
 struct kopt_results_device {
 	char *name;             /* "NVIDIA H200" */
+	char *uuid;             /* "GPU-8c4f...", may be NULL */
 	char *cc;               /* "9.0", may be NULL */
 	long sms;               /* 0 when unknown */
 	double sm_clock_mhz, mem_clock_mhz;
@@ -107,6 +115,13 @@ struct kopt_results_stage {
 	struct kopt_results_stats duration_us;
 	double tc_pct, dram_pct, dram_bytes, occ_pct, l2_hit_pct;
 	double spill_bytes, regs, smem_bytes, waves;
+	/*
+	 * NULL when the hardware metrics were measured; else why not, in
+	 * words ("launched from a CUDA graph", "too few launches (3) ...").
+	 * A stage with a reason has no tc/dram/occ/l2 figures, and nothing
+	 * is concluded from them.
+	 */
+	char *not_measured;
 };
 
 struct kopt_results_opportunity {
@@ -191,7 +206,7 @@ struct cJSON *kopt_results_to_json(const struct kopt_results *r);
 
 /*
  * What the views need of validated results (kernel, version, parent, and
- * per entry the trial, configuration, replayed, device name, bottleneck,
+ * per entry the trial, configuration, replayed, device name and uuid, bottleneck,
  * dtype, spread and metrics), as lines of text for lib/cache, and back:
  * results without stages, opportunities, provenance or unknown members.
  * kopt_results_from_summary() returns KOPT_EINVALID (nothing printed) on
@@ -222,8 +237,8 @@ struct kopt_results_entry *
 kopt_results_find_config(const struct kopt_results *r, long b, long s,
 			 long t);
 /*
- * The entry for the same trial and configuration as `like`, on the same
- * device when both name one (kopt_results_same_device()), or NULL.
+ * The entry for the same trial and configuration as `like`, measured on
+ * the same device (kopt_results_same_entry_device()), or NULL.
  */
 struct kopt_results_entry *
 kopt_results_find_like(const struct kopt_results *r,
@@ -235,10 +250,18 @@ kopt_results_find_like(const struct kopt_results *r,
  * NULL or empty name matches any.
  */
 int kopt_results_same_device(const char *a, const char *b);
+/*
+ * Whether two entries were measured on the same device: the same uuid
+ * when both have one, else kopt_results_same_device() of their names.
+ */
+int kopt_results_same_entry_device(const struct kopt_results_device *a,
+				   const struct kopt_results_device *b);
 
 /*
- * Add `e` to `r`, replacing the entry of the same identity (kept at its
- * position) or appending.  Moves e's contents; `e` is left initialised.
+ * Add `e` to `r`, replacing the entry of the same identity (trial,
+ * configuration and device; kept at its position) or appending: a
+ * measurement on another device never replaces one.  Moves e's
+ * contents; `e` is left initialised.
  */
 void kopt_results_put(struct kopt_results *r, struct kopt_results_entry *e);
 /* Deep copy (for keeping an entry while the source is released). */

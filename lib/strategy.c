@@ -310,6 +310,20 @@ static int by_score(const void *a_, const void *b_)
 	return a->entry < b->entry ? -1 : a->entry > b->entry;
 }
 
+/* Optimizations before anti-patterns, then by impact, then catalog order. */
+static int by_judgement(const void *a, const void *b)
+{
+	const struct kopt_strategy_item *x = a, *y = b;
+	int xo = x->entry->kind == KOPT_KIND_OPTIMIZATION;
+	int yo = y->entry->kind == KOPT_KIND_OPTIMIZATION;
+
+	if (xo != yo)
+		return yo - xo;
+	if (x->impact != y->impact)
+		return x->impact < y->impact ? 1 : -1;
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
 #define PUSH(arr, nr, alloc, item) do { \
 	KOPT_ALLOC_GROW(arr, nr + 1, alloc); \
 	(arr)[(nr)++] = (item); \
@@ -377,6 +391,7 @@ int kopt_strategy_compute(struct kopt_strategy *s, const struct kopt_kb *kb,
 	kopt_buf_init(&s->control_why, 0);
 	kopt_strvec_init(&s->untriggered);
 	s->kernel = kernel->name;
+	s->max = max;
 	s->current = current;
 	s->next = next;
 	s->language = kopt_config_language(cfg, kernel->language);
@@ -397,6 +412,13 @@ int kopt_strategy_compute(struct kopt_strategy *s, const struct kopt_kb *kb,
 			kopt_buf_addf(&sb, " %s", kopt_kb_entry_name(e));
 			kopt_strvec_push(&s->untriggered, sb.buf);
 			kopt_buf_release(&sb);
+			item_init(&it, e);
+			if (e->row->cell[KOPT_COL_IMPACT] &&
+			    !kopt_impact_parse(e->row->cell[KOPT_COL_IMPACT],
+					       &it.impact))
+				it.impact_known = 1;
+			it.score = it.impact;
+			PUSH(s->judge, s->judge_nr, s->judge_alloc, it);
 			continue;
 		}
 		item_init(&it, e);
@@ -428,6 +450,8 @@ int kopt_strategy_compute(struct kopt_strategy *s, const struct kopt_kb *kb,
 	}
 	if (s->apply_nr > 1)
 		qsort(s->apply, s->apply_nr, sizeof(*s->apply), by_score);
+	if (s->judge_nr > 1)
+		qsort(s->judge, s->judge_nr, sizeof(*s->judge), by_judgement);
 	s->chosen = s->apply_nr < max ? s->apply_nr : max;
 
 	s->control = KOPT_CONTROL_BLOCK;
@@ -464,6 +488,9 @@ void kopt_strategy_release(struct kopt_strategy *s)
 	for (i = 0; i < s->applied_nr; i++)
 		item_release(&s->applied[i]);
 	free(s->applied);
+	for (i = 0; i < s->judge_nr; i++)
+		item_release(&s->judge[i]);
+	free(s->judge);
 	kopt_strvec_clear(&s->untriggered);
 	kopt_buf_release(&s->bottleneck);
 	kopt_buf_release(&s->occ_text);
@@ -513,6 +540,39 @@ static void link(struct kopt_buf *out, const char *task_dir, const char *path)
 	free(rel);
 }
 
+/*
+ * "Epilogue fusion (O5, est. impact 10%): trigger, to judge on v1's
+ * profile: "<prose>"; see <link>".
+ */
+static void judge_line(struct kopt_buf *out, const struct kopt_strategy *s,
+		       const struct kopt_strategy_item *it,
+		       const char *task_dir)
+{
+	const struct kopt_kb_entry *e = it->entry;
+	struct kopt_buf prose = KOPT_BUF_INIT;
+
+	kopt_buf_addf(out, "%s (", kopt_kb_entry_name(e));
+	kopt_kb_entry_id(out, e);
+	if (e->row && e->row->cell[KOPT_COL_IMPACT] &&
+	    *e->row->cell[KOPT_COL_IMPACT])
+		kopt_buf_addf(out, ", est. impact %s",
+			      e->row->cell[KOPT_COL_IMPACT]);
+	kopt_buf_addstr(out, "): ");
+	kopt_kb_entry_prose(&prose, e);
+	if (prose.len)
+		kopt_buf_addf(out, "trigger to judge on %s's profile: \"%s\"",
+			      s->current, prose.buf);
+	else
+		kopt_buf_addf(out, "no trigger written; judge it on %s's "
+			      "profile", s->current);
+	if (e->path) {
+		kopt_buf_addstr(out, "; see ");
+		link(out, task_dir, e->path);
+	}
+	kopt_buf_addch(out, '\n');
+	kopt_buf_release(&prose);
+}
+
 void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 			  const char *task_dir)
 {
@@ -538,11 +598,22 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 		link(out, task_dir, e->path);
 		kopt_buf_addch(out, '\n');
 	}
-	if (!s->chosen)
-		kopt_buf_addf(out, "1. None: no optimization's trigger holds "
-			      "on %s's results; add what profiling taught "
-			      "with 'git kopt learn new optimization "
-			      "<name>'\n", s->current);
+	if (!s->chosen) {
+		size_t n = 0;
+		for (i = 0; i < s->judge_nr && n < s->max; i++) {
+			const struct kopt_strategy_item *it = &s->judge[i];
+			if (it->entry->kind != KOPT_KIND_OPTIMIZATION)
+				continue;
+			kopt_buf_addf(out, "%zu. Judge: ", ++n);
+			judge_line(out, s, it, task_dir);
+		}
+		if (!n)
+			kopt_buf_addf(out, "No optimization of the catalog "
+				      "holds or is left to judge on %s's "
+				      "numbers: add what profiling taught "
+				      "with 'git kopt learn new optimization "
+				      "<name>'\n", s->current);
+	}
 
 	kopt_buf_addstr(out, "\n### Constraints\n");
 	kopt_buf_addf(out, "- Register budget: at most %d registers/thread, "
@@ -607,7 +678,14 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 		kopt_buf_addch(out, '\n');
 	}
 
-	if (!s->unknown_nr && !s->untriggered.nr)
+	if (s->judge_nr) {
+		kopt_buf_addstr(out, "\n### To Judge\n");
+		for (i = 0; i < s->judge_nr; i++) {
+			kopt_buf_addstr(out, "- ");
+			judge_line(out, s, &s->judge[i], task_dir);
+		}
+	}
+	if (!s->unknown_nr)
 		return;
 	kopt_buf_addstr(out, "\n### Not Evaluated\n");
 	for (i = 0; i < s->unknown_nr; i++) {
@@ -628,9 +706,6 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 				      it->missing.v[j]);
 		kopt_buf_addf(out, " not measured\n");
 	}
-	for (i = 0; i < s->untriggered.nr; i++)
-		kopt_buf_addf(out, "- %s: no trigger in its detail file\n",
-			      s->untriggered.v[i]);
 }
 
 static cJSON *item_json(const struct kopt_strategy_item *it, int rank,
@@ -732,6 +807,15 @@ void kopt_strategy_json(struct kopt_buf *out, const struct kopt_strategy *s,
 	for (i = 0; i < s->untriggered.nr; i++)
 		cJSON_AddItemToArray(arr,
 				     cJSON_CreateString(s->untriggered.v[i]));
+	arr = cJSON_AddArrayToObject(o, "to_judge");
+	for (i = 0; i < s->judge_nr; i++) {
+		struct kopt_buf prose = KOPT_BUF_INIT;
+		cJSON *it = item_json(&s->judge[i], 0, NULL);
+		kopt_kb_entry_prose(&prose, s->judge[i].entry);
+		cJSON_AddStringToObject(it, "trigger_text", prose.buf);
+		cJSON_AddItemToArray(arr, it);
+		kopt_buf_release(&prose);
+	}
 	c = cJSON_AddObjectToObject(o, "constraints");
 	cJSON_AddNumberToObject(c, "register_budget", s->reg_budget);
 	if (s->regs_now >= 0)

@@ -65,6 +65,15 @@ struct kopt_strategy {
 	struct kopt_strategy_item *applied;
 	size_t applied_nr, applied_alloc;
 	struct kopt_strvec untriggered;    /* "O2 Head grouping" */
+	/*
+	 * The same entries to judge: their trigger is prose (or missing),
+	 * for the agent to weigh against the profile; optimizations first,
+	 * each kind ranked by impact.  With no optimization chosen, the
+	 * task's Optimizations to Apply lists the first of them.
+	 */
+	struct kopt_strategy_item *judge;
+	size_t judge_nr, judge_alloc;
+	size_t max;                        /* the most the task applies */
 	/* constraints */
 	int reg_budget, max_threads;
 	double occ_target;

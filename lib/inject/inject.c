@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "inject.h"
 #include "../banned.h"
 
@@ -124,6 +126,7 @@ static int read_config(struct kopt_inject_config *c)
 	const char *metrics = getenv("KOPT_INJECT_METRICS");
 	const char *filter = getenv("KOPT_INJECT_KERNELS");
 	const char *replay = getenv("KOPT_INJECT_REPLAY");
+	const char *plan = getenv("KOPT_INJECT_FIRST_RUN");
 
 	c->verbose = env_number("KOPT_INJECT_VERBOSE", 0, 0, 1);
 	c->early = env_number("KOPT_INJECT_EARLY", 1, 0, 1);
@@ -157,6 +160,8 @@ static int read_config(struct kopt_inject_config *c)
 		for (size_t i = 0; i < c->n_metrics; i++)
 			c->metrics[i] = default_metrics[i];
 	}
+	if (plan && *plan)
+		c->plan = strdup(plan);
 	if (filter && *filter) {
 		c->filter_buf = strdup(filter);
 		if (c->filter_buf)
@@ -164,6 +169,99 @@ static int read_config(struct kopt_inject_config *c)
 						 KOPT_INJECT_MAX_FILTERS);
 	}
 	return 0;
+}
+
+/*
+ * The plan of a second run (KOPT_INJECT_FIRST_RUN): every kernel that
+ * the first run of the same program launched but got no sample of,
+ * because it was launched too few times to get past the warm-up (or its
+ * samples failed), is sampled once (inject.h says how).  The first run's
+ * capture is kept to be merged into this run's (report.c).
+ */
+static void plan_from_first_run(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *text = NULL;
+	long len = -1;
+	cJSON *root = NULL, *k;
+	const cJSON *kernels, *prof, *passes_j;
+
+	g.plan_active = 1;
+	if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)len + 1)) &&
+	    fread(text, 1, (size_t)len, f) == (size_t)len) {
+		text[len] = '\0';
+		root = cJSON_Parse(text);
+	}
+	if (f)
+		fclose(f);
+	free(text);
+	if (!root) {
+		kopt_inject_error("bad-first-run", "", 0,
+				  "cannot read the first run's capture '%s' "
+				  "(KOPT_INJECT_FIRST_RUN)", path);
+		return;
+	}
+	g.first_run = root;
+	prof = cJSON_GetObjectItemCaseSensitive(root, "profiler");
+	passes_j = cJSON_GetObjectItemCaseSensitive(prof, "passes");
+	if (cJSON_IsNumber(passes_j) && passes_j->valuedouble >= 1)
+		g.plan_passes = (size_t)passes_j->valuedouble;
+	kernels = cJSON_GetObjectItemCaseSensitive(root, "kernels");
+	cJSON_ArrayForEach(k, kernels) {
+		const cJSON *why = cJSON_GetObjectItemCaseSensitive(k,
+							"not_profiled");
+		const cJSON *calls = cJSON_GetObjectItemCaseSensitive(k,
+							"launch_calls");
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(k,
+							"mangled");
+		const cJSON *grid = cJSON_GetObjectItemCaseSensitive(k, "grid");
+		const cJSON *block = cJSON_GetObjectItemCaseSensitive(k,
+							"block");
+		struct kopt_inject_plan_item it, *v;
+
+		if (!cJSON_IsString(why) || !cJSON_IsString(name) ||
+		    !cJSON_IsNumber(calls) || calls->valuedouble < 1 ||
+		    (strcmp(why->valuestring, "too-few-launches") &&
+		     strcmp(why->valuestring, "samples-failed") &&
+		     strcmp(why->valuestring, "max-kernels")))
+			continue;
+		memset(&it, 0, sizeof(it));
+		for (int i = 0; i < 3; i++) {
+			const cJSON *x = cJSON_GetArrayItem(grid, i);
+			const cJSON *y = cJSON_GetArrayItem(block, i);
+			it.key.grid[i] = cJSON_IsNumber(x) ?
+					 (uint32_t)x->valuedouble : 1;
+			it.key.block[i] = cJSON_IsNumber(y) ?
+					  (uint32_t)y->valuedouble : 1;
+		}
+		it.calls = (uint64_t)calls->valuedouble;
+		it.key.name = strdup(name->valuestring);
+		v = realloc(g.plan, (g.n_plan + 1) * sizeof(*v));
+		if (!it.key.name || !v) {
+			free(it.key.name);
+			break;
+		}
+		g.plan = v;
+		g.plan[g.n_plan++] = it;
+		kopt_inject_log("plan: %.60s, %llu launches", it.key.name,
+				(unsigned long long)it.calls);
+	}
+}
+
+static void apply_plan(struct kopt_inject_kernel *k)
+{
+	for (size_t i = 0; i < g.n_plan; i++) {
+		const struct kopt_inject_plan_item *it = &g.plan[i];
+		if (strcmp(it->key.name, k->key.name) ||
+		    memcmp(it->key.grid, k->key.grid, sizeof(it->key.grid)) ||
+		    memcmp(it->key.block, k->key.block,
+			   sizeof(it->key.block)))
+			continue;
+		k->in_plan = 1;
+		k->plan_calls = it->calls;
+		return;
+	}
 }
 
 /* ---- device and kernel attributes ---- */
@@ -211,6 +309,17 @@ static void read_device(CUcontext ctx)
 			*attrs[i].out = -1;
 	if (cuDeviceGetName(d->name, sizeof(d->name), dev) != CUDA_SUCCESS)
 		d->name[0] = '\0';
+	{
+		CUuuid u;
+		const unsigned char *b = (const unsigned char *)u.bytes;
+		if (cuDeviceGetUuid(&u, dev) == CUDA_SUCCESS)
+			snprintf(d->uuid, sizeof(d->uuid),
+				 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-"
+				 "%02x%02x-%02x%02x%02x%02x%02x%02x",
+				 b[0], b[1], b[2], b[3], b[4], b[5], b[6],
+				 b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+				 b[14], b[15]);
+	}
 	if (cuDeviceTotalMem(&mem, dev) == CUDA_SUCCESS)
 		d->memory_bytes = mem;
 	cuDriverGetVersion(&d->driver_version);
@@ -273,6 +382,8 @@ static struct kopt_inject_kernel *kernel_of(const char *name, CUfunction f,
 	k->smem_dynamic = smem_dynamic;
 	k->regs = k->smem_static = k->local_bytes = k->blocks_per_sm = -1;
 	k->eligible = -1;
+	if (g.plan_active)
+		apply_plan(k);
 	if (f)
 		read_function(k, f);
 	if (kopt_inject_table_add(&g.kernels, k) < 0) {
@@ -357,15 +468,40 @@ static int passes_filter(const char *mangled)
 	return 0;
 }
 
+/* The passes of a sample: this run's metric set, else the first run's. */
+static uint64_t plan_passes(void)
+{
+	size_t p = g.rp.passes ? g.rp.passes : g.plan_passes;
+	return p ? p : 2;
+}
+
+/*
+ * The last launch of a planned kernel at which its sample can begin:
+ * in launch replay, the one that leaves a launch for every pass; in
+ * kernel replay (launched fewer times than there are passes), its last.
+ */
+static uint64_t last_start(const struct kopt_inject_kernel *k)
+{
+	uint64_t p = plan_passes();
+	return k->plan_calls >= p ? k->plan_calls - p : k->plan_calls - 1;
+}
+
 /* Whether launch number `index` of k may take a place in a window. */
 static int wants_sample(struct kopt_inject_kernel *k, uint64_t index)
 {
 	if (!g.cfg.n_metrics || g.rp.state == KOPT_INJECT_RP_FAILED ||
 	    g.rp.state == KOPT_INJECT_RP_DONE)
 		return 0;
-	if (index < g.cfg.warmup ||
-	    k->n_samples + k->failed + k->planned >= g.cfg.samples)
+	if (g.plan_active) {
+		/* one sample of each kernel it names, in a window of its own */
+		if (!k->in_plan || k->n_samples || k->planned || g.win.open ||
+		    index > last_start(k))
+			return 0;
+		k->plan_kernel_replay = k->plan_calls < plan_passes();
+	} else if (index < g.cfg.warmup ||
+		   k->n_samples + k->failed + k->planned >= g.cfg.samples) {
 		return 0;
+	}
 	if (k->eligible < 0)
 		k->eligible = passes_filter(k->key.name);
 	if (!k->eligible)
@@ -391,6 +527,7 @@ static void close_window(void)
 		((struct kopt_inject_kernel *)g.win.slot[i].k)->planned--;
 	g.profile_s += g.win.seconds;
 	kopt_window_close(&g.win);
+	g.win_kernel_replay = 0;
 }
 
 /* Drop the open window: its samples count as failed. */
@@ -555,13 +692,21 @@ static void launch_enter(const CUpti_CallbackData *cb, CUfunction f,
 	index = k->calls++;
 	if (g.rp.state != KOPT_INJECT_RP_OFF && ctx != g.rp.ctx) {
 		g.calls_other_ctx++;
+		k->calls_other_ctx++;
 		goto done;
 	}
+	/* a planned kernel's last launch: the waiting window gives way */
+	if (g.plan_active && g.win.open && !g.win.running && k->in_plan &&
+	    !k->n_samples && index == last_start(k) &&
+	    g.win.slot[0].k != k)
+		abandon_window("a kernel's last launch needed the profiler");
 	if (!g.win.open && !wants_sample(k, index))
 		goto done; /* the launches of nearly every call */
 	/* a launch being captured into a graph does not run now */
 	captured = cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
 		   capture != CU_STREAM_CAPTURE_STATUS_NONE;
+	if (captured)
+		k->calls_captured++;
 	tl_t0 = kopt_inject_now();
 	for (;;) {
 		int wants = !g.win.open || g.win.building ?
@@ -571,6 +716,15 @@ static void launch_enter(const CUpti_CallbackData *cb, CUfunction f,
 		if (!g.win.open && wants && !captured &&
 		    profiler_ready(ctx) < 0)
 			goto done;
+		/* a planned kernel decides the replay of its window */
+		if (!g.win.open && wants && !captured && g.plan_active) {
+			int kr = k->plan_kernel_replay;
+			if (kopt_inject_rp_set_replay(&g.rp, kr ?
+					KOPT_INJECT_REPLAY_KERNEL :
+					KOPT_INJECT_REPLAY_LAUNCH) < 0)
+				goto done;
+			g.win_kernel_replay = kr;
+		}
 		enum kopt_window_action a = kopt_window_enter(&g.win, k, index,
 							      wants, captured,
 							      g.cfg.max_wait);
@@ -625,8 +779,9 @@ static void launch_exit(const CUpti_CallbackData *cb)
 	g.win.seconds += kopt_inject_now() - tl_t0;
 	if (failed)
 		abandon_window("a launch failed");
-	else if (kopt_window_exit(&g.win) == KOPT_WIN_STOP)
-		end_pass();
+	else if (g.win_kernel_replay ||
+		 kopt_window_exit(&g.win) == KOPT_WIN_STOP)
+		end_pass(); /* kernel replay: every pass ran in the call */
 	pthread_mutex_unlock(&g.lock);
 }
 
@@ -831,6 +986,8 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 
 	if (read_config(&g.cfg) < 0)
 		return 1; /* nowhere to write: stay out of the way */
+	if (g.cfg.plan)
+		plan_from_first_run(g.cfg.plan);
 	atexit(at_exit);
 	if (kopt_inject_cupti_load(why, sizeof(why)) < 0) {
 		kopt_inject_error("cupti-missing", "dlopen", 0,

@@ -71,7 +71,9 @@ struct kopt_inject_config {
 	size_t n_filter;	/* 0: every kernel may be profiled */
 	int verbose;
 	int early;		/* set up at context creation, on a thread */
+	char *plan;		/* KOPT_INJECT_FIRST_RUN, or NULL */
 };
+
 
 /* The part of a kernel record that the tables key on. */
 struct kopt_inject_key {
@@ -87,6 +89,23 @@ struct kopt_inject_table {
 	size_t n, alloc;
 	size_t *slot;		/* open addressing: index + 1, 0 = empty */
 	size_t n_slot;
+};
+
+/*
+ * The plan of a second run (KOPT_INJECT_FIRST_RUN, inject.c) names the
+ * kernels that the first run of the same program launched too few times
+ * to get past the warm-up, with their launch counts there.  Each gets
+ * one sample, in a window of its own: in launch replay (one pass per
+ * launch) from its first launch on while it has launches enough left
+ * for every pass; a kernel launched fewer times than there are passes
+ * in kernel replay (every pass inside its one launch call, CUPTI saving
+ * and restoring memory).  A kernel at the last launch where its sample
+ * can begin takes the profiler from a window that waits for its next
+ * pass.  With a plan, kernels it does not name are only timed.
+ */
+struct kopt_inject_plan_item {
+	struct kopt_inject_key key;
+	uint64_t calls;		/* its launch calls in the first run */
 };
 
 uint64_t kopt_inject_key_hash(const char *name, const uint32_t grid[3],
@@ -118,6 +137,11 @@ struct kopt_inject_kernel {
 	size_t n_samples;
 	unsigned failed;	/* samples abandoned or rejected whole */
 	unsigned planned;	/* its launches in the open window */
+	uint64_t calls_other_ctx; /* launch calls on another context */
+	uint64_t calls_captured;  /* launch calls captured into a graph */
+	int in_plan;		/* the plan names it */
+	uint64_t plan_calls;	/* ... launched this often in the first run */
+	int plan_kernel_replay;	/* its next sample in kernel replay */
 };
 
 /* One execution's time, from the Activity API. */
@@ -142,6 +166,7 @@ struct kopt_inject_device {
 	int known;
 	CUdevice dev;
 	char name[256];
+	char uuid[48];		/* GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx */
 	char chip[64];
 	int cc_major, cc_minor;
 	int sms;
@@ -171,6 +196,10 @@ struct kopt_inject_rp {
 	size_t pass;		/* passes done in the sample in progress */
 	double setup_s;
 };
+
+/* Switch between user and kernel replay between windows. */
+int kopt_inject_rp_set_replay(struct kopt_inject_rp *rp,
+			      enum kopt_inject_replay replay);
 
 enum {
 	KOPT_INJECT_RP_OFF = 0,	/* not set up yet */
@@ -247,6 +276,12 @@ struct kopt_inject_state {
 	struct kopt_inject_table kernels;
 	struct kopt_inject_rp rp;
 	struct kopt_window win;	/* window.h */
+	int win_kernel_replay;	/* the open window is sampled in kernel replay */
+	struct kopt_inject_plan_item *plan;
+	size_t n_plan;
+	size_t plan_passes;	/* passes of the first run's metric set */
+	int plan_active;	/* a plan was given (even an empty one) */
+	struct cJSON *first_run; /* the first run's capture, to merge */
 	unsigned kernels_profiled;
 	uint64_t calls;		/* every launch call */
 	uint64_t calls_other_ctx;

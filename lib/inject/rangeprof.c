@@ -308,6 +308,20 @@ reset:
 	return ret;
 }
 
+int kopt_inject_rp_set_replay(struct kopt_inject_rp *rp,
+			      enum kopt_inject_replay replay)
+{
+	CUpti_ProfilerReplayMode mode = replay == KOPT_INJECT_REPLAY_KERNEL ?
+					CUPTI_KernelReplay : CUPTI_UserReplay;
+
+	if (rp->replay == mode)
+		return 0;
+	rp->replay = mode;
+	kopt_inject_log("replay: %s", replay == KOPT_INJECT_REPLAY_KERNEL ?
+			"kernel" : "user");
+	return kopt_inject_rp_reset(rp);
+}
+
 int kopt_inject_rp_reset(struct kopt_inject_rp *rp)
 {
 	if (init_image(rp) == 0 && set_config(rp) == 0)

@@ -138,6 +138,8 @@ static cJSON *device_json(void)
 	o = cJSON_CreateObject();
 	snprintf(cc, sizeof(cc), "%d.%d", d->cc_major, d->cc_minor);
 	cJSON_AddStringToObject(o, "name", d->name);
+	if (*d->uuid)
+		cJSON_AddStringToObject(o, "uuid", d->uuid);
 	if (*g.rp.chip)
 		cJSON_AddStringToObject(o, "chip", g.rp.chip);
 	cJSON_AddStringToObject(o, "cc", cc);
@@ -168,6 +170,8 @@ static cJSON *config_json(void)
 				"kernel" : "launch");
 	cJSON_AddNumberToObject(o, "max_kernels", c->max_kernels);
 	cJSON_AddNumberToObject(o, "max_durations", (double)c->max_durations);
+	if (c->plan)
+		cJSON_AddStringToObject(o, "plan", c->plan);
 	a = cJSON_AddArrayToObject(o, "metrics");
 	for (size_t i = 0; i < c->n_metrics; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(c->metrics[i]));
@@ -239,6 +243,38 @@ static int by_corr(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/*
+ * Why a kernel has no sample, as a stable code (README.md lists them),
+ * or NULL when it has one.
+ */
+static const char *not_profiled(const struct kopt_inject_kernel *k,
+				const struct kopt_inject_execs *e)
+{
+	if (k && k->n_samples)
+		return NULL;
+	if (!g.cfg.n_metrics || !g.cfg.samples)
+		return "not-asked";
+	if (g.rp.state == KOPT_INJECT_RP_FAILED || g.errors.n)
+		return "profiler-failed";
+	if (!k)
+		return "graph"; /* executions without a launch call */
+	if (k->calls_other_ctx && k->calls_other_ctx == k->calls)
+		return "other-context";
+	if (k->calls_captured && e && e->count > k->calls - k->calls_captured)
+		return "graph";
+	if (k->eligible == 0)
+		return "filtered";
+	if (g.plan_active && !k->in_plan)
+		return "not-planned";
+	if (k->failed)
+		return "samples-failed";
+	if (!g.plan_active && k->calls <= g.cfg.warmup)
+		return "too-few-launches";
+	if (!g.plan_active && g.kernels_profiled >= g.cfg.max_kernels)
+		return "max-kernels";
+	return "too-few-launches";
+}
+
 /* One kernel; either side may be missing (graph launches: no calls). */
 static cJSON *kernel_json(const struct kopt_inject_kernel *k,
 			  struct kopt_inject_execs *e)
@@ -290,6 +326,17 @@ static cJSON *kernel_json(const struct kopt_inject_kernel *k,
 	for (size_t i = 0; k && i < k->n_samples; i++)
 		cJSON_AddItemToArray(a, sample_json(&k->samples[i]));
 	cJSON_AddNumberToObject(o, "samples_failed", k ? k->failed : 0);
+	if (k && k->calls_other_ctx)
+		cJSON_AddNumberToObject(o, "launch_calls_other_context",
+					(double)k->calls_other_ctx);
+	if (k && k->calls_captured)
+		cJSON_AddNumberToObject(o, "launch_calls_captured",
+					(double)k->calls_captured);
+	{
+		const char *why = not_profiled(k, e);
+		if (why)
+			cJSON_AddStringToObject(o, "not_profiled", why);
+	}
 	return o;
 }
 
@@ -343,6 +390,107 @@ static int write_file(const char *path, const char *text)
 	return 0;
 }
 
+static int same_dims(const cJSON *a, const cJSON *b)
+{
+	for (int i = 0; i < 3; i++) {
+		const cJSON *x = cJSON_GetArrayItem(a, i);
+		const cJSON *y = cJSON_GetArrayItem(b, i);
+		if (!cJSON_IsNumber(x) || !cJSON_IsNumber(y) ||
+		    x->valuedouble != y->valuedouble)
+			return 0;
+	}
+	return 1;
+}
+
+static const cJSON *find_kernel(const cJSON *kernels, const cJSON *k)
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(k, "mangled");
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, kernels) {
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(it,
+								  "mangled");
+		if (cJSON_IsString(n) && cJSON_IsString(name) &&
+		    !strcmp(n->valuestring, name->valuestring) &&
+		    same_dims(cJSON_GetObjectItemCaseSensitive(it, "grid"),
+			      cJSON_GetObjectItemCaseSensitive(k, "grid")) &&
+		    same_dims(cJSON_GetObjectItemCaseSensitive(it, "block"),
+			      cJSON_GetObjectItemCaseSensitive(k, "block")))
+			return it;
+	}
+	return NULL;
+}
+
+/*
+ * A second run: the first run's capture, with the samples this run took
+ * of the kernels the first one could not sample (each marked "run": 2),
+ * and this run's own account under "second_run".  The durations stay
+ * the first run's.
+ */
+static cJSON *merge_first_run(cJSON *second)
+{
+	cJSON *root = g.first_run, *k, *o;
+	const cJSON *kernels2 = cJSON_GetObjectItemCaseSensitive(second,
+								 "kernels");
+	unsigned planned = 0, sampled = 0;
+
+	g.first_run = NULL;
+	cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(root,
+							       "kernels")) {
+		const cJSON *k2, *s;
+		cJSON *why2, *prof;
+		int in_plan = 0;
+
+		if (!cJSON_GetObjectItemCaseSensitive(k, "not_profiled"))
+			continue;
+		for (size_t i = 0; i < g.n_plan; i++) {
+			const cJSON *n = cJSON_GetObjectItemCaseSensitive(k,
+								"mangled");
+			if (cJSON_IsString(n) &&
+			    !strcmp(n->valuestring, g.plan[i].key.name))
+				in_plan = 1;
+		}
+		if (!in_plan)
+			continue;
+		planned++;
+		k2 = find_kernel(kernels2, k);
+		prof = cJSON_GetObjectItemCaseSensitive(k, "profiled");
+		cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(k2,
+								"profiled")) {
+			cJSON *c = cJSON_Duplicate(s, 1);
+			cJSON_AddNumberToObject(c, "run", 2);
+			cJSON_AddItemToArray(prof, c);
+		}
+		if (cJSON_GetArraySize(prof)) {
+			sampled++;
+			cJSON_DeleteItemFromObjectCaseSensitive(k,
+							"not_profiled");
+			continue;
+		}
+		why2 = k2 ? cJSON_GetObjectItemCaseSensitive(k2,
+							"not_profiled") : NULL;
+		if (cJSON_IsString(why2))
+			cJSON_ReplaceItemInObjectCaseSensitive(k,
+				"not_profiled",
+				cJSON_CreateString(why2->valuestring));
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "planned", planned);
+	cJSON_AddNumberToObject(o, "sampled", sampled);
+	cJSON_AddItemToObject(o, "process", cJSON_DetachItemFromObjectCaseSensitive(
+				      second, "process"));
+	cJSON_AddItemToObject(o, "profiler", cJSON_DetachItemFromObjectCaseSensitive(
+				      second, "profiler"));
+	cJSON_AddItemToObject(o, "errors", cJSON_DetachItemFromObjectCaseSensitive(
+				      second, "errors"));
+	cJSON_AddItemToObject(o, "warnings", cJSON_DetachItemFromObjectCaseSensitive(
+				      second, "warnings"));
+	cJSON_DeleteItemFromObjectCaseSensitive(root, "second_run");
+	cJSON_AddItemToObject(root, "second_run", o);
+	cJSON_Delete(second);
+	return root;
+}
+
 int kopt_inject_report_write(void)
 {
 	cJSON *root = cJSON_CreateObject(), *o;
@@ -386,6 +534,8 @@ int kopt_inject_report_write(void)
 	cJSON_AddItemToObject(root, "warnings", notes_json(&g.warnings));
 	pthread_mutex_unlock(&g.note_lock);
 
+	if (g.first_run)
+		root = merge_first_run(root);
 	text = cJSON_Print(root);
 	cJSON_Delete(root);
 	if (!text)

@@ -68,13 +68,14 @@ docs/knowledge/optimizations/orphan.md: no row in the optimization index of $SHA
 	[ "$stderr" = "6 problems in the knowledge base" ]
 }
 
-@test "a trigger with a syntax error or an unknown metric" {
+@test "a trigger with a syntax error or an unknown metric is prose: a warning, not a problem" {
 	sed -i 's/`waves < 1`/`waves <`/' docs/knowledge/optimizations/split-kv.md
 	sed -i 's/`l2_hit_pct < 80`/`l2_hit < 80`/' docs/knowledge/optimizations/swizzle.md
 	run --separate-stderr git kopt learn lint
-	assert_failure 1
-	assert_output "docs/knowledge/optimizations/split-kv.md:5: trigger \`waves <\`: column 8: expected a value at end of expression
-docs/knowledge/optimizations/swizzle.md:5: trigger \`l2_hit < 80\`: unknown metric 'l2_hit' (known: duration_us, tc_pct, dram_pct, occ_pct, l2_hit_pct, spill_bytes, regs, waves, tflops, gbps, roofline_pct, b, s, t)"
+	assert_success
+	assert_output "3 catalogs and 9 detail files, no problems"
+	[ "$stderr" = "warning: docs/knowledge/optimizations/split-kv.md:5: trigger \`waves <\` is read as prose for the agent to judge: column 8: expected a value at end of expression
+warning: docs/knowledge/optimizations/swizzle.md:5: trigger \`l2_hit < 80\` is read as prose for the agent to judge: unknown metric 'l2_hit' (known: duration_us, tc_pct, dram_pct, occ_pct, l2_hit_pct, spill_bytes, regs, waves, tflops, gbps, roofline_pct, b, s, t)" ]
 }
 
 @test "a language file listed in the shared catalog belongs in its own" {

@@ -19,6 +19,17 @@ setup() {
 	crash) kill -SEGV $$ ;;
 	hang) sleep 30 ;;
 	silent) exit 0 ;;
+	# a first run that leaves stages unsampled, then a second run
+	few) if [ -n "$KOPT_INJECT_FIRST_RUN" ]; then
+		[ -s "$KOPT_INJECT_FIRST_RUN" ] || exit 3
+		echo "second run" >>runs.log
+		cp "$SECOND" "$KOPT_INJECT_OUT"
+	     else
+		echo "first run" >>runs.log
+		cp "$FIRST" "$KOPT_INJECT_OUT"
+	     fi ;;
+	fewcrash) if [ -n "$KOPT_INJECT_FIRST_RUN" ]; then kill -SEGV $$; fi
+		cp "$FIRST" "$KOPT_INJECT_OUT" ;;
 	nokernel) printf '{"format":"kopt-inject","format_version":1,"kernels":[],"errors":[]}' >"$KOPT_INJECT_OUT" ;;
 	oom)
 		if [ "$b" -gt 8 ]; then
@@ -123,4 +134,33 @@ kernel() {
 	assert_line "> Out of memory at b=32: measured at b=8."
 	run python3 -c 'import json; c = json.load(open("docs/kernels/k/results/v0.json"))["entries"][0]["config"]; print(c["b"], c["b_requested"])'
 	assert_output "8 32"
+}
+
+@test "stages launched too few times are sampled by a second run" {
+	kernel few "true"
+	git config -f .kopt kernel.k.stages '*'
+	export FIRST="$FIXTURES/gpu/torch-forward-second-run-failed.json"
+	export SECOND="$FIXTURES/gpu/five-kernels.json"
+	run --separate-stderr git kopt profile k v0
+	assert_success
+	run cat runs.log
+	assert_output "first run
+second run"
+	[[ "$stderr" == *"running k v0 again to sample the kernels launched too few times"* ]]
+	# the capture of the second run (merged) is what was measured
+	python3 - <<-'PY'
+	import json
+	e = json.load(open("docs/kernels/k/results/v0.json"))["entries"][0]
+	assert e["stages"][0]["name"] == "fill", e["stages"][0]["name"]
+	PY
+}
+
+@test "a second run that crashes leaves the first run's measurement, and says so" {
+	kernel fewcrash "true"
+	export FIRST="$FIXTURES/gpu/torch-forward-second-run-failed.json"
+	run --separate-stderr git kopt profile k v0
+	assert_success
+	[[ "$stderr" == *"warning: the second run of k v0 failed (killed by signal 11 (Segmentation fault)): the kernels it was to sample stay unmeasured"* ]]
+	assert_line "### Bottleneck: Not measured"
+	assert_line --partial "not measured: its samples failed"
 }

@@ -28,7 +28,7 @@ setup() {
 ### Current Bottleneck: Latency-bound (decode: DRAM 62.0%, TC 3.1%, occupancy 12.5%, L2 hit 70.0%, waves 0.24; spec-decode: DRAM 55.0%, TC 5.0%, occupancy 12.5%, L2 hit 85.0%, waves 0.24)
 ### Optimizations to Apply:
 ### Constraints
-### Not Evaluated"
+### To Judge"
 	run grep -c '^[0-9]\. .*see \[docs/knowledge/optimizations/.*\](\.\./\.\./\.\./knowledge/optimizations/.*\.md)$' "$TASK"
 	assert_output 3
 	# every link resolves from the task's folder
@@ -156,14 +156,14 @@ wrote docs/kernels/mla-decode/tasks/v2.md" ]
 	[ ! -e docs/kernels/mla-decode/tasks ]
 }
 
-@test "a broken trigger stops it, naming the file and line" {
+@test "a mistyped trigger is prose to judge, with a warning naming the file and line" {
 	sed -i 's/`waves < 1`/`waves < 1 and occupancy > 2`/' docs/knowledge/optimizations/split-kv.md
 	run --separate-stderr git kopt strategize mla-decode
-	assert_failure 128
-	assert_output ""
-	[ "$stderr" = "error: docs/knowledge/optimizations/split-kv.md:5: trigger \`waves < 1 and occupancy > 2\`: unknown metric 'occupancy' (known: duration_us, tc_pct, dram_pct, occ_pct, l2_hit_pct, spill_bytes, regs, waves, tflops, gbps, roofline_pct, b, s, t)
-fatal: the knowledge base has 1 problem; fix it first ('git kopt learn lint' lists it)" ]
-	[ ! -e docs/kernels/mla-decode/tasks ]
+	assert_success
+	[ "$stderr" = "warning: docs/knowledge/optimizations/split-kv.md:5: trigger \`waves < 1 and occupancy > 2\` is read as prose for the agent to judge: unknown metric 'occupancy' (known: duration_us, tc_pct, dram_pct, occ_pct, l2_hit_pct, spill_bytes, regs, waves, tflops, gbps, roofline_pct, b, s, t)
+wrote $TASK" ]
+	# the catalog row's own trigger still evaluates
+	assert_line --partial "2. Split-KV decode (O1, est. impact 20-60%): \`waves < 1\` holds"
 }
 
 @test "bad results and bad arguments" {

@@ -285,6 +285,117 @@ static void test_bad_captures(void **state)
 		       ".json': No such file or directory\n");
 }
 
+
+static void test_not_measured(void **state)
+{
+	struct kopt_results_entry e;
+	/* a graph's kernel, one launched too few times, counters refused */
+	static const char graph[] = HEAD "\"config\":{\"warmup\":5},"
+		"\"kernels\":[{\"name\":\"g\",\"launches\":20,"
+		"\"launch_calls\":1,\"durations_ns\":[1000],"
+		"\"profiled\":[],\"not_profiled\":\"graph\"}]}";
+	static const char few[] = HEAD "\"config\":{\"warmup\":5},"
+		"\"kernels\":[{\"name\":\"f\",\"launches\":3,"
+		"\"launch_calls\":3,\"durations_ns\":[3000,1000,2000],"
+		"\"profiled\":[],\"not_profiled\":\"too-few-launches\"}],"
+		"\"second_run\":{\"planned\":1,\"sampled\":0}}";
+	static const char refused[] = HEAD "\"config\":{\"warmup\":5},"
+		"\"kernels\":[{\"name\":\"c\",\"launches\":9,"
+		"\"launch_calls\":9,\"durations_ns\":[1000],"
+		"\"profiled\":[],\"not_profiled\":\"profiler-failed\"}],"
+		"\"errors\":[{\"code\":\"counters-not-permitted\","
+		"\"message\":\"the driver restricts GPU counters\"}]}";
+
+	(void)state;
+	expect_failure(NULL, graph, "error: blob: 'g' runs only from a CUDA "
+		       "graph, and CUPTI cannot profile a graph's kernels: "
+		       "launch it plainly to measure it, or leave it out with "
+		       "kernel.<name>.stages\n");
+	kopt_buf_reset(&messages);
+	parse_ok(&e, few);
+	assert_string_equal(e.stages[0].not_measured, "too few launches (3): "
+			    "the second run could not sample it either");
+	/* no launch after the warm-up: all of them */
+	assert_true(e.stages[0].duration_us.median == 2.0);
+	kopt_results_entry_release(&e);
+	/* counters refused leave the durations: timed, said not measured */
+	parse_ok(&e, refused);
+	assert_string_equal(e.stages[0].not_measured,
+			    "the driver restricts GPU counters");
+	kopt_results_entry_release(&e);
+	/* a measured one has no reason */
+	kopt_results_entry_init(&e);
+	assert_int_equal(kopt_capture_read_file(&e, FIX "five-kernels.json",
+						"*"), 0);
+	assert_int_equal(e.stages_nr, 5);
+	for (size_t i = 0; i < e.stages_nr; i++)
+		assert_null(e.stages[i].not_measured);
+	assert_string_equal(e.device.uuid,
+			    "GPU-b0f49ed7-02c3-2281-a53a-518bb49efb38");
+	/* fill, launched once: its one launch's duration, not the sample's */
+	assert_near(e.stages[0].duration_us.median, 70.336);
+	assert_near(e.stages[0].dram_pct, 77.87767105854965);
+	kopt_results_entry_release(&e);
+}
+
+static void test_second_run_needed(void **state)
+{
+	(void)state;
+	/* a stage launched too few times; then one that is no stage */
+	assert_int_equal(kopt_capture_needs_second_run(FIX "torch-forward-"
+						       "second-run-failed.json",
+						       NULL), 1);
+	assert_int_equal(kopt_capture_needs_second_run(FIX "mla-decode-v8-"
+						       "decode-program.json",
+						       NULL), 0);
+	/* graphs: a second run cannot help */
+	assert_int_equal(kopt_capture_needs_second_run(FIX "graph-kernels."
+						       "json", "*"), 0);
+	assert_string_equal(messages.buf, "");
+	assert_int_equal(kopt_capture_needs_second_run(FIX "nothing.json",
+						       NULL), -1);
+	assert_string_equal(messages.buf, "");
+}
+
+static void test_program(void **state)
+{
+	struct kopt_capture_program want = { "five", "v0",
+		"five/v0/five_kernels",
+		"73b9a3229c7f12f008a3f618dff70aa63fa8cf66" };
+	const char *path = FIX "five-kernels.json";
+	char *tree = NULL;
+
+	(void)state;
+	assert_int_equal(kopt_capture_check_program(path, &want,
+		"GPU-b0f49ed7-02c3-2281-a53a-518bb49efb38", 0, &tree), 0);
+	assert_string_equal(tree, want.tree);
+	free(tree);
+	assert_string_equal(messages.buf, "");
+	want.version = "v1";
+	assert_int_equal(kopt_capture_check_program(path, &want, NULL, 0,
+						    &tree), -1);
+	assert_string_equal(messages.buf, "error: " FIX "five-kernels.json: "
+			    "recorded from version 'v0', not 'v1': profile "
+			    "again, or replay it anyway with --force\n");
+	free(tree);
+	kopt_buf_reset(&messages);
+	want.version = "v0";
+	assert_int_equal(kopt_capture_check_program(path, &want,
+		"GPU-00000000-0000-0000-0000-000000000000", 0, &tree), -1);
+	assert_string_equal(messages.buf, "error: " FIX "five-kernels.json: "
+			    "recorded from the device 'GPU-b0f49ed7-02c3-2281-"
+			    "a53a-518bb49efb38', not 'GPU-00000000-0000-0000-"
+			    "0000-000000000000': profile again, or replay it "
+			    "anyway with --force\n");
+	free(tree);
+	kopt_buf_reset(&messages);
+	/* --force: a warning */
+	assert_int_equal(kopt_capture_check_program(path, &want,
+		"GPU-00000000-0000-0000-0000-000000000000", 1, &tree), 0);
+	assert_prefix(messages.buf, "warning: ");
+	free(tree);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +407,9 @@ int main(void)
 		MESSAGES_TEST(test_durations),
 		MESSAGES_TEST(test_profiler_errors),
 		MESSAGES_TEST(test_bad_captures),
+		MESSAGES_TEST(test_not_measured),
+		MESSAGES_TEST(test_second_run_needed),
+		MESSAGES_TEST(test_program),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -222,9 +222,6 @@ static void test_problems(void **state)
 		"optimizations/, docs/knowledge/anti-patterns/ or "
 		"docs/knowledge/languages/<language>/{optimizations,"
 		"anti-patterns}/)\n"
-		"docs/knowledge/optimizations/broken.md:3: '## When to Apply' "
-		"names no context; add a bullet saying where this applies "
-		"(e.g. '- Decode attention with a small batch')\n"
 		"docs/knowledge/optimizations/broken.md:4: missing section "
 		"'## Mechanism'\n"
 		"docs/knowledge/optimizations/broken.md:4: missing section "
@@ -239,13 +236,24 @@ static void test_problems(void **state)
 		"'## Pitfalls'\n"
 		"docs/knowledge/optimizations/broken.md:4: missing section "
 		"'## Interactions'\n"
-		"docs/knowledge/optimizations/broken.md:4: trigger `wave < 1`: "
-		"unknown metric 'wave' (known: duration_us, tc_pct, dram_pct, "
-		"occ_pct, l2_hit_pct, spill_bytes, regs, waves, tflops, gbps, "
-		"roofline_pct, b, s, t)\n"
 		"docs/knowledge/optimizations/orphan.md: no row in the "
 		"optimization index of " SHARED "; add one ('git kopt learn "
 		"new optimization orphan' adds it)\n");
+	/* `wave < 1` is no expression over known metrics: prose, a warning */
+	{
+		struct kopt_problems warn = KOPT_PROBLEMS_INIT;
+		kopt_kb_prose_warnings(&kb, &warn);
+		assert_int_equal(warn.nr, 1);
+		assert_string_equal(warn.v[0].file,
+				    "docs/knowledge/optimizations/broken.md");
+		assert_int_equal(warn.v[0].line, 4);
+		assert_string_equal(warn.v[0].what, "trigger `wave < 1` is "
+			"read as prose for the agent to judge: unknown metric "
+			"'wave' (known: duration_us, tc_pct, dram_pct, occ_pct, "
+			"l2_hit_pct, spill_bytes, regs, waves, tflops, gbps, "
+			"roofline_pct, b, s, t)");
+		kopt_problems_clear(&warn);
+	}
 	kopt_kb_release(&kb);
 
 	/* one language: the others' files and stray folders are not read */

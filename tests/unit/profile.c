@@ -342,6 +342,56 @@ static void test_contract(void **state)
 	kopt_results_entry_release(&e);
 }
 
+
+static void test_not_measured(void **state)
+{
+	struct kopt_results_entry e;
+	struct kopt_results_stage *st;
+	struct kopt_buf out = KOPT_BUF_INIT;
+
+	(void)state;
+	decode(&e);
+	/* the dominant stage ran from a graph: timed, no counters */
+	st = &e.stages[1];
+	st->tc_pct = st->dram_pct = st->occ_pct = st->l2_hit_pct = NAN;
+	st->not_measured = kopt_strdup("launched from a CUDA graph");
+	assert_string_equal(kopt_profile_stage_bottleneck(st), "Not measured");
+	check_issue(st, "not measured (see below)");
+	kopt_profile_classify(&e);
+	assert_string_equal(e.bottleneck, "Not measured");
+	assert_non_null(strstr(e.root_cause, "no bottleneck can be named"));
+	kopt_profile_metric_opportunities(&e);
+	assert_int_equal(e.opportunities_nr, 0);
+	kopt_profile_contract(&out, "attn", "v1", &e, NULL, NULL);
+	assert_non_null(strstr(out.buf, "| attn_fwd | 80.00 μs | -- | -- | -- "
+			       "| Not measured | not measured (see below) |"));
+	assert_non_null(strstr(out.buf, "### Not measured\n- 'flash::attn_fwd"
+			       "': not measured: launched from a CUDA graph.\n"));
+	assert_non_null(strstr(out.buf, "None drawn: 'flash::attn_fwd' was not "
+			       "measured (launched from a CUDA graph).\n"));
+	assert_null(strstr(out.buf, "healthy"));
+	/* measured, but one metric missing: said, and not called healthy */
+	kopt_buf_reset(&out);
+	free(st->not_measured);
+	st->not_measured = NULL;
+	st->tc_pct = 90;
+	st->dram_pct = 10;
+	st->occ_pct = 50;
+	e.stages[0].occ_pct = 50;
+	e.stages[0].l2_hit_pct = 90;
+	e.stages[0].waves = e.stages[1].waves = 4;
+	e.stages[0].spill_bytes = e.stages[1].spill_bytes = 0;
+	kopt_profile_classify(&e);
+	assert_string_equal(e.bottleneck, "Compute-bound");
+	kopt_profile_contract(&out, "attn", "v1", &e, NULL, NULL);
+	assert_non_null(strstr(out.buf, "- 'flash::attn_fwd': l2_hit_pct not "
+			       "measured"));
+	assert_non_null(strstr(out.buf, "None among the measured metrics; not "
+			       "measured: l2_hit_pct.\n"));
+	kopt_buf_release(&out);
+	kopt_results_entry_release(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_opportunities),
 		cmocka_unit_test(test_contract),
+		cmocka_unit_test(test_not_measured),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

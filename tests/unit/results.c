@@ -168,6 +168,71 @@ static void test_put_replaces_same_identity(void **state)
 	kopt_results_release(&r);
 }
 
+
+static void put_on(struct kopt_results *r, const char *name,
+		   const char *uuid, double us)
+{
+	struct kopt_results_entry e;
+
+	kopt_results_entry_init(&e);
+	e.trial = kopt_strdup("decode");
+	e.b = 32;
+	e.s = 1;
+	e.t = 4096;
+	e.device.name = kopt_strdup(name);
+	e.device.uuid = uuid ? kopt_strdup(uuid) : NULL;
+	e.metrics[KOPT_METRIC_DURATION_US] = us;
+	kopt_results_put(r, &e);
+}
+
+static void test_put_keeps_other_devices(void **state)
+{
+	struct kopt_results r = KOPT_RESULTS_INIT;
+	struct kopt_results_entry like;
+	struct kopt_buf text = KOPT_BUF_INIT;
+	struct kopt_results back = KOPT_RESULTS_INIT;
+
+	(void)state;
+	r.kernel = kopt_strdup("mla-decode");
+	r.version = kopt_strdup("v8");
+	put_on(&r, "NVIDIA H100 80GB HBM3", "GPU-1111", 90.0);
+	put_on(&r, "NVIDIA H200", "GPU-2222", 80.0);
+	assert_int_equal(r.entries_nr, 2);
+	/* the same device again replaces its own entry only */
+	put_on(&r, "NVIDIA H200", "GPU-2222", 79.0);
+	assert_int_equal(r.entries_nr, 2);
+	assert_true(r.entries[0].metrics[KOPT_METRIC_DURATION_US] == 90.0);
+	assert_true(r.entries[1].metrics[KOPT_METRIC_DURATION_US] == 79.0);
+	/* another H200 is another device */
+	put_on(&r, "NVIDIA H200", "GPU-3333", 81.0);
+	assert_int_equal(r.entries_nr, 3);
+	/* without uuids, the names tell */
+	put_on(&r, "NVIDIA A100", NULL, 200.0);
+	assert_int_equal(r.entries_nr, 4);
+	/* like with like */
+	kopt_results_entry_init(&like);
+	like.trial = kopt_strdup("decode");
+	like.b = like.b_requested = 32;
+	like.s = 1;
+	like.t = 4096;
+	like.device.name = kopt_strdup("NVIDIA H100 80GB HBM3");
+	like.device.uuid = kopt_strdup("GPU-1111");
+	assert_ptr_equal(kopt_results_find_like(&r, &like), &r.entries[0]);
+	free(like.device.uuid);
+	like.device.uuid = kopt_strdup("GPU-9999");
+	assert_null(kopt_results_find_like(&r, &like));
+	kopt_results_entry_release(&like);
+	/* the uuid survives a write and a read */
+	kopt_results_format(&text, &r);
+	assert_int_equal(kopt_results_parse(&back, text.buf, text.len, "t",
+					    NULL, NULL), 0);
+	assert_int_equal(back.entries_nr, 4);
+	assert_string_equal(back.entries[2].device.uuid, "GPU-3333");
+	kopt_results_release(&back);
+	kopt_buf_release(&text);
+	kopt_results_release(&r);
+}
+
 static void test_copy(void **state)
 {
 	struct kopt_results r = KOPT_RESULTS_INIT;
@@ -279,8 +344,8 @@ static void test_bad_fields(void **state)
 		"canonical metric (see Documentation/results-format.md)\n"
 		"error: " FIX "bad-fields.json: entries[0].opportunities[0]: "
 		"expected an object, found a string\n"
-		"error: " FIX "bad-fields.json: entries[2]: same trial and "
-		"configuration as entries[1]\n");
+		"error: " FIX "bad-fields.json: entries[2]: same trial, "
+		"configuration and device as entries[1]\n");
 }
 
 static void test_parse_buffers(void **state)
@@ -353,6 +418,7 @@ int main(void)
 		MESSAGES_TEST(test_round_trip),
 		MESSAGES_TEST(test_stage_without_duration),
 		MESSAGES_TEST(test_put_replaces_same_identity),
+		MESSAGES_TEST(test_put_keeps_other_devices),
 		MESSAGES_TEST(test_copy),
 		MESSAGES_TEST(test_derive),
 		MESSAGES_TEST(test_not_json),

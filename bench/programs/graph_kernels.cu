@@ -1,0 +1,108 @@
+/*
+ * A benchmark whose kernels run only from a CUDA graph, as a program
+ * that cuts launch overhead does: three kernels captured from a stream
+ * into one graph, the graph launched ITERS times and timed with events.
+ *
+ *   scale2   y = 2x
+ *   addto    z = y + x
+ *   square   w = z * z
+ *
+ * Checks the result on the host; exit status 0 only when it is right.
+ *
+ *   graph_kernels [N] [ITERS]   N floats per array (default 2^25),
+ *                               graph launches (default 20)
+ */
+#include <algorithm>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <vector>
+
+#define CHECK(call) do { \
+	cudaError_t e_ = (call); \
+	if (e_ != cudaSuccess) { \
+		fprintf(stderr, "fatal: %s: %s\n", #call, \
+			cudaGetErrorString(e_)); \
+		exit(1); \
+	} \
+} while (0)
+
+__global__ void scale2(const float *x, float *y, size_t n)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += stride)
+		y[i] = 2 * x[i];
+}
+
+__global__ void addto(const float *x, const float *y, float *z, size_t n)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += stride)
+		z[i] = y[i] + x[i];
+}
+
+__global__ void square(const float *z, float *w, size_t n)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += stride)
+		w[i] = z[i] * z[i];
+}
+
+int main(int argc, char **argv)
+{
+	size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : (1ull << 25);
+	int iters = argc > 2 ? atoi(argv[2]) : 20, sms;
+	size_t bytes = n * sizeof(float);
+	float *x, *y, *z, *w;
+	std::vector<float> hx(n), hw(n), ms;
+	cudaStream_t st;
+	cudaGraph_t graph;
+	cudaGraphExec_t exec;
+	cudaEvent_t e0, e1;
+
+	if (n < 1024 || iters < 1) {
+		fprintf(stderr, "usage: graph_kernels [N >= 1024] [ITERS >= 1]\n");
+		return 2;
+	}
+	CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+	for (size_t i = 0; i < n; i++)
+		hx[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+	CHECK(cudaMalloc(&x, bytes));
+	CHECK(cudaMalloc(&y, bytes));
+	CHECK(cudaMalloc(&z, bytes));
+	CHECK(cudaMalloc(&w, bytes));
+	CHECK(cudaMemcpy(x, hx.data(), bytes, cudaMemcpyHostToDevice));
+	CHECK(cudaStreamCreate(&st));
+	CHECK(cudaEventCreate(&e0));
+	CHECK(cudaEventCreate(&e1));
+	CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+	scale2<<<sms * 8, 512, 0, st>>>(x, y, n);
+	addto<<<sms * 8, 512, 0, st>>>(x, y, z, n);
+	square<<<sms * 8, 256, 0, st>>>(z, w, n);
+	CHECK(cudaStreamEndCapture(st, &graph));
+	CHECK(cudaGraphInstantiate(&exec, graph, 0));
+	ms.resize(iters);
+	for (int i = 0; i < iters; i++) {
+		CHECK(cudaEventRecord(e0, st));
+		CHECK(cudaGraphLaunch(exec, st));
+		CHECK(cudaEventRecord(e1, st));
+		CHECK(cudaEventSynchronize(e1));
+		CHECK(cudaEventElapsedTime(&ms[i], e0, e1));
+	}
+	CHECK(cudaMemcpy(hw.data(), w, bytes, cudaMemcpyDeviceToHost));
+	for (size_t i = 0; i < n; i += 997) {
+		double want = 9.0 * hx[i] * hx[i];
+		if (fabs(hw[i] - want) > 1e-5 * want + 1e-7) {
+			fprintf(stderr, "check failed: w[%zu] = %g, expected "
+				"%g\n", i, hw[i], want);
+			return 1;
+		}
+	}
+	std::sort(ms.begin(), ms.end());
+	printf("graph: %.2f us median of %d launches; every check passed\n",
+	       ms[iters / 2] * 1e3, iters);
+	return 0;
+}

@@ -1,0 +1,909 @@
+#include "tuner.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "devlog.h"
+#include "error.h"
+#include "filetx.h"
+#include "paths.h"
+#include "progress.h"
+#include "repo.h"
+#include "results.h"
+#include "tunecache.h"
+#include "version.h"
+#include "banned.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void utc_now(char *out, size_t n)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The number at `q` followed by `post`, all before `end`. */
+static int number_at(const char *q, const char *end, const char *post,
+		     size_t post_len, double *us)
+{
+	char *stop;
+	double v;
+
+	if (q >= end || !(*q == '.' || (*q >= '0' && *q <= '9')))
+		return 0;
+	v = strtod(q, &stop);
+	if (stop == q || stop > end || !isfinite(v) || v < 0 ||
+	    (size_t)(end - stop) < post_len || memcmp(stop, post, post_len))
+		return 0;
+	*us = v;
+	return 1;
+}
+
+int kopt_tuner_parse_time(double *us, const char *report, const char *out)
+{
+	const char *hole = strstr(report, "{us}");
+	const char *line = out;
+	size_t pre, post;
+	int found = 0;
+
+	if (!hole || !out)
+		return KOPT_ENOTFOUND;
+	pre = (size_t)(hole - report);
+	post = strlen(hole + 4);
+	while (*line) {
+		const char *eol = strchr(line, '\n');
+		const char *end = eol ? eol : line + strlen(line);
+		const char *p;
+		for (p = line; p + pre <= end; p++) {
+			double v;
+			if (memcmp(p, report, pre))
+				continue;
+			if (number_at(p + pre, end, hole + 4, post, &v)) {
+				*us = v;
+				found = 1;
+				break;
+			}
+			if (!pre)
+				break;   /* an empty prefix anchors the line */
+		}
+		if (!eol)
+			break;
+		line = eol + 1;
+	}
+	return found ? 0 : KOPT_ENOTFOUND;
+}
+
+static void add_invalid(struct kopt_tuner_trial *tr, const char *config,
+			const char *why)
+{
+	KOPT_ALLOC_GROW(tr->invalids, tr->invalids_nr + 1,
+			tr->invalids_alloc);
+	tr->invalids[tr->invalids_nr].config = kopt_strdup(config);
+	tr->invalids[tr->invalids_nr++].why = kopt_strdup(why ? why : "?");
+}
+
+static const char *status_of(enum kopt_task_state s)
+{
+	switch (s) {
+	case KOPT_TASK_OK: return "ok";
+	case KOPT_TASK_CRASHED: return "crashed";
+	case KOPT_TASK_HUNG: return "hung";
+	case KOPT_TASK_BUILD_FAILED: return "build-failed";
+	default: return "failed";
+	}
+}
+
+static const char *status_why(const char *status)
+{
+	if (!strcmp(status, "failed"))
+		return "failed: its own check failed or it could not run";
+	if (!strcmp(status, "crashed"))
+		return "crashed";
+	if (!strcmp(status, "hung"))
+		return "hung (kopt.timeout)";
+	if (!strcmp(status, "build-failed"))
+		return "the build failed";
+	if (!strcmp(status, "no-time"))
+		return "printed no time (tune-time)";
+	return status;
+}
+
+/* The parent's time at this trial, from its results file. */
+static void parent_baseline(struct kopt_tuner_trial *tr, const char *top,
+			    const struct kopt_kernel *k, const char *version,
+			    const struct kopt_trial *t, double *spread)
+{
+	long n = kopt_version_number(version);
+	struct kopt_results r = KOPT_RESULTS_INIT;
+	struct kopt_buf path = KOPT_BUF_INIT;
+	char parent[32];
+	const struct kopt_results_entry *e;
+	double us;
+
+	*spread = NAN;
+	tr->baseline_us = NAN;
+	if (n <= 0)
+		return;
+	snprintf(parent, sizeof(parent), "v%ld", n - 1);
+	kopt_buf_addstr(&path, top);
+	kopt_path_results(&path, k->name, parent);
+	if (access(path.buf, R_OK) ||
+	    kopt_results_read_file(&r, path.buf, k->name, parent))
+		goto done;
+	e = kopt_results_find(&r, t->name, t->b, t->s, t->t);
+	if (e && !kopt_results_metric(e, "duration_us", &us)) {
+		tr->baseline_us = us;
+		*spread = e->spread_pct;
+		free(tr->baseline);
+		tr->baseline = kopt_xstrfmt("parent %s", parent);
+	}
+done:
+	kopt_results_release(&r);
+	kopt_buf_release(&path);
+}
+
+struct kopt_tuner_status {
+	const char *phase;              /* "measuring", "cached", ... */
+	size_t done, planned;
+	double best_us;                 /* NAN while none */
+	const char *best;               /* its configuration, or NULL */
+	double left_s;                  /* NAN while unknown */
+	const char *last;               /* the configuration just done */
+	const char *last_why;           /* why it was invalid, or NULL */
+	const char *trial;
+	double elapsed_s;
+};
+
+static void report(struct kopt_progress *p, const struct kopt_tuner_status *st)
+{
+	struct kopt_buf what = KOPT_BUF_INIT;
+
+	if (!p)
+		return;
+	kopt_buf_addstr(&what, st->phase ? st->phase : "");
+	if (st->best)
+		kopt_buf_addf(&what, ", best %.1f us (%s)", st->best_us,
+			      st->best);
+	if (isfinite(st->left_s))
+		kopt_buf_addf(&what, ", about %.0f s left", st->left_s);
+	kopt_progress_set_total(p, st->planned);
+	kopt_progress_what(p, "%s", what.buf);
+	kopt_progress_update(p, st->done);
+	kopt_buf_release(&what);
+}
+
+struct run_ctx {
+	git_repository *repo;
+	const struct kopt_config *cfg;
+	const struct kopt_kernel *k;
+	const struct kopt_tuner_opts *opts;
+	struct kopt_executor *ex;
+	struct kopt_progress *progress;
+	struct kopt_tunecache cache;
+	char *cache_path, *cache_label;
+	char build_key[13];
+	const char *time_report;
+	double start;
+	int refused;
+};
+
+static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
+		      const struct kopt_trial *t)
+{
+	const struct kopt_kernel *k = c->k;
+	struct kopt_tune_space sp = KOPT_TUNE_SPACE_INIT;
+	struct kopt_tune_search s;
+	struct kopt_tuner_trial *tr;
+	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_tuner_status st;
+	size_t *batch = NULL, batch_max, i;
+	double *values = kopt_calloc(k->tune_nr, sizeof(double));
+	double fresh_s = 0, per_eval = NAN, spread;
+	size_t fresh_n = 0;
+	int checked = 0, ret = 0;
+	struct kopt_buf best_text = KOPT_BUF_INIT;
+
+	KOPT_ALLOC_GROW(res->trials, res->trials_nr + 1, res->trials_alloc);
+	tr = &res->trials[res->trials_nr++];
+	memset(tr, 0, sizeof(*tr));
+	tr->trial = kopt_strdup(t->name);
+	tr->b = t->b;
+	tr->s = t->s;
+	tr->t = t->t;
+	tr->best_us = tr->best_spread = tr->default_us = NAN;
+	tr->space_full = kopt_tune_full_size(k);
+	{
+		struct kopt_buf d = KOPT_BUF_INIT;
+		kopt_tune_config_text(&d, k, k->tune_default);
+		tr->dflt = kopt_buf_detach(&d, NULL);
+	}
+	if (kopt_tune_enumerate(&sp, k, t->b, t->s, t->t, &err)) {
+		ret = kopt_error("%s: kernel '%s': %s", c->cfg->path, k->name,
+				 err.buf);
+		goto done;
+	}
+	tr->space = sp.nr;
+	if (!sp.nr)
+		goto done;   /* reported by the caller */
+	kopt_tune_search_init(&s, &sp, c->opts->strategy, c->opts->seed);
+	s.noise_pct = c->cfg->noise_pct;
+	s.max_evals = c->opts->max_evals;
+	tr->baseline = kopt_strdup("hand-picked");
+	parent_baseline(tr, c->ex->top, k, c->opts->version, t, &spread);
+	s.baseline_us = tr->baseline_us;
+	s.baseline_spread = spread;
+
+	batch_max = c->ex->kind == KOPT_EXEC_SLURM ?
+		    (c->ex->tasks_at_once > 0 ? (size_t)c->ex->tasks_at_once :
+		     16) :
+		    (c->ex->build_jobs > 0 ? (size_t)c->ex->build_jobs :
+		     (size_t)(sysconf(_SC_NPROCESSORS_ONLN) > 0 ?
+			      sysconf(_SC_NPROCESSORS_ONLN) : 1));
+	if (batch_max < 2)
+		batch_max = 2;
+	batch = kopt_calloc(batch_max, sizeof(*batch));
+	{
+		struct kopt_buf title = KOPT_BUF_INIT;
+		kopt_buf_addf(&title, "tuning %s %s at %s", k->name,
+			      c->opts->version, t->name);
+		c->progress = kopt_progress_start(title.buf,
+						  kopt_tune_search_expected(&s));
+		kopt_buf_release(&title);
+	}
+	memset(&st, 0, sizeof(st));
+	st.trial = t->name;
+	st.best_us = NAN;
+	st.left_s = NAN;
+
+	for (;;) {
+		struct kopt_exec_task *tasks;
+		size_t *task_pos, ntask = 0, n;
+		struct kopt_buf *texts;
+		double batch_start;
+		int xret;
+
+		if (c->ex->interrupted && *c->ex->interrupted) {
+			res->interrupted = 1;
+			break;
+		}
+		if (isfinite(per_eval) &&
+		    now_s() - c->start + per_eval > c->opts->budget_s) {
+			tr->budget_hit = 1;
+			break;
+		}
+		n = kopt_tune_search_next(&s, batch, batch_max);
+		if (!n)
+			break;
+		tasks = kopt_calloc(n, sizeof(*tasks));
+		task_pos = kopt_calloc(n, sizeof(*task_pos));
+		texts = kopt_calloc(n, sizeof(*texts));
+		for (i = 0; i < n; i++) {
+			const struct kopt_tunecache_line *hit = NULL;
+			struct kopt_buf id = KOPT_BUF_INIT, cmd = KOPT_BUF_INIT;
+			struct kopt_vars vars = { k, c->opts->version, NULL,
+						  t->b, t->s, t->t, 1, NULL };
+			struct kopt_exec_task task = KOPT_EXEC_TASK_INIT;
+
+			kopt_buf_init(&texts[i], 0);
+			kopt_tune_space_values(&sp, batch[i], values);
+			kopt_tune_config_text(&texts[i], k, values);
+			if (!c->opts->no_cache) {
+				if (c->ex->kind == KOPT_EXEC_LOCAL)
+					hit = kopt_tunecache_find(
+						&c->cache, c->ex->local_device,
+						c->ex->local_uuid, t->b, t->s,
+						t->t, res->tree, c->build_key,
+						texts[i].buf);
+				else if (c->ex->device_model)
+					hit = kopt_tunecache_find_model(
+						&c->cache, c->ex->device_model,
+						t->b, t->s, t->t, res->tree,
+						c->build_key, texts[i].buf);
+			}
+			if (hit) {
+				int ok = !strcmp(hit->status, "ok");
+				kopt_tune_search_record(&s, batch[i],
+							ok ? hit->us : NAN,
+							hit->spread_pct);
+				tr->cached++;
+				if (!ok) {
+					tr->invalid++;
+					add_invalid(tr, texts[i].buf,
+						    status_why(hit->status));
+				}
+				st.phase = "cached";
+				st.last = texts[i].buf;
+				st.last_why = ok ? NULL : status_why(hit->status);
+				st.done = s.evals;
+				st.planned = kopt_tune_search_expected(&s);
+				if (s.best != SIZE_MAX) {
+					kopt_buf_reset(&best_text);
+					kopt_tune_space_values(&sp, s.best, values);
+					kopt_tune_config_text(&best_text, k, values);
+					st.best = best_text.buf;
+					st.best_us = s.us[s.best];
+				}
+				st.elapsed_s = now_s() - c->start;
+				report(c->progress, &st);
+				continue;
+			}
+			kopt_tune_config_id(&id, k, values);
+			vars.tiling = id.buf;
+			vars.tune_values = values;
+			if (k->build) {
+				struct kopt_buf e = KOPT_BUF_INIT;
+				if (kopt_config_expand(&cmd, k->build, &vars, &e)) {
+					ret = kopt_error("%s: kernel '%s': build: "
+							 "%s", c->cfg->path,
+							 k->name, e.buf);
+					kopt_buf_release(&e);
+				}
+				task.build = kopt_buf_detach(&cmd, NULL);
+			}
+			if (!ret) {
+				struct kopt_buf e = KOPT_BUF_INIT;
+				if (kopt_config_expand(&cmd, k->run, &vars, &e))
+					ret = kopt_error("%s: kernel '%s': run: "
+							 "%s", c->cfg->path,
+							 k->name, e.buf);
+				kopt_buf_release(&e);
+				task.run = kopt_buf_detach(&cmd, NULL);
+			}
+			kopt_buf_release(&id);
+			kopt_buf_release(&cmd);
+			tasks[ntask] = task;
+			task_pos[ntask++] = i;
+			if (ret)
+				break;
+		}
+		batch_start = now_s();
+		xret = ret;
+		if (!xret && ntask) {
+			st.phase = "building";
+			st.last = NULL;
+			st.elapsed_s = now_s() - c->start;
+			report(c->progress, &st);
+			xret = kopt_executor_build(c->ex, tasks, ntask);
+		}
+		if (!xret && ntask) {
+			st.phase = c->ex->kind == KOPT_EXEC_SLURM ?
+				   "on the cluster" : "measuring";
+			report(c->progress, &st);
+			xret = kopt_executor_run(c->ex, tasks, ntask);
+		}
+		for (i = 0; !ret && i < ntask; i++) {
+			struct kopt_exec_task *tk = &tasks[i];
+			struct kopt_tunecache_line l;
+			const char *text = texts[task_pos[i]].buf;
+			const char *status;
+			double us = NAN;
+			char date[32];
+
+			if (tk->state == KOPT_TASK_PENDING ||
+			    tk->state == KOPT_TASK_CANCELLED) {
+				/* not measured: neither cached nor counted */
+				if (tk->state == KOPT_TASK_CANCELLED &&
+				    !(c->ex->interrupted &&
+				      *c->ex->interrupted)) {
+					kopt_tune_search_record(&s, batch[task_pos[i]],
+								NAN, NAN);
+					tr->invalid++;
+					add_invalid(tr, text, tk->why);
+				}
+				continue;
+			}
+			status = status_of(tk->state);
+			if (tk->state == KOPT_TASK_OK &&
+			    kopt_tuner_parse_time(&us, c->time_report,
+						  tk->out.buf))
+				status = "no-time";
+			memset(&l, 0, sizeof(l));
+			utc_now(date, sizeof(date));
+			l.device = tk->device[0] ? tk->device :
+				   c->ex->local_device;
+			l.uuid = tk->uuid[0] ? tk->uuid : c->ex->local_uuid;
+			if (!l.device[0]) {
+				l.device = "unknown";
+				l.uuid = "unknown";
+			}
+			l.b = t->b;
+			l.s = t->s;
+			l.t = t->t;
+			l.tree = res->tree;
+			l.build = c->build_key;
+			l.config = (char *)text;
+			l.status = (char *)status;
+			l.us = strcmp(status, "ok") ? NAN : us;
+			l.spread_pct = NAN;
+			l.run_s = tk->run_s > 0 ? tk->run_s : NAN;
+			l.date = date;
+			kopt_tunecache_put(&c->cache, &l);
+			kopt_tune_search_record(&s, batch[task_pos[i]], l.us, NAN);
+			if (strcmp(status, "ok")) {
+				tr->invalid++;
+				add_invalid(tr, text, tk->why ? tk->why :
+					    status_why(status));
+			}
+			fresh_n++;
+			st.phase = "measured";
+			st.last = text;
+			st.last_why = strcmp(status, "ok") ?
+				      (tk->why ? tk->why : status_why(status)) :
+				      NULL;
+			st.done = s.evals;
+			st.planned = kopt_tune_search_expected(&s);
+			if (s.best != SIZE_MAX) {
+				kopt_buf_reset(&best_text);
+				kopt_tune_space_values(&sp, s.best, values);
+				kopt_tune_config_text(&best_text, k, values);
+				st.best = best_text.buf;
+				st.best_us = s.us[s.best];
+			}
+			st.elapsed_s = now_s() - c->start;
+			report(c->progress, &st);
+		}
+		if (ntask)
+			fresh_s += now_s() - batch_start;
+		/* what was measured is kept, whatever happens next */
+		if (ntask && kopt_tunecache_write(&c->cache, c->cache_path))
+			ret = -1;
+		for (i = 0; i < ntask; i++)
+			kopt_exec_task_release(&tasks[i]);
+		for (i = 0; i < n; i++)
+			kopt_buf_release(&texts[i]);
+		free(tasks);
+		free(task_pos);
+		free(texts);
+		if (xret == KOPT_EINTR) {
+			res->interrupted = 1;
+			break;
+		}
+		if (!ret && xret)
+			ret = xret;
+		if (ret)
+			break;
+		if (fresh_n) {
+			size_t expected = kopt_tune_search_expected(&s);
+			per_eval = fresh_s / (double)fresh_n;
+			st.left_s = per_eval * (double)(expected > s.evals ?
+							expected - s.evals : 0);
+			if (!checked && !c->opts->force &&
+			    now_s() - c->start + st.left_s > c->opts->budget_s) {
+				ret = kopt_error("the tuning of %s %s at trial "
+						 "'%s' would take about %.0f s "
+						 "more (%zu configurations at "
+						 "%.1f s each), past the budget "
+						 "of %.0f s: prune the space "
+						 "(tune-restrict), choose "
+						 "--strategy coarse-to-fine or "
+						 "random, lower --max-evals, or "
+						 "--force", k->name,
+						 c->opts->version, t->name,
+						 st.left_s, expected - s.evals,
+						 per_eval, c->opts->budget_s);
+				c->refused = 1;
+				ret = KOPT_ETOOBIG;
+				break;
+			}
+			checked = 1;
+		}
+	}
+	kopt_progress_stop(&c->progress);
+	tr->evals = s.evals;
+	tr->stop = s.stop;
+	if (sp.dflt != SIZE_MAX && s.state[sp.dflt] == 2)
+		tr->default_us = s.us[sp.dflt];
+	if (s.best != SIZE_MAX) {
+		struct kopt_buf b = KOPT_BUF_INIT;
+		kopt_tune_space_values(&sp, s.best, values);
+		kopt_tune_config_text(&b, k, values);
+		tr->best = kopt_buf_detach(&b, NULL);
+		kopt_tune_config_id(&b, k, values);
+		tr->best_id = kopt_buf_detach(&b, NULL);
+		tr->best_us = s.us[s.best];
+		tr->best_spread = s.spread[s.best];
+		{
+			const struct kopt_tunecache_line *l = NULL;
+			size_t j;
+			for (j = 0; j < c->cache.nr && !l; j++) {
+				const struct kopt_tunecache_line *x =
+					&c->cache.lines[j];
+				if (x->b == t->b && x->s == t->s &&
+				    x->t == t->t && !strcmp(x->tree, res->tree) &&
+				    !strcmp(x->build, c->build_key) &&
+				    !strcmp(x->config, tr->best) &&
+				    !strcmp(x->status, "ok") && x->us == tr->best_us)
+					l = x;
+			}
+			if (l) {
+				tr->device = kopt_strdup(l->device);
+				tr->uuid = kopt_strdup(l->uuid);
+			}
+		}
+	}
+	kopt_tune_search_release(&s);
+done:
+	kopt_tune_space_release(&sp);
+	kopt_buf_release(&err);
+	kopt_buf_release(&best_text);
+	free(values);
+	free(batch);
+	return ret;
+}
+
+int kopt_tuner_run(struct kopt_tuner_result *out, git_repository *repo,
+		   const struct kopt_config *cfg,
+		   const struct kopt_kernel *k,
+		   const struct kopt_tuner_opts *opts,
+		   struct kopt_executor *ex)
+{
+	struct run_ctx c;
+	struct kopt_buf src = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+	struct kopt_buf path = KOPT_BUF_INIT;
+	struct kopt_vars vars = { k, opts->version, NULL, 0, 0, 0, 0, NULL };
+	git_oid tree;
+	char hex[GIT_OID_HEXSZ + 1];
+	size_t i;
+	int ret = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.repo = repo;
+	c.cfg = cfg;
+	c.k = k;
+	c.opts = opts;
+	c.ex = ex;
+	c.time_report = k->tune_time ? k->tune_time : KOPT_DEFAULT_TUNE_TIME;
+	c.start = now_s();
+	out->kernel = kopt_strdup(k->name);
+	out->version = kopt_strdup(opts->version);
+	out->strategy = kopt_strdup(kopt_tune_strategy_name(opts->strategy));
+	out->executor = kopt_strdup(kopt_executor_name(ex));
+	utc_now(out->date, sizeof(out->date));
+
+	if (!k->tune_nr) {
+		ret = kopt_error("kernel '%s' has no tuning space: add 'tune = "
+				 "NAME=v1,v2,...' and 'tune-default' to its "
+				 "section of %s", k->name, cfg->path);
+		goto done;
+	}
+	if (kopt_config_expand(&src, k->source, &vars, &err)) {
+		ret = kopt_error("%s: kernel '%s': source: %s", cfg->path,
+				 k->name, err.buf);
+		goto done;
+	}
+	ret = kopt_repo_worktree_tree_id(&tree, repo, src.buf);
+	if (ret == KOPT_ENOTFOUND || (!ret && 0)) {
+		ret = kopt_error("%s %s has no sources at '%s'", k->name,
+				 opts->version, src.buf);
+		goto done;
+	}
+	if (ret)
+		goto done;
+	git_oid_tostr(hex, sizeof(hex), &tree);
+	out->tree = kopt_strdup(hex);
+	kopt_tunecache_build_key(c.build_key, k->build, k->run, c.time_report);
+	kopt_path_tuning(&path, k->name, opts->version);
+	c.cache_label = kopt_strdup(path.buf);
+	c.cache_path = kopt_xstrfmt("%s%s", ex->top, path.buf);
+	if ((ret = kopt_tunecache_read(&c.cache, c.cache_path, c.cache_label)))
+		goto done;
+	if (ex->kind == KOPT_EXEC_LOCAL) {
+		if ((ret = kopt_executor_lock(ex)))
+			goto done;
+		kopt_executor_local_device(ex);
+	}
+	if (opts->trials.nr) {
+		for (i = 0; i < opts->trials.nr; i++)
+			if (!kopt_config_trial(cfg, opts->trials.v[i])) {
+				ret = kopt_error("unknown trial '%s' (see the "
+						 "[trial] sections of %s)",
+						 opts->trials.v[i], cfg->path);
+				goto done;
+			}
+	} else if (!cfg->trials_nr) {
+		ret = kopt_error("%s defines no trial to tune at", cfg->path);
+		goto done;
+	}
+	for (i = 0; !ret && i < (opts->trials.nr ? opts->trials.nr :
+				 cfg->trials_nr); i++) {
+		const struct kopt_trial *t = opts->trials.nr ?
+			kopt_config_trial(cfg, opts->trials.v[i]) :
+			&cfg->trials[i];
+		ret = tune_trial(&c, out, t);
+		if (out->interrupted)
+			break;
+	}
+done:
+	out->elapsed_s = now_s() - c.start;
+	if (ex->kind == KOPT_EXEC_LOCAL)
+		kopt_executor_unlock(ex);
+	kopt_tunecache_release(&c.cache);
+	free(c.cache_path);
+	free(c.cache_label);
+	kopt_buf_release(&src);
+	kopt_buf_release(&err);
+	kopt_buf_release(&path);
+	return ret;
+}
+
+void kopt_tuner_result_release(struct kopt_tuner_result *r)
+{
+	size_t i, j;
+
+	for (i = 0; i < r->trials_nr; i++) {
+		struct kopt_tuner_trial *t = &r->trials[i];
+		free(t->trial);
+		free(t->device);
+		free(t->uuid);
+		free(t->best);
+		free(t->best_id);
+		free(t->dflt);
+		free(t->baseline);
+		for (j = 0; j < t->invalids_nr; j++) {
+			free(t->invalids[j].config);
+			free(t->invalids[j].why);
+		}
+		free(t->invalids);
+	}
+	free(r->trials);
+	free(r->kernel);
+	free(r->version);
+	free(r->strategy);
+	free(r->tree);
+	free(r->executor);
+	memset(r, 0, sizeof(*r));
+}
+
+/* --- writing the outcome ------------------------------------------- */
+
+static void add_number(cJSON *o, const char *key, double v)
+{
+	if (isfinite(v))
+		cJSON_AddNumberToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *trial_json(const struct kopt_tuner_result *r,
+			 const struct kopt_tuner_trial *t)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, "b", (double)t->b);
+	cJSON_AddNumberToObject(o, "s", (double)t->s);
+	cJSON_AddNumberToObject(o, "t", (double)t->t);
+	if (t->device)
+		cJSON_AddStringToObject(o, "device", t->device);
+	if (t->uuid)
+		cJSON_AddStringToObject(o, "device_uuid", t->uuid);
+	cJSON_AddStringToObject(o, "best", t->best ? t->best : "");
+	add_number(o, "best_us", t->best_us);
+	cJSON_AddStringToObject(o, "hand_picked", t->dflt ? t->dflt : "");
+	add_number(o, "hand_picked_us", t->default_us);
+	add_number(o, "gain_pct", isfinite(t->default_us) &&
+		   isfinite(t->best_us) && t->default_us > 0 ?
+		   (t->default_us - t->best_us) / t->default_us * 100.0 : NAN);
+	cJSON_AddNumberToObject(o, "evaluated", (double)t->evals);
+	cJSON_AddNumberToObject(o, "cached", (double)t->cached);
+	cJSON_AddNumberToObject(o, "invalid", (double)t->invalid);
+	cJSON_AddNumberToObject(o, "space", (double)t->space);
+	cJSON_AddNumberToObject(o, "space_before_restrictions",
+				(double)t->space_full);
+	cJSON_AddStringToObject(o, "strategy", r->strategy);
+	cJSON_AddStringToObject(o, "tree", r->tree ? r->tree : "");
+	cJSON_AddStringToObject(o, "date", r->date);
+	return o;
+}
+
+static void us_cell(struct kopt_buf *out, double us)
+{
+	if (isfinite(us))
+		kopt_buf_addf(out, "%.1f", us);
+	else
+		kopt_buf_addstr(out, "not measured");
+}
+
+static void tuning_block(struct kopt_buf *out, const struct kopt_tuner_result *r,
+			 const char *nl)
+{
+	const char *device = NULL;
+	size_t i;
+
+	for (i = 0; i < r->trials_nr && !device; i++)
+		device = r->trials[i].device;
+	kopt_buf_addf(out, "**Tuning** (%s, %s, %.10s):%s%s",
+		      device ? device : "no device", r->strategy, r->date, nl,
+		      nl);
+	kopt_buf_addf(out, "| Trial | Best configuration | Best us | "
+		      "Hand-picked | Hand-picked us | Gain | Evaluated |%s"
+		      "|---|---|---|---|---|---|---|%s", nl, nl);
+	for (i = 0; i < r->trials_nr; i++) {
+		const struct kopt_tuner_trial *t = &r->trials[i];
+		kopt_buf_addf(out, "| %s (b=%ld, s=%ld, t=%ld) | %s | ",
+			      t->trial, t->b, t->s, t->t,
+			      t->best ? t->best : "none valid");
+		us_cell(out, t->best_us);
+		kopt_buf_addf(out, " | %s | ", t->dflt);
+		us_cell(out, t->default_us);
+		if (isfinite(t->default_us) && isfinite(t->best_us) &&
+		    t->default_us > 0)
+			kopt_buf_addf(out, " | %.1f%% | ",
+				      (t->default_us - t->best_us) /
+				      t->default_us * 100.0);
+		else
+			kopt_buf_addstr(out, " | not measured | ");
+		kopt_buf_addf(out, "%zu of %zu (%zu invalid) |%s", t->evals,
+			      t->space, t->invalid, nl);
+	}
+}
+
+/* The lines [first, last] of an existing **Tuning** block of `v`. */
+static int find_block(const struct kopt_devlog *dl,
+		      const struct kopt_devlog_version *v, int *first,
+		      int *last)
+{
+	int line;
+
+	for (line = v->line + 1; line <= v->last_line; line++) {
+		size_t a = kopt_devlog_offset(dl, line);
+		size_t b = kopt_devlog_offset(dl, line + 1);
+		if (b - a >= 10 && !memcmp(dl->text.buf + a, "**Tuning**", 10)) {
+			int l = line + 1, in_table = 0;
+			while (l <= v->last_line) {
+				size_t x = kopt_devlog_offset(dl, l);
+				size_t y = kopt_devlog_offset(dl, l + 1);
+				const char *p = dl->text.buf + x;
+				int blank = y - x <= 2 && (y == x || *p == '\n' ||
+							   *p == '\r');
+				if (!blank && *p == '|')
+					in_table = 1;
+				else if (blank && in_table)
+					break;
+				else if (!blank)
+					break;
+				l++;
+			}
+			*first = line;
+			*last = l - 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int splice_devlog(struct kopt_buf *out, const char *path,
+			 const char *label, const struct kopt_tuner_result *r)
+{
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT, check = KOPT_DEVLOG_INIT;
+	const struct kopt_devlog_version *v;
+	struct kopt_buf block = KOPT_BUF_INIT;
+	int first, last, ret;
+	const char *nl;
+
+	ret = kopt_devlog_read_file(&dl, path);
+	if (ret == KOPT_ENOTFOUND) {
+		kopt_warning("no devlog '%s': the tuning is recorded in the "
+			     "results only", label);
+		return 1;
+	}
+	if (ret)
+		return ret;
+	v = kopt_devlog_find_version(&dl, r->version);
+	if (!v) {
+		kopt_warning("%s has no entry for %s: the tuning is recorded "
+			     "in the results only", label, r->version);
+		kopt_devlog_release(&dl);
+		return 1;
+	}
+	nl = dl.crlf ? "\r\n" : "\n";
+	tuning_block(&block, r, nl);
+	kopt_buf_addbuf(out, &dl.text);
+	if (find_block(&dl, v, &first, &last)) {
+		size_t a = kopt_devlog_offset(&dl, first);
+		size_t b = kopt_devlog_offset(&dl, last + 1);
+		kopt_buf_splice(out, a, b - a, block.buf, block.len);
+	} else {
+		size_t at = kopt_devlog_offset(&dl, v->content_last + 1);
+		struct kopt_buf ins = KOPT_BUF_INIT;
+		if (at > 0 && out->buf[at - 1] != '\n') {
+			kopt_buf_addstr(&ins, nl);
+		}
+		kopt_buf_addstr(&ins, nl);
+		kopt_buf_addbuf(&ins, &block);
+		if (at < out->len)
+			kopt_buf_addstr(&ins, nl);
+		kopt_buf_insert(out, at, ins.buf, ins.len);
+		kopt_buf_release(&ins);
+	}
+	/* the result must still parse, with the same versions */
+	ret = kopt_devlog_parse(&check, out->buf, out->len, label);
+	if (!ret && check.versions_nr != dl.versions_nr)
+		ret = kopt_error("%s: adding the tuning block would change the "
+				 "versions the devlog holds; left as it was",
+				 label);
+	kopt_devlog_release(&check);
+	kopt_devlog_release(&dl);
+	kopt_buf_release(&block);
+	return ret;
+}
+
+int kopt_tuner_write(const struct kopt_tuner_result *r, const char *top,
+		     int *devlog)
+{
+	struct kopt_results res = KOPT_RESULTS_INIT;
+	struct kopt_buf rel = KOPT_BUF_INIT, path = KOPT_BUF_INIT;
+	struct kopt_buf text = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+	struct kopt_buf dl_rel = KOPT_BUF_INIT, dl_path = KOPT_BUF_INIT;
+	struct kopt_buf dl_text = KOPT_BUF_INIT;
+	struct kopt_filetx tx = KOPT_FILETX_INIT;
+	cJSON *tuning;
+	size_t i;
+	int ret, have_devlog;
+
+	kopt_path_results(&rel, r->kernel, r->version);
+	kopt_buf_addf(&path, "%s%s", top, rel.buf);
+	ret = kopt_results_read_file(&res, path.buf, r->kernel, r->version);
+	if (ret == KOPT_ENOTFOUND) {
+		res.kernel = kopt_strdup(r->kernel);
+		res.version = kopt_strdup(r->version);
+		ret = 0;
+	}
+	if (ret)
+		goto done;
+	if (!res.extra)
+		res.extra = cJSON_CreateObject();
+	tuning = cJSON_GetObjectItemCaseSensitive(res.extra, "tuning");
+	if (!cJSON_IsObject(tuning)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(res.extra, "tuning");
+		tuning = cJSON_AddObjectToObject(res.extra, "tuning");
+	}
+	for (i = 0; i < r->trials_nr; i++) {
+		const struct kopt_tuner_trial *t = &r->trials[i];
+		if (!t->evals)
+			continue;
+		cJSON_DeleteItemFromObjectCaseSensitive(tuning, t->trial);
+		cJSON_AddItemToObject(tuning, t->trial, trial_json(r, t));
+	}
+	kopt_results_format(&text, &res);
+	kopt_filetx_add(&tx, path.buf, rel.buf, text.buf, text.len, 0, NULL);
+
+	kopt_path_devlog(&dl_rel, r->kernel);
+	kopt_buf_addf(&dl_path, "%s%s", top, dl_rel.buf);
+	ret = splice_devlog(&dl_text, dl_path.buf, dl_rel.buf, r);
+	have_devlog = ret == 0;
+	*devlog = have_devlog;
+	if (ret < 0)
+		goto done;
+	ret = 0;
+	if (have_devlog)
+		kopt_filetx_add(&tx, dl_path.buf, dl_rel.buf, dl_text.buf,
+				dl_text.len, 0, NULL);
+	if (kopt_filetx_commit(&tx, &err))
+		ret = kopt_error("%s", err.buf);
+done:
+	kopt_filetx_release(&tx);
+	kopt_results_release(&res);
+	kopt_buf_release(&rel);
+	kopt_buf_release(&path);
+	kopt_buf_release(&text);
+	kopt_buf_release(&err);
+	kopt_buf_release(&dl_rel);
+	kopt_buf_release(&dl_path);
+	kopt_buf_release(&dl_text);
+	return ret;
+}
