@@ -34,6 +34,22 @@ struct kopt_ctx {
 /* Print "fatal: <msg>" and exit 128. */
 void kopt_die(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
+/*
+ * Run `ret = call` with lib's messages caught, and die "fatal: <what
+ * was reported><suffix>" when it failed: one line for a failure that a
+ * lib function reported in its own words.
+ */
+#define KOPT_OR_DIE(call, suffix) do { \
+	struct kopt_error_catch caught_ = KOPT_ERROR_CATCH_INIT; \
+	int ret_; \
+	kopt_error_catch(&caught_); \
+	ret_ = (call); \
+	kopt_error_uncatch(&caught_); \
+	if (ret_) \
+		kopt_die("%s%s", caught_.text.len ? caught_.text.buf : \
+			 "unknown error", (suffix)); \
+	kopt_error_catch_release(&caught_); \
+} while (0)
 /* The settings, loaded on first use; dies with the problem on failure. */
 const struct kopt_config *kopt_ctx_config_or_die(struct kopt_ctx *ctx);
 /* The named kernel of the settings, or die naming the known ones. */

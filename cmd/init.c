@@ -32,7 +32,6 @@ int cmd_init(int argc, const char **argv, struct kopt_ctx *ctx)
 		OPT_END()
 	};
 	struct kopt_setup setup = KOPT_SETUP_INIT;
-	struct kopt_buf err = KOPT_BUF_INIT;
 	size_t i, kept = 0;
 
 	argc = kopt_parse_options(argc, argv, options, init_usage, 0);
@@ -55,8 +54,7 @@ int cmd_init(int argc, const char **argv, struct kopt_ctx *ctx)
 			puts("already initialised: nothing to do");
 		goto done;
 	}
-	if (kopt_setup_apply(&setup, &err))
-		kopt_die("%s; nothing was written", err.buf);
+	KOPT_OR_DIE(kopt_setup_apply(&setup), "; nothing was written");
 
 	for (i = 0; i < setup.nr && !quiet; i++) {
 		const struct kopt_setup_item *it = &setup.items[i];
@@ -88,6 +86,5 @@ done:
 		fputs("hint: files changed by hand were kept; "
 		      "'git kopt init --force' restores them\n", stderr);
 	kopt_setup_release(&setup);
-	kopt_buf_release(&err);
 	return 0;
 }

@@ -66,7 +66,6 @@ static int round_trips(const struct kopt_kernel *k, const struct kernel_opts *o)
 static void render_devlog(struct kopt_buf *out, const struct kernel_opts *o)
 {
 	struct kopt_buf tmpl = KOPT_BUF_INIT, target = KOPT_BUF_INIT;
-	struct kopt_buf err = KOPT_BUF_INIT;
 	const char *vars[] = {
 		"kernel", o->name, "language", o->language,
 		"source", o->source, "target", NULL, NULL, NULL
@@ -80,11 +79,10 @@ static void render_devlog(struct kopt_buf *out, const struct kernel_opts *o)
 		kopt_buf_addstr(&target, "Not set yet: add `target = <trial> "
 				"<condition>` to the kernel's section of `.kopt`.");
 	vars[7] = target.buf;
-	if (kopt_templates_expand(out, tmpl.buf, vars, &err))
-		kopt_die("templates/devlog.md: %s", err.buf);
+	KOPT_OR_DIE(kopt_templates_expand(out, tmpl.buf, "templates/devlog.md",
+					  vars), "");
 	kopt_buf_release(&tmpl);
 	kopt_buf_release(&target);
-	kopt_buf_release(&err);
 }
 
 static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
@@ -116,7 +114,6 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	struct kopt_config check = KOPT_CONFIG_INIT;
 	struct kopt_buf text = KOPT_BUF_INIT, devlog = KOPT_BUF_INIT;
 	struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
-	struct kopt_buf err = KOPT_BUF_INIT;
 	struct kopt_filetx tx = KOPT_FILETX_INIT;
 	char *kopt_path, *devlog_path, *devlog_label;
 	int have_devlog, ret;
@@ -198,8 +195,7 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_filetx_add(&tx, devlog_path, devlog_label, devlog.buf,
 				devlog.len, 0, NULL);
 	}
-	if (kopt_filetx_commit(&tx, &err))
-		kopt_die("%s; nothing was written", err.buf);
+	KOPT_OR_DIE(kopt_filetx_commit(&tx), "; nothing was written");
 
 	printf("added kernel '%s' to .kopt\n", o.name);
 	if (have_devlog)
@@ -210,7 +206,6 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	kopt_filetx_release(&tx);
 	kopt_buf_release(&text);
 	kopt_buf_release(&devlog);
-	kopt_buf_release(&err);
 	kopt_error_catch_release(&caught);
 	kopt_strvec_clear(&o.params);
 	free(kopt_path);

@@ -833,8 +833,7 @@ static int write_results(struct profile_job *j, struct kopt_ctx *ctx)
 	if (j->have_devlog)
 		kopt_filetx_add(&tx, j->dpath, j->dpath + strlen(ctx->top),
 				j->dl.text.buf, j->dl.text.len, 0, NULL);
-	if (kopt_filetx_commit(&tx, &err))
-		kopt_die("%s", err.buf);
+	KOPT_OR_DIE(kopt_filetx_commit(&tx), "");
 	if (j->json && !j->verify)
 		fputs(js.buf, stdout);
 	fprintf(stderr, "wrote %s\n", j->rpath + strlen(ctx->top));

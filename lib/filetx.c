@@ -57,7 +57,7 @@ static char *parent_of(const char *path)
 	return kopt_strndup(path, (size_t)(slash - path));
 }
 
-static int check_parent(const struct kopt_filetx_op *op, struct kopt_buf *err)
+static int check_parent(const struct kopt_filetx_op *op)
 {
 	char *dir = parent_of(op->path);
 	int ret = 0;
@@ -68,22 +68,22 @@ static int check_parent(const struct kopt_filetx_op *op, struct kopt_buf *err)
 
 		if (!stat(dir, &st)) {
 			if (!S_ISDIR(st.st_mode)) {
-				kopt_buf_addf(err, "cannot create '%s': '%s' is "
-					      "not a directory", op->label,
-					      dir_label(op, dir));
+				kopt_error("cannot create '%s': '%s' is "
+					   "not a directory", op->label,
+					   dir_label(op, dir));
 				ret = KOPT_EINVALID;
 			} else if (access(dir, W_OK | X_OK)) {
-				kopt_buf_addf(err, "cannot write '%s': '%s' is "
-					      "not writable (%s)", op->label,
-					      dir_label(op, dir), strerror(errno));
+				kopt_error("cannot write '%s': '%s' is "
+					   "not writable (%s)", op->label,
+					   dir_label(op, dir), strerror(errno));
 				ret = KOPT_EINVALID;
 			}
 			break;
 		}
 		if (errno != ENOENT && errno != ENOTDIR) {
-			kopt_buf_addf(err, "cannot write '%s': %s: %s",
-				      op->label, dir_label(op, dir),
-				      strerror(errno));
+			kopt_error("cannot write '%s': %s: %s",
+				   op->label, dir_label(op, dir),
+				   strerror(errno));
 			ret = KOPT_EINVALID;
 			break;
 		}
@@ -99,7 +99,7 @@ static int check_parent(const struct kopt_filetx_op *op, struct kopt_buf *err)
 	return ret;
 }
 
-int kopt_filetx_check(const struct kopt_filetx *tx, struct kopt_buf *err)
+int kopt_filetx_check(const struct kopt_filetx *tx)
 {
 	size_t i;
 
@@ -109,34 +109,33 @@ int kopt_filetx_check(const struct kopt_filetx *tx, struct kopt_buf *err)
 		char *lock;
 		int held;
 
-		if (check_parent(op, err))
+		if (check_parent(op))
 			return KOPT_EINVALID;
 		if (!stat(op->path, &st) && !S_ISREG(st.st_mode)) {
-			kopt_buf_addf(err, "cannot write '%s': it exists and is "
-				      "not a regular file", op->label);
+			kopt_error("cannot write '%s': it exists and is "
+				   "not a regular file", op->label);
 			return KOPT_EINVALID;
 		}
 		lock = kopt_xstrfmt("%s.lock", op->path);
 		held = !access(lock, F_OK);
 		free(lock);
 		if (held) {
-			kopt_buf_addf(err, "cannot write '%s': '%s.lock' exists; "
-				      "another git kopt may be running, "
-				      "otherwise remove it", op->label,
-				      op->label);
+			kopt_error("cannot write '%s': '%s.lock' exists; "
+				   "another git kopt may be running, "
+				   "otherwise remove it", op->label,
+				   op->label);
 			return KOPT_EINVALID;
 		}
 		if (op->keep_as && !access(op->keep_as, F_OK)) {
-			kopt_buf_addf(err, "cannot move '%s' aside: '%s' exists",
-				      op->label, dir_label(op, op->keep_as));
+			kopt_error("cannot move '%s' aside: '%s' exists",
+				   op->label, dir_label(op, op->keep_as));
 			return KOPT_EINVALID;
 		}
 	}
 	return 0;
 }
 
-static int make_parents(struct kopt_filetx *tx, const char *path,
-			struct kopt_buf *err)
+static int make_parents(struct kopt_filetx *tx, const char *path)
 {
 	struct kopt_buf sb = KOPT_BUF_INIT;
 	const char *slash = strrchr(path, '/');
@@ -156,8 +155,8 @@ static int make_parents(struct kopt_filetx *tx, const char *path,
 		if (!mkdir(sb.buf, 0777)) {
 			kopt_strvec_push(&tx->made_dirs, sb.buf);
 		} else if (errno != EEXIST) {
-			kopt_buf_addf(err, "cannot create directory '%s': %s",
-				      sb.buf, strerror(errno));
+			kopt_error("cannot create directory '%s': %s",
+				   sb.buf, strerror(errno));
 			ret = -1;
 			break;
 		}
@@ -178,29 +177,26 @@ static void undo(struct kopt_filetx *tx)
 	kopt_strvec_clear(&tx->made_dirs);
 }
 
-int kopt_filetx_commit(struct kopt_filetx *tx, struct kopt_buf *err)
+int kopt_filetx_commit(struct kopt_filetx *tx)
 {
 	size_t i;
 	int ret;
 
-	ret = kopt_filetx_check(tx, err);
+	ret = kopt_filetx_check(tx);
 	if (ret)
 		return ret;
 	for (i = 0; i < tx->nr; i++) {
 		struct kopt_filetx_op *op = &tx->ops[i];
 
-		if (make_parents(tx, op->path, err))
+		if (make_parents(tx, op->path))
 			goto fail;
-		if (kopt_lock_acquire(&op->lock, op->path)) {
-			kopt_buf_addf(err, "cannot write '%s'", op->label);
+		/* lib/lockfile reports its own failures */
+		if (kopt_lock_acquire(&op->lock, op->path))
 			goto fail;
-		}
 		if (op->mode)
 			op->lock.mode = op->mode;
-		if (kopt_lock_write(&op->lock, op->data.buf, op->data.len)) {
-			kopt_buf_addf(err, "cannot write '%s'", op->label);
+		if (kopt_lock_write(&op->lock, op->data.buf, op->data.len))
 			goto fail;
-		}
 	}
 	/* Everything is staged; from here on only renames remain. */
 	for (i = 0; i < tx->nr; i++) {
@@ -208,18 +204,15 @@ int kopt_filetx_commit(struct kopt_filetx *tx, struct kopt_buf *err)
 
 		if (op->keep_as && rename(op->path, op->keep_as) &&
 		    errno != ENOENT) {
-			kopt_buf_addf(err, "cannot move '%s' to '%s': %s",
-				      op->label, dir_label(op, op->keep_as),
-				      strerror(errno));
+			kopt_error("cannot move '%s' to '%s': %s",
+				   op->label, dir_label(op, op->keep_as),
+				   strerror(errno));
 			ret = -1;
 			kopt_lock_rollback(&op->lock);
 			continue;
 		}
-		if (kopt_lock_commit(&op->lock)) {
-			if (!ret)
-				kopt_buf_addf(err, "cannot write '%s'", op->label);
+		if (kopt_lock_commit(&op->lock))
 			ret = -1;
-		}
 	}
 	kopt_strvec_clear(&tx->made_dirs);
 	return ret;

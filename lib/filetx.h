@@ -15,15 +15,16 @@
  * kopt_filetx_check() verifies, touching nothing, that every write can
  * happen: no component of a path is a file where a directory is needed,
  * the directory that will hold each file is writable, no target is a
- * directory, no lock is held, nothing sits at a `keep_as`.  It describes
- * the first problem in one line in `err` and returns KOPT_EINVALID.
+ * directory, no lock is held, nothing sits at a `keep_as`.  It reports
+ * the first problem in one line and returns KOPT_EINVALID.
  *
  * kopt_filetx_commit() checks, creates the missing directories, takes
  * "<path>.lock" for every file (lib/lockfile) and writes the content
  * into it; only when all of that has worked are files moved aside and
  * the locks renamed over their targets.  A failure before that point
  * removes the locks and the directories it made, so nothing is written.
- * Returns 0 or a negative code, the problem in `err`.
+ * Returns 0 or a negative code; the problem is reported once (lib/error),
+ * by filetx or by lib/lockfile.
  *
  * kopt_filetx_release() frees the queue (and rolls back locks of a
  * transaction that was not committed).
@@ -55,8 +56,8 @@ struct kopt_filetx {
 void kopt_filetx_add(struct kopt_filetx *tx, const char *path,
 		     const char *label, const void *data, size_t len,
 		     mode_t mode, const char *keep_as);
-int kopt_filetx_check(const struct kopt_filetx *tx, struct kopt_buf *err);
-int kopt_filetx_commit(struct kopt_filetx *tx, struct kopt_buf *err);
+int kopt_filetx_check(const struct kopt_filetx *tx);
+int kopt_filetx_commit(struct kopt_filetx *tx);
 void kopt_filetx_release(struct kopt_filetx *tx);
 
 #endif

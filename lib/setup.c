@@ -241,7 +241,7 @@ size_t kopt_setup_pending(const struct kopt_setup *s)
 	return n;
 }
 
-int kopt_setup_apply(struct kopt_setup *s, struct kopt_buf *err)
+int kopt_setup_apply(struct kopt_setup *s)
 {
 	struct kopt_filetx tx = KOPT_FILETX_INIT;
 	size_t i;
@@ -253,7 +253,7 @@ int kopt_setup_apply(struct kopt_setup *s, struct kopt_buf *err)
 			kopt_filetx_add(&tx, it->path, it->label, it->data.buf,
 					it->data.len, it->mode, it->keep_as);
 	}
-	ret = kopt_filetx_commit(&tx, err);
+	ret = kopt_filetx_commit(&tx);
 	kopt_filetx_release(&tx);
 	return ret;
 }

@@ -26,7 +26,7 @@
  * Any difference counts as a change by hand; a hook counts as ours when
  * it runs "git kopt hook".  The plan writes nothing; kopt_setup_apply()
  * writes the CREATE, RESTORE and CHAIN items through lib/filetx, so
- * either all of them land or none does (the one-line reason in `err`).
+ * either all of them land or none does (the reason reported in one line).
  *
  * Labels are relative to the top of the work tree, or absolute for
  * paths outside it (the hooks of a linked worktree live in the main
@@ -79,7 +79,7 @@ int kopt_setup_plan(struct kopt_setup *out, git_repository *repo,
 		    unsigned flags);
 /* Number of items that kopt_setup_apply() would write. */
 size_t kopt_setup_pending(const struct kopt_setup *s);
-int kopt_setup_apply(struct kopt_setup *s, struct kopt_buf *err);
+int kopt_setup_apply(struct kopt_setup *s);
 void kopt_setup_release(struct kopt_setup *s);
 
 #endif

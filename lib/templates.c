@@ -140,7 +140,7 @@ int kopt_templates_read(struct kopt_buf *out, const char *name)
 }
 
 int kopt_templates_expand(struct kopt_buf *out, const char *text,
-			  const char *const *vars, struct kopt_buf *err)
+			  const char *label, const char *const *vars)
 {
 	const char *p = text;
 
@@ -155,19 +155,16 @@ int kopt_templates_expand(struct kopt_buf *out, const char *text,
 		}
 		kopt_buf_add(out, p, (size_t)(open - p));
 		close = strstr(open + 2, "}}");
-		if (!close) {
-			kopt_buf_addf(err, "unclosed '{{' in the template");
-			return KOPT_EINVALID;
-		}
+		if (!close)
+			return kopt_error_at(label, 0, "unclosed '{{' in the "
+					     "template");
 		n = (size_t)(close - open - 2);
 		for (v = vars; v && v[0]; v += 2)
 			if (strlen(v[0]) == n && !memcmp(v[0], open + 2, n))
 				break;
-		if (!v || !v[0]) {
-			kopt_buf_addf(err, "no value for '{{%.*s}}' in the "
-				      "template", (int)n, open + 2);
-			return KOPT_EINVALID;
-		}
+		if (!v || !v[0])
+			return kopt_error_at(label, 0, "no value for '{{%.*s}}' "
+					     "in the template", (int)n, open + 2);
 		kopt_buf_addstr(out, v[1] ? v[1] : "");
 		p = close + 2;
 	}

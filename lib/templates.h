@@ -17,14 +17,14 @@
  * template tree mirrors the layout it is copied to.
  *
  * kopt_templates_expand() fills the "{{name}}" placeholders of a
- * single-file template from NULL-terminated name/value pairs; a
- * placeholder with no value is an error (a template and its caller
- * disagree), described in `err`.
+ * single-file template (`label` names it in messages) from
+ * NULL-terminated name/value pairs; a placeholder with no value is an
+ * error (a template and its caller disagree).
  *
  * kopt_templates_read() reads <templates>/<name> into `out`.
  *
- * All return 0 or a negative code; problems are printed through the
- * error reporter, except kopt_templates_expand(), which only fills `err`.
+ * All return 0 or a negative code; problems are reported once, through
+ * lib/error.
  */
 
 #include "buf.h"
@@ -38,6 +38,6 @@ int kopt_share_dir(char **out, const char *what, const char *env);
 int kopt_templates_list(struct kopt_strvec *out, const char *dir);
 int kopt_templates_read(struct kopt_buf *out, const char *name);
 int kopt_templates_expand(struct kopt_buf *out, const char *text,
-			  const char *const *vars, struct kopt_buf *err);
+			  const char *label, const char *const *vars);
 
 #endif

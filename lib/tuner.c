@@ -847,7 +847,7 @@ int kopt_tuner_write(const struct kopt_tuner_result *r, const char *top,
 {
 	struct kopt_results res = KOPT_RESULTS_INIT;
 	struct kopt_buf rel = KOPT_BUF_INIT, path = KOPT_BUF_INIT;
-	struct kopt_buf text = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+	struct kopt_buf text = KOPT_BUF_INIT;
 	struct kopt_buf dl_rel = KOPT_BUF_INIT, dl_path = KOPT_BUF_INIT;
 	struct kopt_buf dl_text = KOPT_BUF_INIT;
 	struct kopt_filetx tx = KOPT_FILETX_INIT;
@@ -893,15 +893,13 @@ int kopt_tuner_write(const struct kopt_tuner_result *r, const char *top,
 	if (have_devlog)
 		kopt_filetx_add(&tx, dl_path.buf, dl_rel.buf, dl_text.buf,
 				dl_text.len, 0, NULL);
-	if (kopt_filetx_commit(&tx, &err))
-		ret = kopt_error("%s", err.buf);
+	ret = kopt_filetx_commit(&tx);
 done:
 	kopt_filetx_release(&tx);
 	kopt_results_release(&res);
 	kopt_buf_release(&rel);
 	kopt_buf_release(&path);
 	kopt_buf_release(&text);
-	kopt_buf_release(&err);
 	kopt_buf_release(&dl_rel);
 	kopt_buf_release(&dl_path);
 	kopt_buf_release(&dl_text);
