@@ -429,6 +429,18 @@ static const char *learn_status(struct review *rv, const char *kernel,
 }
 
 
+/* The entries name more than one device: say which each is. */
+static int several_devices(const struct kopt_results *r)
+{
+	size_t i;
+
+	for (i = 1; i < r->entries_nr; i++)
+		if (!kopt_results_same_device(r->entries[0].device.name,
+					      r->entries[i].device.name))
+			return 1;
+	return 0;
+}
+
 /* The same durations for the same trials (devlog numbers edited or not). */
 static int same_numbers(const struct kopt_results *a,
 			const struct kopt_results *b)
@@ -566,9 +578,13 @@ static void analyse(struct review *rv)
 				r->version = kopt_strdup(v->name);
 				r->against = kopt_strdup(
 					a->versions[v->parent].name);
-				r->trial = kopt_strdup(t->cur->trial ?
-						       t->cur->trial :
-						       "(ad hoc)");
+				if (t->cur->trial) {
+					r->trial = kopt_strdup(t->cur->trial);
+				} else {
+					struct kopt_buf d = KOPT_BUF_INIT;
+					kopt_results_describe_entry(&d, t->cur);
+					r->trial = kopt_buf_detach(&d, NULL);
+				}
 				r->change_pct = t->change_pct;
 				r->learn = learn_status(rv, kernel, v->name,
 							&r->detail);
@@ -641,6 +657,15 @@ static void render_markdown(struct review *rv, struct kopt_buf *outp)
 		const struct perf_view *pv = &rv->perfs[i];
 		kopt_buf_addf(&out, "\n#### %s %s vs %s\n", pv->kernel,
 			      pv->version, pv->before_label);
+		{
+			/* where the numbers come from, when not measured */
+			enum kopt_numbers_source src =
+				kopt_numbers_results_source(pv->after);
+			/* replayed values say so in their cells already */
+			if (src == KOPT_NUMBERS_DEVLOG)
+				kopt_buf_addf(&out, "\nNumbers: %s.\n",
+					      kopt_numbers_source_name(src));
+		}
 		for (j = 0; j < pv->after->entries_nr; j++) {
 			const struct kopt_results_entry *e =
 				&pv->after->entries[j];
@@ -654,6 +679,8 @@ static void render_markdown(struct review *rv, struct kopt_buf *outp)
 
 			kopt_buf_reset(&cell);
 			kopt_results_describe_entry(&cell, e);
+			if (e->device.name && several_devices(pv->after))
+				kopt_buf_addf(&cell, " on %s", e->device.name);
 			kopt_buf_addf(&out, "\n%s", cell.buf);
 			if (ch == KOPT_CHANGE_REGRESSION)
 				kopt_buf_addf(&out, ": **regression** (%.1f%% "

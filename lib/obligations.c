@@ -260,8 +260,18 @@ int kopt_obligations_find(struct kopt_obligations *ob,
 		o->version = kopt_strdup(v->name);
 		o->parent = kopt_strdup(v->parent >= 0 ?
 					a->versions[v->parent].name : "?");
-		o->trial = kopt_strdup(worst && worst->cur->trial ?
-				       worst->cur->trial : "(ad hoc)");
+		if (worst && !worst->cur->trial) {
+			/* a configuration no trial names: say which */
+			struct kopt_buf cfg = KOPT_BUF_INIT;
+			kopt_results_describe_entry(&cfg, worst->cur);
+			if (worst->cur->device.name)
+				kopt_buf_addf(&cfg, " on %s",
+					      worst->cur->device.name);
+			o->trial = kopt_buf_detach(&cfg, NULL);
+		} else {
+			o->trial = kopt_strdup(worst ? worst->cur->trial :
+					       "(ad hoc)");
+		}
 		o->change_pct = worst ? worst->change_pct : NAN;
 	}
 	return 0;

@@ -46,3 +46,16 @@ assert [j["id"] for j in t["to_judge"]] == ["O1", "O2"], t["to_judge"]
 assert t["to_judge"][0]["trigger_text"].startswith("grid smaller")
 ' <<<"$output"
 }
+
+@test "catalogs in other projects' styles are read: reference links, extra columns, front matter" {
+	for c in prose-triggers reference-links extra-columns; do
+		cp "$CAT/$c.md" .claude/skills/optimization-catalog/SKILL.md
+		run --separate-stderr git kopt learn lint
+		assert_success
+		assert_output "1 catalog and 2 detail files, no problems"
+		run --separate-stderr git kopt strategize mla-decode --no-write
+		assert_success
+		assert_line --partial "- Page-table prefetch (O2, est. impact "
+		assert_line --partial "see [docs/knowledge/optimizations/page-table-prefetch.md](../../../knowledge/optimizations/page-table-prefetch.md)"
+	done
+}
