@@ -304,7 +304,7 @@ static int plan_dir(struct kopt_setup *s, const char *src_dir,
 		it->label = label_of(s, it->path);
 		it->is_hook = hooks;
 		it->mode = hooks ? 0755 : 0644;
-		if (!hooks)
+		if (seeds)
 			m = manifest_find(man, man_nr, it->label);
 		kopt_buf_reset(&seen);
 		if (kopt_buf_read_file(&it->data, src))
@@ -321,7 +321,8 @@ static int plan_dir(struct kopt_setup *s, const char *src_dir,
 		if (!ret && it->action == KOPT_SETUP_CHAIN)
 			it->keep_as = kopt_xstrfmt("%s%s", it->path,
 						   KOPT_HOOK_CHAIN_SUFFIX);
-		if (!ret && !hooks)
+		/* the manifest covers init/ (the plan with seeds) only */
+		if (!ret && seeds)
 			manifest_line(&s->manifest_new, it, m, seen.buf);
 		free(src);
 	}
@@ -459,4 +460,21 @@ void kopt_setup_release(struct kopt_setup *s)
 	kopt_buf_release(&s->manifest_old);
 	kopt_buf_release(&s->manifest_new);
 	memset(s, 0, sizeof(*s));
+}
+
+int kopt_setup_plan_more(struct kopt_setup *s, const char *subdir,
+			 unsigned flags)
+{
+	char *tmpl = NULL, *src = NULL, *top = NULL;
+	int ret = kopt_share_dir(&tmpl, "templates", KOPT_TEMPLATE_ENV);
+
+	if (!ret) {
+		src = kopt_xstrfmt("%s/%s", tmpl, subdir);
+		top = kopt_strndup(s->top, strlen(s->top) - 1);
+		ret = plan_dir(s, src, top, 0, flags, NULL, NULL, 0);
+	}
+	free(tmpl);
+	free(src);
+	free(top);
+	return ret;
 }

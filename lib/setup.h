@@ -31,7 +31,7 @@
  *
  * The manifest, $GIT_DIR/kopt/init-manifest (KOPT_SETUP_MANIFEST, one per
  * work tree, never committed), records what init laid into the work tree
- * (not the hooks), one line per file:
+ * from init/ (not the hooks, not the CI files of --ci), one line per file:
  *
  *	<blob id of what init wrote> <reported> <path relative to the top>
  *
@@ -124,6 +124,13 @@ int kopt_setup_hooks_dir(char **out, git_repository *repo);
 
 int kopt_setup_plan(struct kopt_setup *out, git_repository *repo,
 		    unsigned flags);
+/*
+ * Add the files of templates/<subdir>/ (laid out from the top of the
+ * work tree, like init/) to a plan made by kopt_setup_plan(): the CI
+ * files of `init --ci`.  0, or -1 (printed).
+ */
+int kopt_setup_plan_more(struct kopt_setup *s, const char *subdir,
+			 unsigned flags);
 /* Number of items that kopt_setup_apply() would write. */
 size_t kopt_setup_pending(const struct kopt_setup *s);
 /* Whether kopt_setup_apply() would write anything (the manifest too). */
