@@ -247,11 +247,11 @@ static void collect_trials(struct kopt_strvec *out,
 	kopt_buf_release(&k);
 }
 
+/* `devices`: several_devices(a), worked out once for all the versions. */
 static const struct kopt_compare_trial *
-trial_of(const struct kopt_analysis *a,
-	 const struct kopt_analysis_version *v, const char *trial)
+trial_of(const struct kopt_analysis_version *v, const char *trial,
+	 int devices)
 {
-	int devices = several_devices(a);
 	size_t i;
 
 	for (i = 0; i < v->results.entries_nr; i++)
@@ -262,11 +262,10 @@ trial_of(const struct kopt_analysis *a,
 
 /* The fastest entry of a column over all versions, and its version. */
 static const struct kopt_results_entry *
-best_of(const struct kopt_analysis *a, const char *col,
+best_of(const struct kopt_analysis *a, const char *col, int devices,
 	const struct kopt_analysis_version **ver)
 {
 	const struct kopt_results_entry *best = NULL;
-	int devices = several_devices(a);
 	size_t i, j;
 
 	*ver = NULL;
@@ -385,7 +384,7 @@ static void print_kernel(const struct kernel_view *kv,
 	struct kopt_buf out = KOPT_BUF_INIT, cell = KOPT_BUF_INIT;
 	struct kopt_mdtable t;
 	size_t i, j;
-	int any;
+	int any, devices = several_devices(a);
 
 	collect_trials(&trials, cfg, a);
 	kopt_buf_addf(&out, "# Analyze: %s\n\n## Overview\n\n", a->kernel);
@@ -421,7 +420,7 @@ static void print_kernel(const struct kernel_view *kv,
 		for (j = 0; j < trials.nr; j++) {
 			kopt_buf_reset(&cell);
 			duration_cell(&cell, v->has_results ?
-				      trial_of(a, v, trials.v[j]) : NULL);
+				      trial_of(v, trials.v[j], devices) : NULL);
 			kopt_mdtable_add(&t, cell.buf);
 		}
 		kopt_mdtable_add(&t, v->has_results ?
@@ -476,7 +475,7 @@ static void print_kernel(const struct kernel_view *kv,
 	for (j = 0; j < trials.nr; j++) {
 		const struct kopt_analysis_version *bv;
 		const struct kopt_results_entry *e =
-			best_of(a, trials.v[j], &bv);
+			best_of(a, trials.v[j], devices, &bv);
 		if (!e)
 			continue;
 		any = 1;
@@ -564,6 +563,7 @@ static cJSON *kernel_json(const struct kernel_view *kv,
 	struct kopt_strvec trials = KOPT_STRVEC_INIT;
 	cJSON *o = cJSON_CreateObject(), *arr, *best, *x;
 	size_t i, j;
+	int devices = several_devices(a);
 
 	collect_trials(&trials, cfg, a);
 	cJSON_AddStringToObject(o, "kernel", a->kernel);
@@ -631,7 +631,7 @@ static cJSON *kernel_json(const struct kernel_view *kv,
 	for (j = 0; j < trials.nr; j++) {
 		const struct kopt_analysis_version *bv;
 		const struct kopt_results_entry *e =
-			best_of(a, trials.v[j], &bv);
+			best_of(a, trials.v[j], devices, &bv);
 		if (!e)
 			continue;
 		x = cJSON_AddObjectToObject(best, trials.v[j]);

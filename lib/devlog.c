@@ -1416,6 +1416,13 @@ int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
 	int bad, nul, ret = 0;
 
 	kopt_devlog_release(out);
+	if (len > KOPT_DEVLOG_MAX_BYTES) {
+		kopt_error("%s: %.1f MB is more than git-kopt reads in a devlog "
+			   "(%d MB); move the entries of old versions to "
+			   "another file", label, len / 1e6,
+			   KOPT_DEVLOG_MAX_BYTES >> 20);
+		return KOPT_EINVALID;
+	}
 	out->label = kopt_strdup(label);
 	kopt_buf_add(&out->text, data, len);
 	for (i = 0; i < len && data[i] && strchr(" \t\r\n", data[i]); i++)

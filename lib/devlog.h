@@ -113,9 +113,16 @@ struct kopt_devlog {
 	NULL, NULL, 0, 0, 0, KOPT_STRVEC_INIT, NULL, 0, 0 }
 
 /*
+ * The largest devlog read (16 MiB, some 13,000 versions): time and memory
+ * grow faster than the size (bench/limits), so a larger one is refused.
+ */
+#define KOPT_DEVLOG_MAX_BYTES (16 << 20)
+
+/*
  * Parse devlog text (copied).  Returns 0, or KOPT_EINVALID with the
  * problem printed as "<label>:<line>: <why>" (empty text, binary or
- * non-UTF-8 content, a version heading twice).  *out is empty on failure.
+ * non-UTF-8 content, a version heading twice, more than
+ * KOPT_DEVLOG_MAX_BYTES).  *out is empty on failure.
  */
 int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
 		      const char *label);

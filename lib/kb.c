@@ -195,16 +195,86 @@ struct loader {
 		size_t catalog, row, claim;   /* -1 when none */
 	} *pend;
 	size_t pend_nr, pend_alloc;
+	/* claims and details by path (a catalog may have 10,000 rows) */
+	struct path_index {
+		size_t *slot;           /* index + 1; 0: empty */
+		size_t cap, nr;
+	} claim_ix, detail_ix;
 };
+
+static size_t path_hash(const char *s)
+{
+	size_t h = 14695981039346656037ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* The slot of `path` in `ix`: where it is, or the empty one to put it. */
+static size_t *path_slot(const struct path_index *ix, const char *path,
+			 const char *(*key)(const struct loader *, size_t),
+			 const struct loader *ld)
+{
+	size_t i = path_hash(path) & (ix->cap - 1);
+
+	while (ix->slot[i] && strcmp(key(ld, ix->slot[i] - 1), path))
+		i = (i + 1) & (ix->cap - 1);
+	return &ix->slot[i];
+}
+
+static void path_index_add(struct path_index *ix, size_t idx,
+			   const char *(*key)(const struct loader *, size_t),
+			   const struct loader *ld)
+{
+	if (2 * (ix->nr + 1) > ix->cap) {
+		struct path_index bigger = { NULL, ix->cap ? 2 * ix->cap : 64, 0 };
+		size_t i;
+
+		bigger.slot = kopt_calloc(bigger.cap, sizeof(*bigger.slot));
+		for (i = 0; i < ix->cap; i++)
+			if (ix->slot[i])
+				*path_slot(&bigger, key(ld, ix->slot[i] - 1),
+					   key, ld) = ix->slot[i];
+		bigger.nr = ix->nr;
+		free(ix->slot);
+		*ix = bigger;
+	}
+	*path_slot(ix, key(ld, idx), key, ld) = idx + 1;
+	ix->nr++;
+}
+
+static const char *claim_key(const struct loader *ld, size_t i)
+{
+	return ld->claims[i].path;
+}
+
+static const char *detail_key(const struct loader *ld, size_t i)
+{
+	return ld->kb->details[i].path;
+}
 
 static struct claim *find_claim(struct loader *ld, const char *path)
 {
-	size_t i;
+	size_t *slot;
 
-	for (i = 0; i < ld->claims_nr; i++)
-		if (!strcmp(ld->claims[i].path, path))
-			return &ld->claims[i];
-	return NULL;
+	if (!ld->claim_ix.nr)
+		return NULL;
+	slot = path_slot(&ld->claim_ix, path, claim_key, ld);
+	return *slot ? &ld->claims[*slot - 1] : NULL;
+}
+
+/* A claim for `path`, just made: now found by find_claim(). */
+static struct claim *new_claim(struct loader *ld, const char *path)
+{
+	struct claim *cl;
+
+	KOPT_ALLOC_GROW(ld->claims, ld->claims_nr + 1, ld->claims_alloc);
+	cl = &ld->claims[ld->claims_nr++];
+	memset(cl, 0, sizeof(*cl));
+	cl->path = kopt_strdup(path);
+	path_index_add(&ld->claim_ix, ld->claims_nr - 1, claim_key, ld);
+	return cl;
 }
 
 /* Read and parse a detail file once; its index, or -1 if unreadable. */
@@ -216,9 +286,11 @@ static size_t load_detail(struct loader *ld, const char *path, int *missing)
 	int ret;
 
 	*missing = 0;
-	for (i = 0; i < kb->details_nr; i++)
-		if (!strcmp(kb->details[i].path, path))
-			return i;
+	if (ld->detail_ix.nr) {
+		size_t *slot = path_slot(&ld->detail_ix, path, detail_key, ld);
+		if (*slot)
+			return *slot - 1;
+	}
 	ret = ld->src->read(ld->src->data, path, &text);
 	if (ret) {
 		*missing = ret == KOPT_ENOTFOUND;
@@ -229,7 +301,10 @@ static size_t load_detail(struct loader *ld, const char *path, int *missing)
 	kopt_detail_parse(&kb->details[kb->details_nr], path, text.buf,
 			  text.len, &kb->problems);
 	kopt_buf_release(&text);
-	return kb->details_nr++;
+	i = kb->details_nr++;
+	if (kb->details[i].path)
+		path_index_add(&ld->detail_ix, i, detail_key, ld);
+	return i;
 }
 
 static void add_pending(struct loader *ld, enum kopt_kind kind,
@@ -409,11 +484,7 @@ static void check_row(struct loader *ld, size_t ci, size_t ri)
 		goto done;
 	}
 	if (!cl) {
-		KOPT_ALLOC_GROW(ld->claims, ld->claims_nr + 1,
-				ld->claims_alloc);
-		cl = &ld->claims[ld->claims_nr++];
-		memset(cl, 0, sizeof(*cl));
-		cl->path = kopt_strdup(path);
+		cl = new_claim(ld, path);
 		cl->detail = load_detail(ld, path, &missing);
 	} else {
 		missing = cl->detail == (size_t)-1;
@@ -484,11 +555,7 @@ static void check_files(struct loader *ld, const struct kopt_strvec *files,
 		if (cl && cl->by_id)
 			goto next;
 		/* a detail file no row names */
-		KOPT_ALLOC_GROW(ld->claims, ld->claims_nr + 1,
-				ld->claims_alloc);
-		cl = &ld->claims[ld->claims_nr++];
-		memset(cl, 0, sizeof(*cl));
-		cl->path = kopt_strdup(path);
+		cl = new_claim(ld, path);
 		cl->detail = load_detail(ld, path, &missing);
 		ci = catalog_index(kb, lang);
 		kopt_buf_reset(&hint);
@@ -510,7 +577,8 @@ next:
 int kopt_kb_load(struct kopt_kb *kb, const struct kopt_kb_source *src,
 		 const struct kopt_config *cfg, const char *language)
 {
-	struct loader ld = { kb, src, NULL, 0, 0, NULL, 0, 0 };
+	struct loader ld = { kb, src, NULL, 0, 0, NULL, 0, 0,
+			     { NULL, 0, 0 }, { NULL, 0, 0 } };
 	struct kopt_strvec files = KOPT_STRVEC_INIT;
 	struct kopt_buf text = KOPT_BUF_INIT;
 	size_t i, j;
@@ -598,6 +666,8 @@ done:
 		free(ld.claims[i].path);
 	free(ld.claims);
 	free(ld.pend);
+	free(ld.claim_ix.slot);
+	free(ld.detail_ix.slot);
 	kopt_strvec_clear(&files);
 	kopt_buf_release(&text);
 	return ret;

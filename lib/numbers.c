@@ -71,13 +71,14 @@ const char *kopt_numbers_devlog_parent(const struct kopt_devlog *dl,
 
 	if (!dl || !(self = kopt_devlog_find_version(dl, version)))
 		return NULL;
-	for (i = 0; i < dl->versions_nr; i++) {
+	/* newest first, the cheap tests first: a long devlog stays linear */
+	for (i = dl->versions_nr; i-- > 0;) {
 		const struct kopt_devlog_version *v = &dl->versions[i];
-		if (v->number >= self->number || !has_numbers(v) ||
+		if (v->number >= self->number ||
+		    (best && v->number <= best->number) || !has_numbers(v) ||
 		    abandoned(v))
 			continue;
-		if (!best || v->number > best->number)
-			best = v;
+		best = v;
 	}
 	return best ? best->name : NULL;
 }

@@ -547,6 +547,27 @@ static void test_lookups(void **state)
 			 KOPT_ENOTFOUND);
 }
 
+/* bench/limits: a devlog larger than the limit is refused, naming it */
+static void test_too_large(void **state)
+{
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	size_t len = KOPT_DEVLOG_MAX_BYTES + 1;
+	char *text = malloc(len);
+
+	(void)state;
+	assert_non_null(text);
+	memset(text, 'x', len);
+	memcpy(text, "# k\n\n## Development log\n\n", 26);
+	kopt_buf_reset(&messages);
+	assert_int_equal(kopt_devlog_parse(&dl, text, len, "big.md"),
+			 KOPT_EINVALID);
+	assert_string_equal(messages.buf, "error: big.md: 16.8 MB is more than "
+			    "git-kopt reads in a devlog (16 MB); move the "
+			    "entries of old versions to another file\n");
+	kopt_devlog_release(&dl);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -559,6 +580,7 @@ int main(void)
 		MESSAGES_TEST(test_refusals),
 		MESSAGES_TEST(test_bad_input),
 		MESSAGES_TEST(test_lookups),
+		MESSAGES_TEST(test_too_large),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
