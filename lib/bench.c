@@ -12,6 +12,7 @@
 
 #include "capture.h"
 #include "error.h"
+#include "progress.h"
 #include "runner.h"
 #include "banned.h"
 
@@ -139,6 +140,7 @@ int kopt_bench_build(struct kopt_bench *m)
 	struct kopt_vars vars = { k, m->version, NULL, 0, 0, 0, 0 };
 	struct kopt_buf cmd = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
 	struct kopt_child c = KOPT_CHILD_INIT;
+	struct kopt_progress *progress;
 	int ret = 0;
 
 	if (!k->build)
@@ -147,9 +149,13 @@ int kopt_bench_build(struct kopt_bench *m)
 		ret = kopt_error(".kopt: kernel '%s': build: %s", k->name, err.buf);
 		goto done;
 	}
-	fprintf(stderr, "building %s %s: %s\n", k->name, m->version, cmd.buf);
+	progress = kopt_progress_start("building", 0);
+	kopt_progress_what(progress, "%s %s: %s", k->name, m->version,
+			   cmd.buf);
 	setup_child(m, &c, cmd.buf);
-	if (kopt_child_run(&c)) {
+	ret = kopt_child_run(&c);
+	kopt_progress_stop(&progress);
+	if (ret) {
 		ret = -1;
 		goto done;
 	}
@@ -190,6 +196,7 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 	struct kopt_buf cmd = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
 	struct kopt_child c = KOPT_CHILD_INIT;
 	struct kopt_buf tmpl = KOPT_BUF_INIT;
+	struct kopt_progress *progress = NULL;
 	const char *tmpdir = getenv("TMPDIR");
 	int fd, ret = 0;
 
@@ -215,11 +222,11 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 	free(out->capture);
 	out->capture = kopt_buf_detach(&tmpl, NULL);
 	if (first)
-		fprintf(stderr, "running %s %s again to sample the kernels "
-			"launched too few times\n", k->name, m->version);
-	else
-		fprintf(stderr, "running %s %s at b=%ld, s=%ld, t=%ld: %s\n",
-			k->name, m->version, b, s, t, cmd.buf);
+		kopt_warning("running %s %s again to sample the kernels "
+			     "launched too few times", k->name, m->version);
+	progress = kopt_progress_start("running", 0);
+	kopt_progress_what(progress, "%s %s at b=%ld, s=%ld, t=%ld: %s",
+			   k->name, m->version, b, s, t, cmd.buf);
 	free(out->command);
 	out->command = kopt_strdup(cmd.buf);
 	setup_child(m, &c, cmd.buf);
@@ -290,6 +297,7 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 	kopt_buf_reset(&out->out);
 	kopt_buf_addbuf(&out->out, &c.out);
 done:
+	kopt_progress_stop(&progress);
 	kopt_child_release(&c);
 	kopt_buf_release(&cmd);
 	kopt_buf_release(&err);
@@ -318,8 +326,8 @@ int kopt_bench_run(struct kopt_bench *m, long b, long s, long t,
 					  "GPU memory even at b=1 (s=%ld, "
 					  "t=%ld)", m->kernel->name,
 					  m->version, s, t);
-		fprintf(stderr, "out of memory at b=%ld: halving b to %ld\n",
-			cur, cur / 2);
+		kopt_warning("out of memory at b=%ld: halving b to %ld", cur,
+			     cur / 2);
 		cur /= 2;
 	}
 	out->b = cur;

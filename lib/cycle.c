@@ -845,24 +845,36 @@ static long next_number(struct kopt_cycle *c, const char *current)
  * The proposals of a task: the items under "Optimizations to Apply", and
  * a task per proposal with only it, for version `to`.
  */
+/* `needle` in the `n` bytes at `l`, or NULL. */
+static const char *find_in(const char *l, size_t n, const char *needle)
+{
+	size_t k = strlen(needle), i;
+
+	for (i = 0; i + k <= n; i++)
+		if (!memcmp(l + i, needle, k))
+			return l + i;
+	return NULL;
+}
+
 static void proposals(struct kopt_strvec *items, const struct kopt_buf *task)
 {
-	const char *p = task->buf;
+	size_t off = 0;
 	int in = 0;
 
-	while (*p) {
-		const char *e = strchr(p, '\n');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		if (n > 3 && p[0] == '#') {
-			in = memmem(p, n, "Optimizations to Apply", 22) != NULL;
-		} else if (in && n > 3 && p[0] >= '1' && p[0] <= '9') {
-			const char *dot = memchr(p, '.', n);
-			if (dot && dot[1] == ' ')
-				kopt_strvec_pushf(items, "%.*s",
-						  (int)(n - (size_t)(dot + 2 - p)),
-						  dot + 2);
-		}
-		p = e ? e + 1 : p + n;
+	while (off < task->len) {
+		const char *l = task->buf + off;
+		const char *e = memchr(l, '\n', task->len - off);
+		size_t n = e ? (size_t)(e - l) : task->len - off;
+		const char *dot = n > 3 ? memchr(l, '.', n) : NULL;
+
+		if (n > 3 && l[0] == '#')
+			in = find_in(l, n, "Optimizations to Apply") != NULL;
+		else if (in && n > 3 && l[0] >= '1' && l[0] <= '9' && dot &&
+			 (size_t)(dot - l) + 2 <= n && dot[1] == ' ')
+			kopt_strvec_pushf(items, "%.*s",
+					  (int)(n - (size_t)(dot + 2 - l)),
+					  dot + 2);
+		off += n + 1;
 	}
 }
 
@@ -870,33 +882,32 @@ static void one_proposal_task(struct kopt_buf *out,
 			      const struct kopt_buf *task, const char *item,
 			      const char *to)
 {
-	const char *p = task->buf;
+	size_t off = 0;
 	int in = 0, done = 0;
 
-	while (*p) {
-		const char *e = strchr(p, '\n');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		const char *arrow;
-		if (n > 3 && p[0] == '#') {
-			in = memmem(p, n, "Optimizations to Apply", 22) != NULL;
-			arrow = memmem(p, n, " -> ", 4);
-			if (memmem(p, n, "Optimization Task:", 18) && arrow) {
-				kopt_buf_add(out, p, (size_t)(arrow + 4 - p));
+	while (off < task->len) {
+		const char *l = task->buf + off;
+		const char *e = memchr(l, '\n', task->len - off);
+		size_t n = e ? (size_t)(e - l) : task->len - off;
+		const char *arrow = n > 3 ? find_in(l, n, " -> ") : NULL;
+
+		off += n + 1;
+		if (n > 3 && l[0] == '#') {
+			in = find_in(l, n, "Optimizations to Apply") != NULL;
+			if (arrow && find_in(l, n, "Optimization Task:")) {
+				kopt_buf_add(out, l, (size_t)(arrow + 4 - l));
 				kopt_buf_addf(out, "%s\n", to);
-				p = e ? e + 1 : p + n;
 				continue;
 			}
-		} else if (in && n > 3 && p[0] >= '1' && p[0] <= '9' &&
-			   memchr(p, '.', n)) {
+		} else if (in && n > 3 && l[0] >= '1' && l[0] <= '9' &&
+			   memchr(l, '.', n)) {
 			if (!done)
 				kopt_buf_addf(out, "1. %s\n", item);
 			done = 1;
-			p = e ? e + 1 : p + n;
 			continue;
 		}
-		kopt_buf_add(out, p, n);
+		kopt_buf_add(out, l, n);
 		kopt_buf_addch(out, '\n');
-		p = e ? e + 1 : p + n;
 	}
 }
 

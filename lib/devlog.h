@@ -182,7 +182,9 @@ struct kopt_devlog_new_version {
 };
 
 /*
- * Add a version entry (SEED.md's template) under the development log,
+ * Add a version entry under the development log ("### V<N>: <title>",
+ * then its Location, What changed and Description, as the devlog
+ * template in templates/ shows them),
  * after the last version.  Nothing changes when the version is there.
  */
 int kopt_devlog_add_version(struct kopt_devlog *dl,

@@ -3,7 +3,8 @@
 
 /*
  * A set of file writes that land together or not at all, for steps that
- * write several user files in one go (init, kernel add).
+ * write several user files in one go (init's setup, kernel add, the
+ * results and devlog that profile and tune write).
  *
  * Queue each file with kopt_filetx_add(): its absolute path, the name
  * used in messages (usually relative to the top of the work tree), the

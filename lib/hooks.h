@@ -3,7 +3,8 @@
 
 /*
  * The gate: the rules the git hooks and `git kopt check` enforce on what
- * a commit records (DESIGN.md section 6).
+ * a commit records, so that a results file, a devlog and the knowledge
+ * base never disagree in history.
  *
  * A gate judges one commit: a snapshot of content (the index about to be
  * committed, or a commit's tree), the tree it is compared with (HEAD, or

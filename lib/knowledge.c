@@ -169,14 +169,11 @@ static void problem(struct parse *ps, int line, const char *fmt, ...)
 
 static void problem(struct parse *ps, int line, const char *fmt, ...)
 {
-	struct kopt_buf sb = KOPT_BUF_INIT;
 	va_list ap;
 
 	va_start(ap, fmt);
-	kopt_buf_vaddf(&sb, fmt, ap);
+	kopt_problems_vadd(ps->problems, ps->d->path, line, fmt, ap);
 	va_end(ap);
-	kopt_problems_add(ps->problems, ps->d->path, line, "%s", sb.buf);
-	kopt_buf_release(&sb);
 	ps->nproblems++;
 }
 

@@ -9,13 +9,20 @@
 void kopt_problems_add(struct kopt_problems *p, const char *file, int line,
 		       const char *fmt, ...)
 {
-	struct kopt_buf sb = KOPT_BUF_INIT;
-	struct kopt_problem *pr;
 	va_list ap;
 
 	va_start(ap, fmt);
-	kopt_buf_vaddf(&sb, fmt, ap);
+	kopt_problems_vadd(p, file, line, fmt, ap);
 	va_end(ap);
+}
+
+void kopt_problems_vadd(struct kopt_problems *p, const char *file, int line,
+			const char *fmt, va_list ap)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+	struct kopt_problem *pr;
+
+	kopt_buf_vaddf(&sb, fmt, ap);
 	KOPT_ALLOC_GROW(p->v, p->nr + 1, p->alloc);
 	pr = &p->v[p->nr++];
 	pr->file = kopt_strdup(file ? file : "");

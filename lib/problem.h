@@ -11,6 +11,7 @@
  * copied; the list owns them.
  */
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "buf.h"
@@ -31,6 +32,8 @@ struct kopt_problems {
 void kopt_problems_add(struct kopt_problems *p, const char *file, int line,
 		       const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+void kopt_problems_vadd(struct kopt_problems *p, const char *file, int line,
+			const char *fmt, va_list ap);
 /* Sort by file, then line; problems on one line keep their order. */
 void kopt_problems_sort(struct kopt_problems *p);
 /* Append one "<file>:<line>: <what>\n" line per problem. */

@@ -2,10 +2,13 @@
 #define KOPT_RENDER_H
 
 /*
- * Views of results: the devlog performance block of SEED.md, changes
- * against a parent ("12.3% faster", "+4.0%"), and Markdown tables with
- * aligned columns.  Numbers are rounded here and only here; results keep
- * them unrounded.  Nothing prints; everything appends to a kopt_buf.
+ * Views of results: the performance block a devlog entry holds (a
+ * paragraph naming the device and configuration, a metric table,
+ * Bottleneck and Issues), changes against a parent ("12.3% faster",
+ * "+4.0%"), and Markdown tables with aligned columns.  The tables and
+ * blocks made here round numbers for reading (kopt_render_value());
+ * results files keep them unrounded.  Nothing prints; everything
+ * appends to a kopt_buf.
  */
 
 #include "buf.h"

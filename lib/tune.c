@@ -378,24 +378,22 @@ static void push_order(struct kopt_tune_search *s, size_t pos, size_t *alloc)
 
 /*
  * The coarse value indices of a parameter with n values: all of a short
- * list, else the quarter, middle and three-quarter positions.
+ * list, else both ends and the middle (an end is often a special value:
+ * "automatic", "none", the largest that fits).
  */
 static size_t coarse_values(size_t n, unsigned *out)
 {
-	size_t k, got = 0;
+	size_t k;
 
 	if (n <= 3) {
 		for (k = 0; k < n; k++)
-			out[got++] = (unsigned)k;
-		return got;
+			out[k] = (unsigned)k;
+		return n;
 	}
-	for (k = 1; k <= 3; k++) {
-		unsigned v = (unsigned)floor((double)(n - 1) * (double)k / 4.0 +
-					     0.5);
-		if (!got || out[got - 1] != v)
-			out[got++] = v;
-	}
-	return got;
+	out[0] = 0;
+	out[1] = (unsigned)((n - 1) / 2);
+	out[2] = (unsigned)(n - 1);
+	return 3;
 }
 
 /*

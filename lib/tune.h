@@ -35,7 +35,8 @@
  * Coarse-to-fine: then a coarse step that explores how the time moves
  * with each parameter, one at a time: from the best so far, the
  * parameter at its coarse values (every value of a list of three or
- * fewer, else the quarter, middle and three-quarter positions); then,
+ * fewer, else both ends and the middle: an end is often a special value
+ * such as "automatic"); then,
  * only when the coarse best beats the baseline (the parent's time, or
  * the hand-picked configuration's) beyond the noise (lib/verdict), a
  * fine hill climb from it over neighbouring values (one step in one

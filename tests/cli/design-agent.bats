@@ -27,9 +27,10 @@ setup() {
 	git add -A
 	git commit -qm "Profile v0" --trailer "Kopt-Learn: skip base version"
 	git kopt strategize mla-decode >/dev/null 2>&1
-	for mode in recorded broken outside claims hang fail; do
+	for mode in recorded broken outside claims fail; do
 		git config kopt.agent.$mode.command "$AGENTS/stand-in $mode $RECORDED"
 	done
+	git config kopt.agent.hang.command "$AGENTS/stand-in hang $BATS_TEST_TMPDIR"
 }
 
 # Everything but the worktree list and the branch is as before.
@@ -114,7 +115,8 @@ Kopt-Step: design"
 	[[ "$stderr" == *"refused: agent 'hang' ran past its time limit (2 s) and was stopped"* ]]
 	assert_untouched
 	# nothing of it is left running
-	run pgrep -f "stand-in hang"
+	# (its command names this test's folder: other tests hang too)
+	run pgrep -f "stand-in hang $BATS_TEST_TMPDIR"
 	assert_failure
 }
 

@@ -130,9 +130,9 @@ static void test_build(void **state)
 	assert_int_equal(build(NULL), 0);
 	assert_string_equal(errout.buf, "");
 
+	/* what runs is progress (lib/progress), not printed by lib */
 	assert_int_equal(build("echo built {version} >>build.log"), 0);
-	assert_string_equal(errout.buf, "building k v0: echo built v0 "
-			    ">>build.log\n");
+	assert_string_equal(errout.buf, "");
 	assert_int_equal(kopt_buf_read_file(&sb, log), 0);
 	assert_string_equal(sb.buf, "built v0\n");
 	assert_string_equal(messages.buf, "");
@@ -152,9 +152,8 @@ static void test_build_fails(void **state)
 	assert_string_equal(messages.buf, "error: building k v0 failed (exit "
 			    "code 2): ./bench build v0\n");
 	/* the output, both streams, before the error */
-	assert_string_equal(errout.buf, "building k v0: ./bench build v0\n"
-			    "--- last lines of the build ---\ncompiling\n"
-			    "v0.cu:12: error: expected ;\n");
+	assert_string_equal(errout.buf, "--- last lines of the build ---\n"
+			    "compiling\nv0.cu:12: error: expected ;\n");
 }
 
 static void test_run_ok(void **state)
@@ -232,13 +231,11 @@ static void test_out_of_memory_halves_b(void **state)
 
 	(void)state;
 	assert_int_equal(run("oom", 32, &r), 0);
-	assert_string_equal(messages.buf, "");
+	assert_string_equal(messages.buf, "warning: out of memory at b=32: "
+			    "halving b to 16\nwarning: out of memory at "
+			    "b=16: halving b to 8\n");
 	assert_int_equal(r.b, 8);
 	assert_int_equal(r.b_requested, 32);
-	assert_non_null(strstr(errout.buf, "out of memory at b=32: halving b "
-			       "to 16\nrunning k v0 at b=16, s=1, t=4096"));
-	assert_non_null(strstr(errout.buf, "out of memory at b=16: halving b "
-			       "to 8\nrunning k v0 at b=8, s=1, t=4096"));
 	assert_int_equal(kopt_buf_read_file(&sb, r.capture), 0);
 	assert_string_equal(sb.buf, "whole\n");
 
@@ -252,10 +249,11 @@ static void test_out_of_memory_halves_b(void **state)
 
 	kopt_buf_reset(&messages);
 	assert_int_equal(run("oomall", 4, &r), -1);
-	assert_string_equal(messages.buf, "error: the benchmark of k v0 runs "
-			    "out of GPU memory even at b=1 (s=1, t=4096)\n");
-	assert_non_null(strstr(errout.buf, "halving b to 1\nrunning k v0 at "
-			       "b=1"));
+	assert_string_equal(messages.buf, "warning: out of memory at b=4: "
+			    "halving b to 2\nwarning: out of memory at b=2: "
+			    "halving b to 1\nerror: the benchmark of k v0 "
+			    "runs out of GPU memory even at b=1 (s=1, "
+			    "t=4096)\n");
 	assert_int_equal(runs(&log, paths, 3), 3);
 	kopt_bench_run_release(&r);
 	assert_int_not_equal(access(paths[0], F_OK), 0);
