@@ -110,6 +110,7 @@ CMD(hook);
 CMD(init);
 CMD(kernel);
 CMD(learn);
+CMD(plot);
 CMD(profile);
 CMD(verify);
 CMD(review);

@@ -17,6 +17,7 @@
 
 #include "builtin.h"
 #include "designer.h"
+#include "progress.h"
 #include "devlog.h"
 #include "lockfile.h"
 #include "repo.h"
@@ -476,8 +477,14 @@ static void rollback(struct design *d, int wrote_devlog, int wrote_task)
 
 static int write_files(struct design *d)
 {
+	struct kopt_buf title = KOPT_BUF_INIT;
+	struct kopt_progress *progress;
 	size_t i;
 
+	kopt_buf_addf(&title, "copying %s to %s", d->from_dir.buf,
+		      d->to_dir.buf);
+	progress = kopt_progress_start(title.buf, d->plan.nr);
+	kopt_buf_release(&title);
 	for (i = 0; i < d->plan.nr; i++) {
 		struct planned *p = &d->plan.files[i];
 		char *path = kopt_ctx_path(d->ctx, p->path);
@@ -493,9 +500,13 @@ static int write_files(struct design *d)
 						     0755 : 0644);
 		}
 		free(path);
-		if (ret)
+		if (ret) {
+			kopt_progress_stop(&progress);
 			return ret;
+		}
+		kopt_progress_update(progress, i + 1);
 	}
+	kopt_progress_stop(&progress);
 	return 0;
 }
 

@@ -48,6 +48,8 @@ static const struct cmd_struct commands[] = {
 	  "add a kernel to .kopt, or list the kernels" },
 	{ "learn", cmd_learn, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "add to and check the knowledge base" },
+	{ "plot", cmd_plot, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
+	  "SVG plots of a kernel's history and roofline, charts in its devlog" },
 	{ "profile", cmd_profile, KOPT_NEED_REPO | KOPT_NEED_WORK_TREE,
 	  "measure a version on the GPU: results, devlog, profiler contract" },
 	{ "review", cmd_review, KOPT_NEED_REPO,

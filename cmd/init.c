@@ -4,6 +4,7 @@
  * are kept unless --force.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "builtin.h"
@@ -11,7 +12,7 @@
 #include "banned.h"
 
 static const char *const init_usage[] = {
-	"git kopt init [--force] [-q]",
+	"git kopt init [--force] [-q] [--ci github|gitlab]",
 	NULL
 };
 
@@ -22,10 +23,32 @@ static const char *chain_name(const char *keep_as)
 	return slash ? slash + 1 : keep_as;
 }
 
+/*
+ * A .gitlab-ci.yml of the project's own is kept: say what to add to it
+ * when it does not include git kopt's job yet.
+ */
+static void gitlab_include_hint(const struct kopt_setup *setup)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	char *path = kopt_xstrfmt("%s.gitlab-ci.yml", setup->top);
+
+	if (!kopt_buf_read_file(&text, path) &&
+	    !strstr(text.buf, ".gitlab/kopt.yml"))
+		fputs("hint: .gitlab-ci.yml is your own: add git kopt's job "
+		      "to it with\nhint:   include:\nhint:     - local: "
+		      ".gitlab/kopt.yml\n", stderr);
+	kopt_buf_release(&text);
+	free(path);
+}
+
 int cmd_init(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	int force = 0, quiet = 0;
+	const char *ci = NULL;
 	const struct kopt_option options[] = {
+		OPT_STRING(0, "ci", &ci, "github|gitlab", "also add the CI "
+			   "workflow that checks and reviews each pull "
+			   "request"),
 		OPT_BOOL(0, "force", &force,
 			 "restore files changed by hand from the templates"),
 		OPT_BOOL('q', "quiet", &quiet, "print only errors"),
@@ -40,8 +63,19 @@ int cmd_init(int argc, const char **argv, struct kopt_ctx *ctx)
 	if (git_repository_is_bare(ctx->repo) || !ctx->top)
 		kopt_die("cannot initialise a bare repository: git kopt needs "
 			 "a work tree");
+	if (ci && strcmp(ci, "github") && strcmp(ci, "gitlab"))
+		kopt_usage_error(init_usage, options, "--ci takes github or "
+				 "gitlab, not '%s'", ci);
 	if (kopt_setup_plan(&setup, ctx->repo, force ? KOPT_SETUP_FORCE : 0))
 		kopt_die("nothing was written");
+	if (ci) {
+		char *sub = kopt_xstrfmt("ci/%s", ci);
+		int r = kopt_setup_plan_more(&setup, sub, force ?
+					     KOPT_SETUP_FORCE : 0);
+		free(sub);
+		if (r)
+			kopt_die("nothing was written");
+	}
 
 	if (!kopt_setup_pending(&setup)) {
 		for (i = 0; i < setup.nr; i++)
@@ -82,6 +116,8 @@ int cmd_init(int argc, const char **argv, struct kopt_ctx *ctx)
 	if (!quiet)
 		printf("Initialised git kopt in %s\n", setup.top);
 done:
+	if (ci && !strcmp(ci, "gitlab"))
+		gitlab_include_hint(&setup);
 	if (kept && !quiet)
 		fputs("hint: files changed by hand were kept; "
 		      "'git kopt init --force' restores them\n", stderr);

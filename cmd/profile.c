@@ -25,6 +25,7 @@
 #include "lockfile.h"
 #include "bench.h"
 #include "profile.h"
+#include "progress.h"
 #include "render.h"
 #include "runner.h"
 #include "verdict.h"
@@ -693,6 +694,7 @@ static char *run_command(const struct profile_job *j,
 static void measure(struct profile_job *j)
 {
 	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_progress *progress;
 	size_t i;
 
 	/* every capture is checked before anything is measured */
@@ -711,6 +713,9 @@ static void measure(struct profile_job *j)
 			exit(128);
 	}
 	j->entries = kopt_calloc(j->nreq, sizeof(*j->entries));
+	kopt_buf_addf(&err, "%s %s %s", j->verify ? "verifying" :
+		      "profiling", j->k->name, j->version);
+	progress = kopt_progress_start(err.buf, j->nreq);
 	for (i = 0; i < j->nreq; i++) {
 		struct kopt_results_entry *e = &j->entries[i];
 		struct kopt_bench_run run = KOPT_BENCH_RUN_INIT;
@@ -719,6 +724,11 @@ static void measure(struct profile_job *j)
 		/* a replay's sources are those the capture was recorded from */
 		char *tree = trees[i];
 
+		kopt_progress_what(progress, "trial %s (b=%ld, s=%ld, t=%ld)",
+				   r->trial ? r->trial : "ad hoc", r->b, r->s,
+				   r->t);
+		/* the benchmark's own messages come next */
+		kopt_progress_clear(progress);
 		kopt_results_entry_init(e);
 		if (j->replays.nr) {
 			capture = j->replays.v[i];
@@ -777,7 +787,9 @@ static void measure(struct profile_job *j)
 					      e);
 		if (!e->opportunities_nr)
 			kopt_profile_metric_opportunities(e);
+		kopt_progress_update(progress, i + 1);
 	}
+	kopt_progress_stop(&progress);
 	free(trees);
 	kopt_buf_release(&err);
 }

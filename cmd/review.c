@@ -16,6 +16,7 @@
 #include "analysis.h"
 #include "builtin.h"
 #include "catalog.h"
+#include "chart.h"
 #include "forge.h"
 #include "obligations.h"
 #include "render.h"
@@ -716,6 +717,19 @@ static void render_markdown(struct review *rv, struct kopt_buf *outp)
 			kopt_mdtable_render(&out, &t);
 			kopt_mdtable_release(&t);
 		}
+	}
+
+	any = 0;
+	for (i = 0; i < rv->kernels.nr; i++) {
+		struct kopt_chart chart = KOPT_CHART_INIT;
+		if (kopt_chart_from_analysis(&chart, &rv->after[i])) {
+			if (!any)
+				kopt_buf_addstr(&out, "\n### History\n");
+			any = 1;
+			kopt_buf_addf(&out, "\n#### %s\n\n", rv->kernels.v[i]);
+			kopt_chart_mermaid(&out, &chart, rv->kernels.v[i]);
+		}
+		kopt_chart_release(&chart);
 	}
 
 	kopt_buf_addstr(&out, "\n### Regressions\n\n");

@@ -31,7 +31,7 @@ static size_t columns(void)
 		return ws.ws_col;
 	if (c && atoi(c) > 0)
 		return (size_t)atoi(c);
-	return 80;
+	return 0; /* not a terminal, no width: no limit */
 }
 
 static void line(const struct kopt_progress_event *ev, struct kopt_buf *sb)
@@ -59,6 +59,19 @@ static void draw(const struct kopt_progress_event *ev, void *data)
 	if (ev->state == KOPT_PROGRESS_STARTED && ev->depth == 0) {
 		t->shown = 0;
 		t->last_s = -1;
+	}
+	if (ev->state == KOPT_PROGRESS_CLEAR) {
+		if (t->shown) {
+			fputc('\r', stderr);
+			if (t->erase)
+				fputs("\033[K", stderr);
+			else
+				fprintf(stderr, "%*s\r", (int)t->last_len, "");
+			fflush(stderr);
+		}
+		t->shown = 0;
+		t->last_len = 0;
+		return;
 	}
 	if (ev->elapsed_s < t->delay_s && !t->shown)
 		return;

@@ -2177,3 +2177,101 @@ int kopt_devlog_set_issues(struct kopt_devlog *dl, const char *version,
 	kopt_buf_release(&repl);
 	return ret;
 }
+
+/* ------------------------------------------------------------------ */
+/* The Results section's generated block */
+
+static int is_marker(cmark_node *n, const char *marker)
+{
+	const char *lit;
+
+	if (cmark_node_get_type(n) != CMARK_NODE_HTML_BLOCK)
+		return 0;
+	lit = cmark_node_get_literal(n);
+	while (lit && (*lit == ' ' || *lit == '\t'))
+		lit++;
+	return lit && kopt_starts_with(lit, marker);
+}
+
+int kopt_devlog_put_results(struct kopt_devlog *dl, const char *body,
+			    struct kopt_devlog_edit *edit)
+{
+	struct kopt_devlog tmp = KOPT_DEVLOG_INIT;
+	struct kopt_buf block = KOPT_BUF_INIT, repl = KOPT_BUF_INIT;
+	cmark_node *doc = kopt_md_parse(dl->text.buf, dl->text.len), *n;
+	int begin = 0, end = 0, heading = 0, section_end = 0, ret, line;
+	size_t pos, old_len = 0;
+
+	memset(edit, 0, sizeof(*edit));
+	for (n = cmark_node_first_child(doc); n; n = cmark_node_next(n)) {
+		if (is_marker(n, KOPT_DEVLOG_RESULTS_BEGIN) && !begin) {
+			begin = cmark_node_get_start_line(n);
+		} else if (is_marker(n, KOPT_DEVLOG_RESULTS_END) && begin &&
+			   !end) {
+			/* one line; cmark reports an HTML block's end as the
+			 * line before it when it ends at a line's end */
+			end = cmark_node_get_start_line(n);
+		} else if (kopt_md_heading_level(n) == 2 && !heading) {
+			struct kopt_buf t = KOPT_BUF_INIT;
+			kopt_md_text(&t, n);
+			kopt_buf_trim(&t);
+			if (!strcasecmp(t.buf, "results"))
+				heading = cmark_node_get_start_line(n);
+			kopt_buf_release(&t);
+		} else if (heading && !section_end &&
+			   kopt_md_heading_level(n) >= 1 &&
+			   kopt_md_heading_level(n) <= 2) {
+			section_end = cmark_node_get_start_line(n) - 1;
+		}
+	}
+	cmark_node_free(doc);
+	if (begin && !end) {
+		ret = kopt_error("%s:%d: '%s' has no '%s' after it; remove it, "
+				 "or add the other, and run again", dl->label,
+				 begin, KOPT_DEVLOG_RESULTS_BEGIN,
+				 KOPT_DEVLOG_RESULTS_END);
+		goto done;
+	}
+
+	kopt_buf_addstr(&block, KOPT_DEVLOG_RESULTS_BEGIN "\n\n");
+	kopt_buf_addstr(&block, body);
+	if (block.buf[block.len - 1] != '\n')
+		kopt_buf_addch(&block, '\n');
+	kopt_buf_addstr(&block, "\n" KOPT_DEVLOG_RESULTS_END "\n");
+	if (begin) {
+		/* the block is there: only its bytes change */
+		line = begin;
+		pos = kopt_devlog_offset(dl, begin);
+		old_len = kopt_devlog_offset(dl, end + 1) - pos;
+		add_eol_text(&repl, block.buf, dl->crlf);
+		if (end >= dl->lines_nr && dl->text.len &&
+		    dl->text.buf[dl->text.len - 1] != '\n') {
+			/* the file ended on the marker without a newline */
+			kopt_buf_setlen(&repl, repl.len - strlen(eol(dl)));
+		}
+	} else if (heading) {
+		if (!section_end)
+			section_end = dl->lines_nr;
+		line = last_nonblank(dl, heading, section_end) + 1;
+		insertion(dl, line, block.buf, &repl, &pos);
+	} else {
+		struct kopt_buf sec = KOPT_BUF_INIT;
+		kopt_buf_addf(&sec, "## Results\n\n%s", block.buf);
+		line = dl->log_line ? dl->log_line : dl->lines_nr + 1;
+		insertion(dl, line, sec.buf, &repl, &pos);
+		kopt_buf_release(&sec);
+	}
+	ret = try_splice(dl, pos, old_len, &repl, &tmp, edit);
+	edit->line = line;
+	if (!ret && tmp.versions_nr != dl->versions_nr)
+		ret = kopt_error("%s:%d: the Results block would change the "
+				 "versions the devlog holds; left as it was",
+				 dl->label, line);
+	if (!ret)
+		adopt(dl, &tmp);
+done:
+	kopt_devlog_release(&tmp);
+	kopt_buf_release(&block);
+	kopt_buf_release(&repl);
+	return ret;
+}

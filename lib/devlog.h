@@ -215,6 +215,19 @@ int kopt_devlog_set_issues(struct kopt_devlog *dl, const char *version,
 			   const char *const *items,
 			   struct kopt_devlog_edit *edit);
 
+/*
+ * Put `body` ('\n' lines: the charts and plot links git-kopt writes)
+ * between the markers below in the Results section: in place when the
+ * markers are there (only the bytes between them change), else at the
+ * end of a `## Results` section, else in a new `## Results` section
+ * before the development log (or at the end).  A begin marker without
+ * its end is refused ("<file>:<line>: ...").
+ */
+#define KOPT_DEVLOG_RESULTS_BEGIN "<!-- kopt:results: written by git kopt -->"
+#define KOPT_DEVLOG_RESULTS_END "<!-- /kopt:results -->"
+int kopt_devlog_put_results(struct kopt_devlog *dl, const char *body,
+			    struct kopt_devlog_edit *edit);
+
 /* The placeholder under Insights of a new block. */
 #define KOPT_DEVLOG_INSIGHTS_PLACEHOLDER "- (to be written)"
 

@@ -198,43 +198,58 @@ static const char *reason(long status)
 	return "";
 }
 
-/* The server's own reason from a JSON answer ("message", "error"...). */
-static void server_reason(const struct kopt_buf *body, struct kopt_buf *out)
+void kopt_http_error_reason(struct kopt_buf *out, const char *body,
+			    size_t len)
 {
-	cJSON *json = cJSON_ParseWithLength(body->buf, body->len);
+	cJSON *json = cJSON_ParseWithLength(body, len);
+	struct kopt_buf sb = KOPT_BUF_INIT;
 	const cJSON *m, *errors, *e;
-	const char *nl;
+	size_t i;
 
 	if (!json)
 		return;
 	m = cJSON_GetObjectItemCaseSensitive(json, "message");
 	if (!cJSON_IsString(m))
 		m = cJSON_GetObjectItemCaseSensitive(json, "error");
-	if (cJSON_IsString(m) && m->valuestring)
-		kopt_buf_addstr(out, m->valuestring);
-	else if (cJSON_IsObject(m) || cJSON_IsArray(m)) {
+	if (cJSON_IsString(m) && m->valuestring) {
+		kopt_buf_addstr(&sb, m->valuestring);
+	} else if (cJSON_IsObject(m) || cJSON_IsArray(m)) {
 		/* GitLab: {"message": {"note": ["is too long"]}} */
 		char *s = cJSON_PrintUnformatted(m);
 		if (s)
-			kopt_buf_addstr(out, s);
+			kopt_buf_addstr(&sb, s);
 		free(s);
 	}
 	errors = cJSON_GetObjectItemCaseSensitive(json, "errors");
-	cJSON_ArrayForEach(e, errors) {
-		const cJSON *em = cJSON_GetObjectItemCaseSensitive(e, "message");
-		const char *s = cJSON_IsString(em) ? em->valuestring :
-				cJSON_IsString(e) ? e->valuestring : NULL;
-		if (s)
-			kopt_buf_addf(out, "%s%s", out->len ? "; " : "", s);
+	if (cJSON_IsArray(errors)) {
+		cJSON_ArrayForEach(e, errors) {
+			const cJSON *em = cJSON_GetObjectItemCaseSensitive(
+				e, "message");
+			const char *s = cJSON_IsString(em) ? em->valuestring :
+					cJSON_IsString(e) ? e->valuestring :
+					NULL;
+			if (s && *s)
+				kopt_buf_addf(&sb, "%s%s", sb.len ? "; " : "",
+					      s);
+			if (sb.len > 200)
+				break;
+		}
 	}
 	cJSON_Delete(json);
-	/* one line, and not a page of it */
-	if ((nl = memchr(out->buf, '\n', out->len)))
-		kopt_buf_setlen(out, (size_t)(nl - out->buf));
-	if (out->len > 200) {
-		kopt_buf_setlen(out, 197);
-		kopt_buf_addstr(out, "...");
+	/* one line, and not a page of it; no control characters */
+	for (i = 0; i < sb.len; i++)
+		if (sb.buf[i] == '\n' || sb.buf[i] == '\r')
+			break;
+	kopt_buf_setlen(&sb, i);
+	for (i = 0; i < sb.len; i++)
+		if ((unsigned char)sb.buf[i] < 0x20 || sb.buf[i] == 0x7f)
+			sb.buf[i] = '?';
+	if (sb.len > 200) {
+		kopt_buf_setlen(&sb, 197);
+		kopt_buf_addstr(&sb, "...");
 	}
+	kopt_buf_addbuf(out, &sb);
+	kopt_buf_release(&sb);
 }
 
 static int status_error(const struct kopt_http *h,
@@ -244,7 +259,7 @@ static int status_error(const struct kopt_http *h,
 	struct kopt_buf why = KOPT_BUF_INIT, msg = KOPT_BUF_INIT;
 	int ret;
 
-	server_reason(&res->body, &why);
+	kopt_http_error_reason(&why, res->body.buf, res->body.len);
 	kopt_buf_addf(&msg, "%s %s: %ld %s", req->method, req->url,
 		      res->status, reason(res->status));
 	if (msg.buf[msg.len - 1] == ' ')

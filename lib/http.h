@@ -148,6 +148,15 @@ const char *kopt_http_header(const struct kopt_http_response *res,
 int kopt_http_next_link(const struct kopt_http_response *res,
 			struct kopt_buf *out);
 
+/*
+ * The server's own reason in an error answer's JSON body (GitHub's
+ * "message" and "errors", GitLab's "message" or "error"), appended to
+ * `out` as one line of at most 200 bytes; nothing when there is none.
+ * Not masked: kopt_http_send() masks the message it is put in.
+ */
+void kopt_http_error_reason(struct kopt_buf *out, const char *body,
+			    size_t len);
+
 void kopt_http_request_release(struct kopt_http_request *req);
 void kopt_http_response_release(struct kopt_http_response *res);
 /* Closes the connection and wipes the token from memory. */

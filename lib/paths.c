@@ -25,6 +25,11 @@ void kopt_path_results_dir(struct kopt_buf *out, const char *kernel)
 	kopt_buf_addf(out, KOPT_KERNELS_DIR "%s/" RESULTS, kernel);
 }
 
+void kopt_path_plots_dir(struct kopt_buf *out, const char *kernel)
+{
+	kopt_buf_addf(out, KOPT_KERNELS_DIR "%s/plots", kernel);
+}
+
 void kopt_path_results(struct kopt_buf *out, const char *kernel,
 		       const char *version)
 {

@@ -36,6 +36,8 @@ void kopt_path_task(struct kopt_buf *out, const char *kernel,
 		    const char *version);
 void kopt_path_tuning(struct kopt_buf *out, const char *kernel,
 		      const char *version);
+/* docs/kernels/<kernel>/plots (git kopt plot's SVG files) */
+void kopt_path_plots_dir(struct kopt_buf *out, const char *kernel);
 
 enum kopt_path_kind {
 	KOPT_PATH_OTHER = 0,

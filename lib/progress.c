@@ -103,6 +103,12 @@ void kopt_progress_set_total(struct kopt_progress *p, unsigned long total)
 	report(p, KOPT_PROGRESS_RUNNING);
 }
 
+void kopt_progress_clear(struct kopt_progress *p)
+{
+	if (p)
+		report(p, KOPT_PROGRESS_CLEAR);
+}
+
 void kopt_progress_stop(struct kopt_progress **pp)
 {
 	struct kopt_progress *p = pp ? *pp : NULL;

@@ -11,7 +11,8 @@
  * terminal); with no sink installed every call below does nothing, so
  * lib code calls them unconditionally and tests see no output.
  *
- * Calling sequence:
+ * Calling sequence (kopt_progress_clear() before anything else is
+ * printed while the task runs, so that lines do not run into each other):
  *
  *	struct kopt_progress *p = kopt_progress_start("profiling v3", 6);
  *	for (i = 0; i < 6; i++) {
@@ -35,6 +36,7 @@ enum kopt_progress_state {
 	KOPT_PROGRESS_STARTED,  /* sent once, by kopt_progress_start() */
 	KOPT_PROGRESS_RUNNING,
 	KOPT_PROGRESS_DONE,
+	KOPT_PROGRESS_CLEAR,    /* take the line away: other output follows */
 };
 
 /* What a sink receives; all pointers are borrowed for the call only. */
@@ -66,6 +68,12 @@ void kopt_progress_what(struct kopt_progress *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Change the number of steps once it is known. */
 void kopt_progress_set_total(struct kopt_progress *p, unsigned long total);
+/*
+ * Other output is about to go to the terminal (a child's messages, a
+ * result on stdout): the sink takes its line away; the next update
+ * draws it again below that output.
+ */
+void kopt_progress_clear(struct kopt_progress *p);
 /* The task is over (finished or not): report it, free it, NULL *p. */
 void kopt_progress_stop(struct kopt_progress **p);
 

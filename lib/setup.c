@@ -273,3 +273,20 @@ void kopt_setup_release(struct kopt_setup *s)
 	free(s->hooks_dir);
 	memset(s, 0, sizeof(*s));
 }
+
+int kopt_setup_plan_more(struct kopt_setup *s, const char *subdir,
+			 unsigned flags)
+{
+	char *tmpl = NULL, *src = NULL, *top = NULL;
+	int ret = kopt_share_dir(&tmpl, "templates", KOPT_TEMPLATE_ENV);
+
+	if (!ret) {
+		src = kopt_xstrfmt("%s/%s", tmpl, subdir);
+		top = kopt_strndup(s->top, strlen(s->top) - 1);
+		ret = plan_dir(s, src, top, 0, flags, NULL);
+	}
+	free(tmpl);
+	free(src);
+	free(top);
+	return ret;
+}

@@ -77,6 +77,13 @@ int kopt_setup_hooks_dir(char **out, git_repository *repo);
 
 int kopt_setup_plan(struct kopt_setup *out, git_repository *repo,
 		    unsigned flags);
+/*
+ * Add the files of templates/<subdir>/ (laid out from the top of the
+ * work tree, like init/) to a plan made by kopt_setup_plan(): the CI
+ * files of `init --ci`.  0, or -1 (printed).
+ */
+int kopt_setup_plan_more(struct kopt_setup *s, const char *subdir,
+			 unsigned flags);
 /* Number of items that kopt_setup_apply() would write. */
 size_t kopt_setup_pending(const struct kopt_setup *s);
 int kopt_setup_apply(struct kopt_setup *s);

@@ -62,3 +62,37 @@ setup() {
 	[[ "$output" == *$'\r'"checking commits: 100% (5/5), "*", done."$'\033[K'* ]] ||
 		fail "no terminal drawing in: $(printf '%q' "$output")"
 }
+
+@test "profile: one step per trial, the line cleared before other output" {
+	cat >>.kopt <<-'KOPT'
+	[kernel "mm"]
+		language = cuda-c
+		source = k/{version}
+		run = ./bench --b {b} --s {s} --t {t}
+	KOPT
+	KOPT_PROGRESS=1 KOPT_PROGRESS_DELAY=0 run --separate-stderr \
+		git kopt profile mm v0 --no-devlog \
+		--replay "$FIXTURES/gpu/pytorch-matmul.json" \
+		--replay "$FIXTURES/gpu/pytorch-matmul.json"
+	assert_success
+	# stdout is the contract alone
+	assert_line --index 0 "## Profile: mm v0 | b=32, s=1, t=4096"
+	[[ "$output" != *"profiling mm"* ]]
+	[[ "$stderr" == *"profiling mm v0:   0% (0/2), "*", trial decode (b=32, s=1, t=4096)"* ]] ||
+		fail "no first step in: $stderr"
+	[[ "$stderr" == *"profiling mm v0:  50% (1/2), "*", trial spec-decode (b=32, s=16, t=4096)"* ]] ||
+		fail "no second step in: $stderr"
+	last=$(printf '%s' "$stderr" | tr '\r' '\n' | grep '^profiling' | tail -n 1)
+	[[ "$last" =~ ^profiling\ mm\ v0:\ 100%\ \(2/2\),\ [0-9.]+\ s,\ done\.\ *$ ]] ||
+		fail "last: $last"
+}
+
+@test "design: copying the version's tree" {
+	git checkout -q main
+	KOPT_PROGRESS=1 KOPT_PROGRESS_DELAY=0 run --separate-stderr \
+		git kopt design mla-decode --to v1
+	assert_success
+	last=$(printf '%s' "$stderr" | tr '\r' '\n' | grep '^copying' | tail -n 1)
+	[[ "$last" =~ ^copying\ kernels/mla_decode/v0/?\ to\ kernels/mla_decode/v1/?:\ 100%\ \([0-9]+/[0-9]+\),\ [0-9.]+\ s,\ done\.\ *$ ]] ||
+		fail "stderr: $stderr"
+}

@@ -63,7 +63,7 @@ synopsis() {
 	run git help kopt
 	assert_success
 	assert_line --index 0 --regexp '^GIT-KOPT\(1\) +Git Manual +GIT-KOPT\(1\)$'
-	assert_line "       git kopt init [--force] [-q]"
+	assert_line "       git kopt init [--force] [-q] [--ci github|gitlab]"
 	run git kopt --help
 	assert_success
 	assert_line --index 0 --regexp '^GIT-KOPT\(1\)'

@@ -13,7 +13,7 @@ static struct kopt_buf seen = KOPT_BUF_INIT;
 
 static void record(const struct kopt_progress_event *ev, void *data)
 {
-	static const char *states[] = { "start", "run", "done" };
+	static const char *states[] = { "start", "run", "done", "clear" };
 
 	assert_ptr_equal(data, &seen);
 	assert_true(ev->elapsed_s >= 0);
@@ -63,6 +63,7 @@ static void test_a_task(void **state)
 	p = kopt_progress_start("profiling k v1", 2);
 	kopt_progress_what(p, "trial %s, run %d", "decode", 1);
 	kopt_progress_update(p, 1);
+	kopt_progress_clear(p);
 	kopt_progress_update(p, 0); /* never backwards */
 	kopt_progress_update(p, 2);
 	kopt_progress_stop(&p);
@@ -71,6 +72,7 @@ static void test_a_task(void **state)
 		"0 start profiling k v1 0/2 ''\n"
 		"0 run profiling k v1 0/2 'trial decode, run 1'\n"
 		"0 run profiling k v1 1/2 'trial decode, run 1'\n"
+		"0 clear profiling k v1 1/2 'trial decode, run 1'\n"
 		"0 run profiling k v1 2/2 'trial decode, run 1'\n"
 		"0 done profiling k v1 2/2 ''\n");
 }
