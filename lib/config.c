@@ -19,6 +19,16 @@ struct source {
 	const char *label;
 	const char *text;
 	size_t len;
+	/*
+	 * Each section header (index_heads()): where its line ends, its
+	 * line number, its name and subsection (offsets into text; sub_at
+	 * 0 when it has none).
+	 */
+	struct head {
+		size_t eol, name_at, name_len, sub_at, sub_len;
+		int line;
+	} *heads;
+	size_t heads_nr;
 };
 
 static int same_ci(const char *a, size_t alen, const char *b)
@@ -33,6 +43,68 @@ static int same_ci(const char *a, size_t alen, const char *b)
 	return 1;
 }
 
+/* A line's first character other than blanks. */
+static const char *skip_blanks(const char *p, const char *eol)
+{
+	while (p < eol && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+/*
+ * Finds the section headers once, so that looking up the line of each
+ * setting reads only its own sections, not the whole file again (a .kopt
+ * of hundreds of kernels has thousands of settings).
+ */
+static void index_heads(struct source *src)
+{
+	const char *p = src->text, *end = src->text + src->len;
+	size_t alloc = 0;
+	int line = 1;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *q, *s;
+		struct head *h;
+		if (!eol)
+			eol = end;
+		q = skip_blanks(p, eol);
+		if (q < eol && *q == '[') {
+			KOPT_ALLOC_GROW(src->heads, src->heads_nr + 1, alloc);
+			h = &src->heads[src->heads_nr++];
+			memset(h, 0, sizeof(*h));
+			h->eol = (size_t)(eol - src->text);
+			h->line = line;
+			s = ++q;
+			while (q < eol && *q != ']' && *q != ' ' &&
+			       *q != '\t' && *q != '.')
+				q++;
+			h->name_at = (size_t)(s - src->text);
+			h->name_len = (size_t)(q - s);
+			if (q < eol && *q == '.') {
+				s = ++q;
+				while (q < eol && *q != ']')
+					q++;
+			} else {
+				while (q < eol && *q != '"' && *q != ']')
+					q++;
+				s = NULL;
+				if (q < eol && *q == '"') {
+					s = ++q;
+					while (q < eol && *q != '"')
+						q++;
+				}
+			}
+			if (s) {
+				h->sub_at = (size_t)(s - src->text);
+				h->sub_len = (size_t)(q - s);
+			}
+		}
+		p = eol + 1;
+		line++;
+	}
+}
+
 /*
  * Line of the `nth` (0-based) occurrence of `key` in [section "sub"], or
  * of the section header itself when `key` is NULL; 0 when not found.
@@ -40,57 +112,40 @@ static int same_ci(const char *a, size_t alen, const char *b)
 static int find_line(const struct source *src, const char *section,
 		     const char *sub, const char *key, int nth)
 {
-	const char *p = src->text, *end = src->text + src->len;
-	int line = 1, in = 0;
+	const char *end = src->text + src->len;
+	size_t h, section_len = strlen(section), sub_len = sub ? strlen(sub) : 0;
 
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		const char *q = p;
-		if (!eol)
-			eol = end;
-		while (q < eol && (*q == ' ' || *q == '\t'))
-			q++;
-		if (q < eol && *q == '[') {
-			const char *s = ++q, *se;
-			while (q < eol && *q != ']' && *q != ' ' && *q != '\t' &&
-			       *q != '.')
-				q++;
-			se = q;
-			in = same_ci(s, (size_t)(se - s), section);
-			if (in) {
-				const char *ss = NULL, *sse = NULL;
-				if (*q == '.') {
-					ss = ++q;
-					while (q < eol && *q != ']')
-						q++;
-					sse = q;
-				} else {
-					while (q < eol && *q != '"' && *q != ']')
-						q++;
-					if (q < eol && *q == '"') {
-						ss = ++q;
-						while (q < eol && *q != '"')
-							q++;
-						sse = q;
-					}
-				}
-				if (sub)
-					in = ss && (size_t)(sse - ss) == strlen(sub) &&
-					     !memcmp(ss, sub, strlen(sub));
-				else
-					in = !ss;
-			}
-			if (in && !key)
-				return line;
-		} else if (in && key && q < eol && *q != '#' && *q != ';') {
-			const char *k = q;
+	for (h = 0; h < src->heads_nr; h++) {
+		const struct head *hd = &src->heads[h];
+		const char *stop = h + 1 < src->heads_nr ?
+				   src->text + src->heads[h + 1].eol : end;
+		const char *p, *eol;
+		int line = hd->line;
+		if (sub ? !hd->sub_at || hd->sub_len != sub_len ||
+			  memcmp(src->text + hd->sub_at, sub, sub_len) :
+			  hd->sub_at != 0)
+			continue;
+		if (hd->name_len != section_len ||
+		    !same_ci(src->text + hd->name_at, hd->name_len, section))
+			continue;
+		if (!key)
+			return line;
+		/* the settings of this section, up to the next header */
+		for (p = src->text + hd->eol + 1, line++; p < stop;
+		     p = eol + 1, line++) {
+			const char *q, *k;
+			eol = memchr(p, '\n', (size_t)(end - p));
+			if (!eol)
+				eol = end;
+			q = skip_blanks(p, eol);
+			if (q >= eol || *q == '[' || *q == '#' || *q == ';')
+				continue;
+			k = q;
 			while (q < eol && (isalnum((unsigned char)*q) || *q == '-'))
 				q++;
 			if (same_ci(k, (size_t)(q - k), key) && nth-- == 0)
 				return line;
 		}
-		p = eol + 1;
-		line++;
 	}
 	return 0;
 }
@@ -918,7 +973,7 @@ static int overlay_kopt(struct kopt_config *cfg, git_config *overlay)
 		"executor", "slurmpartition", "slurmaccount", "slurmtime",
 		"slurmgres", "slurmdevice", "slurmtasks"
 	};
-	struct source src = { "git config", "", 0 };
+	struct source src = { "git config", "", 0, NULL, 0 };
 	size_t i;
 
 	for (i = 0; i < KOPT_ARRAY_SIZE(keys); i++) {
@@ -944,9 +999,11 @@ static int overlay_kopt(struct kopt_config *cfg, git_config *overlay)
 static int load(struct kopt_config *out, const char *path, const char *label,
 		const char *text, size_t len, git_config *overlay)
 {
-	struct source src = { label, text, len };
+	struct source src = { label, text, len, NULL, 0 };
 	git_config *gc = NULL;
 	int ret;
+
+	index_heads(&src);
 
 	set_defaults(out);
 	out->path = kopt_strdup(label);
@@ -972,6 +1029,7 @@ static int load(struct kopt_config *out, const char *path, const char *label,
 		ret = validate(out, &src);
 done:
 	git_config_free(gc);
+	free(src.heads);
 	if (ret)
 		kopt_config_release(out);
 	return ret;

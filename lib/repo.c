@@ -266,6 +266,12 @@ done:
 
 /* ---- reading content ---- */
 
+/*
+ * Opening an index reads it; the second read (not forced) reloads it
+ * only when the file changed on disk since, so that a repository's
+ * index loaded earlier in the process is not stale, and a large index is
+ * not parsed twice.
+ */
 int kopt_repo_index(git_index **out, git_repository *repo)
 {
 	const char *path = getenv("GIT_INDEX_FILE");
@@ -274,7 +280,7 @@ int kopt_repo_index(git_index **out, git_repository *repo)
 		if (git_index_open(out, path) < 0)
 			return kopt_error("cannot read the index '%s': %s", path,
 					  kopt_git_error("unknown error"));
-		if (git_index_read(*out, 1) < 0) {
+		if (git_index_read(*out, 0) < 0) {
 			git_index_free(*out);
 			*out = NULL;
 			return kopt_error("cannot read the index '%s': %s",
@@ -285,7 +291,7 @@ int kopt_repo_index(git_index **out, git_repository *repo)
 	if (git_repository_index(out, repo) < 0)
 		return kopt_error("cannot read the index: %s",
 				  kopt_git_error("unknown error"));
-	if (git_index_read(*out, 1) < 0) {
+	if (git_index_read(*out, 0) < 0) {
 		git_index_free(*out);
 		*out = NULL;
 		return kopt_error("cannot read the index: %s",

@@ -160,6 +160,11 @@ kopt/mla-decode/v5"
 	run git kopt cycle mla-decode --status
 	assert_line "       agent 'hang' ran past its time limit (2 s) and was stopped"
 	# (its command names this test's folder: other tests hang too)
+	# (a killed process may take a moment to leave the process table)
+	for _ in $(seq 50); do
+		pgrep -f "stand-in hang $BATS_TEST_TMPDIR" >/dev/null || break
+		sleep 0.1
+	done
 	run pgrep -f "stand-in hang $BATS_TEST_TMPDIR"
 	assert_failure
 }

@@ -116,6 +116,11 @@ Kopt-Step: design"
 	assert_untouched
 	# nothing of it is left running
 	# (its command names this test's folder: other tests hang too)
+	# (a killed process may take a moment to leave the process table)
+	for _ in $(seq 50); do
+		pgrep -f "stand-in hang $BATS_TEST_TMPDIR" >/dev/null || break
+		sleep 0.1
+	done
 	run pgrep -f "stand-in hang $BATS_TEST_TMPDIR"
 	assert_failure
 }
