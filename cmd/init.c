@@ -1,7 +1,7 @@
 /*
  * git kopt init: lay the workflow's files (templates/init/) into the
- * repository and install the hooks.  Idempotent; files changed by hand
- * are kept unless --force.
+ * repository and install the hooks.  Idempotent; files changed or
+ * deleted by hand are kept as they are (and said so once) unless --force.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +21,17 @@ static const char *chain_name(const char *keep_as)
 	const char *slash = strrchr(keep_as, '/');
 
 	return slash ? slash + 1 : keep_as;
+}
+
+/* A file changed or deleted by hand, said once (the manifest remembers). */
+static void print_kept(const struct kopt_setup_item *it)
+{
+	if (!it->report)
+		return;
+	if (it->action == KOPT_SETUP_KEEP)
+		printf("kept: %s\n", it->label);
+	else if (it->action == KOPT_SETUP_DELETED)
+		printf("deleted by you, not restored: %s\n", it->label);
 }
 
 /*
@@ -50,7 +61,8 @@ int cmd_init(int argc, const char **argv, struct kopt_ctx *ctx)
 			   "workflow that checks and reviews each pull "
 			   "request"),
 		OPT_BOOL(0, "force", &force,
-			 "restore files changed by hand from the templates"),
+			 "restore files changed or deleted by hand from the "
+			 "templates"),
 		OPT_BOOL('q', "quiet", &quiet, "print only errors"),
 		OPT_END()
 	};
@@ -77,13 +89,18 @@ int cmd_init(int argc, const char **argv, struct kopt_ctx *ctx)
 			kopt_die("nothing was written");
 	}
 
+	for (i = 0; i < setup.nr; i++) {
+		const struct kopt_setup_item *it = &setup.items[i];
+		if (it->report && (it->action == KOPT_SETUP_KEEP ||
+				   it->action == KOPT_SETUP_DELETED))
+			kept++;
+	}
 	if (!kopt_setup_pending(&setup)) {
-		for (i = 0; i < setup.nr; i++)
-			if (setup.items[i].action == KOPT_SETUP_KEEP) {
-				kept++;
-				if (!quiet)
-					printf("kept: %s\n", setup.items[i].label);
-			}
+		if (kopt_setup_changed(&setup))
+			KOPT_OR_DIE(kopt_setup_apply(&setup),
+				    "; nothing was written");
+		for (i = 0; i < setup.nr && !quiet; i++)
+			print_kept(&setup.items[i]);
 		if (!quiet)
 			puts("already initialised: nothing to do");
 		goto done;
@@ -100,9 +117,8 @@ int cmd_init(int argc, const char **argv, struct kopt_ctx *ctx)
 		case KOPT_SETUP_RESTORE:
 			printf("restored: %s\n", it->label);
 			break;
-		case KOPT_SETUP_KEEP:
-			kept++;
-			printf("kept: %s\n", it->label);
+		case KOPT_SETUP_UPDATE:
+			printf("updated: %s\n", it->label);
 			break;
 		case KOPT_SETUP_CHAIN:
 			printf("chained: %s (the hook that was there runs "
@@ -110,6 +126,7 @@ int cmd_init(int argc, const char **argv, struct kopt_ctx *ctx)
 			       chain_name(it->keep_as));
 			break;
 		default:
+			print_kept(it);
 			break;
 		}
 	}
@@ -119,8 +136,9 @@ done:
 	if (ci && !strcmp(ci, "gitlab"))
 		gitlab_include_hint(&setup);
 	if (kept && !quiet)
-		fputs("hint: files changed by hand were kept; "
-		      "'git kopt init --force' restores them\n", stderr);
+		fputs("hint: files changed or deleted by hand were left as "
+		      "they are; 'git kopt init --force' restores them\n",
+		      stderr);
 	kopt_setup_release(&setup);
 	return 0;
 }

@@ -82,7 +82,7 @@ yaml_json() {
 	assert_equal "$stderr" "hint: .gitlab-ci.yml is your own: add git kopt's job to it with
 hint:   include:
 hint:     - local: .gitlab/kopt.yml
-hint: files changed by hand were kept; 'git kopt init --force' restores them"
+hint: files changed or deleted by hand were left as they are; 'git kopt init --force' restores them"
 	printf 'build:\n  script: [make]\n' | cmp - .gitlab-ci.yml
 }
 

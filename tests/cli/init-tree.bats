@@ -97,7 +97,7 @@ language.cuda-c.control=thread"
 	[ -z "$stderr" ]
 }
 
-@test "a file changed by hand is kept, and --force restores it" {
+@test "a file changed by hand is kept, said once, and --force restores it" {
 	git kopt init -q
 	echo "my own note" >>.claude/agents/profiler.md
 	cp .claude/agents/profiler.md "$BATS_TEST_TMPDIR/edited"
@@ -105,8 +105,18 @@ language.cuda-c.control=thread"
 	assert_success
 	assert_output "kept: .claude/agents/profiler.md
 already initialised: nothing to do"
-	[ "$stderr" = "hint: files changed by hand were kept; 'git kopt init --force' restores them" ]
+	[ "$stderr" = "hint: files changed or deleted by hand were left as they are; 'git kopt init --force' restores them" ]
 	cmp "$BATS_TEST_TMPDIR/edited" .claude/agents/profiler.md
+
+	# said once: the same edit is not reported again, a new one is
+	run --separate-stderr git kopt init
+	assert_success
+	assert_output "already initialised: nothing to do"
+	[ -z "$stderr" ]
+	echo "another note" >>.claude/agents/profiler.md
+	run --separate-stderr git kopt init
+	assert_output "kept: .claude/agents/profiler.md
+already initialised: nothing to do"
 
 	run --separate-stderr git kopt init --force
 	assert_success
@@ -115,16 +125,86 @@ Initialised git kopt in $REPO/"
 	cmp "$TOP/templates/init/.claude/agents/profiler.md" .claude/agents/profiler.md
 }
 
-@test "a deleted file is laid again, other changes kept" {
+@test "a file deleted by hand stays deleted, said once, and --force restores it" {
 	git kopt init -q
 	rm docs/kernels/README.md
 	echo "Our own words." >>docs/knowledge/README.md
 	run --separate-stderr git kopt init
 	assert_success
+	assert_output "deleted by you, not restored: docs/kernels/README.md
+kept: docs/knowledge/README.md
+already initialised: nothing to do"
+	[[ "$stderr" == "hint: files changed or deleted by hand"* ]]
+	[ ! -e docs/kernels/README.md ]
+	tail -n 1 docs/knowledge/README.md | grep -qxF "Our own words."
+
+	run --separate-stderr git kopt init
+	assert_success
+	assert_output "already initialised: nothing to do"
+	[ -z "$stderr" ]
+	[ ! -e docs/kernels/README.md ]
+
+	run --separate-stderr git kopt init --force
+	assert_success
 	assert_output "created: docs/kernels/README.md
+restored: docs/knowledge/README.md
+Initialised git kopt in $REPO/"
+	cmp "$TOP/templates/init/docs/kernels/README.md" docs/kernels/README.md
+	cmp "$TOP/templates/init/docs/knowledge/README.md" docs/knowledge/README.md
+	run --separate-stderr git kopt init
+	assert_output "already initialised: nothing to do"
+}
+
+@test "the manifest records the blob of every file init laid down" {
+	git kopt init -q
+	[ "$(head -n 1 .git/kopt/init-manifest)" = "# git kopt init: the files it laid down (blob id, reported, path)" ]
+	[ "$(tail -n +2 .git/kopt/init-manifest | wc -l)" -eq "$(template_files | wc -l)" ]
+	for f in $(template_files); do
+		grep -qxF "$(git hash-object "$f") - $f" .git/kopt/init-manifest ||
+			fail "no line for $f"
+	done
+	# nothing of it is committed or shown as untracked
+	[ -z "$(git status --porcelain --untracked-files=all -- .git)" ]
+}
+
+@test "a file init laid down and nobody changed follows a new template" {
+	git kopt init -q
+	cp -r "$TOP/templates" "$BATS_TEST_TMPDIR/templates"
+	echo "A new line." >>"$BATS_TEST_TMPDIR/templates/init/docs/kernels/README.md"
+	echo "Another." >>"$BATS_TEST_TMPDIR/templates/init/docs/knowledge/README.md"
+	echo "Ours." >>docs/knowledge/README.md
+	cp docs/knowledge/README.md "$BATS_TEST_TMPDIR/ours"
+	KOPT_TEMPLATE_DIR="$BATS_TEST_TMPDIR/templates" run --separate-stderr git kopt init
+	assert_success
+	assert_output "updated: docs/kernels/README.md
 kept: docs/knowledge/README.md
 Initialised git kopt in $REPO/"
-	tail -n 1 docs/knowledge/README.md | grep -qxF "Our own words."
+	cmp "$BATS_TEST_TMPDIR/templates/init/docs/kernels/README.md" docs/kernels/README.md
+	cmp "$BATS_TEST_TMPDIR/ours" docs/knowledge/README.md
+}
+
+@test "a repository set up before the manifest gets its missing files" {
+	git kopt init -q
+	rm -r .git/kopt docs/kernels/README.md
+	run --separate-stderr git kopt init
+	assert_success
+	assert_output "created: docs/kernels/README.md
+Initialised git kopt in $REPO/"
+	[ -f .git/kopt/init-manifest ]
+}
+
+@test "a damaged manifest stops init with its line, writing nothing" {
+	git kopt init -q
+	rm docs/kernels/README.md
+	echo "not a line" >>.git/kopt/init-manifest
+	cp .git/kopt/init-manifest "$BATS_TEST_TMPDIR/m"
+	n=$(wc -l <.git/kopt/init-manifest)
+	run --separate-stderr git kopt init --force
+	assert_failure 128
+	assert_output ""
+	[[ "$stderr" == *".git/kopt/init-manifest:$n: not a manifest line"* ]]
+	[ ! -e docs/kernels/README.md ]
+	cmp "$BATS_TEST_TMPDIR/m" .git/kopt/init-manifest
 }
 
 @test ".kopt and the catalogs belong to the project once written, even with --force" {
@@ -145,6 +225,11 @@ Initialised git kopt in $REPO/"
 	cmp "$BATS_TEST_TMPDIR/SKILL.md" .claude/skills/optimization-catalog/SKILL.md
 	rm .kopt
 	run --separate-stderr git kopt init
+	assert_success
+	assert_output "deleted by you, not restored: .kopt
+already initialised: nothing to do"
+	[ ! -e .kopt ]
+	run --separate-stderr git kopt init --force
 	assert_success
 	assert_output "created: .kopt
 Initialised git kopt in $REPO/"

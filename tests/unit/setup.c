@@ -177,6 +177,62 @@ static void test_chain(void **state)
 	}
 }
 
+/* A file deleted after init stays deleted, reported once; --force lays it. */
+static void test_deleted(void **state)
+{
+	struct fixture *f = *state;
+	struct kopt_setup s = KOPT_SETUP_INIT;
+	char path[128];
+
+	plan_and_apply(f, 0, 4);
+	snprintf(path, sizeof(path), "%s/repo/docs/guide.md", f->dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(kopt_setup_plan(&s, f->repo, 0), 0);
+	assert_int_equal(action_of(&s, "docs/guide.md"), KOPT_SETUP_DELETED);
+	assert_int_equal(kopt_setup_pending(&s), 0);
+	assert_true(kopt_setup_changed(&s));
+	assert_int_equal(kopt_setup_apply(&s), 0);
+	kopt_setup_release(&s);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(kopt_setup_plan(&s, f->repo, 0), 0);
+	assert_int_equal(action_of(&s, "docs/guide.md"), KOPT_SETUP_DELETED);
+	assert_false(kopt_setup_changed(&s));
+	kopt_setup_release(&s);
+	plan_and_apply(f, KOPT_SETUP_FORCE, 1);
+	assert_int_equal(access(path, F_OK), 0);
+}
+
+/* The manifest's lines, and the line of a malformed one. */
+static void test_manifest_parse(void **state)
+{
+	const char *id = "0123456789abcdef0123456789abcdef01234567";
+	struct kopt_manifest_entry *e = NULL;
+	struct kopt_buf text = KOPT_BUF_INIT;
+	size_t nr = 0;
+
+	kopt_buf_addf(&text, "# comment\n%s - a b.md\n\n%s deleted x\n"
+		      "%s %s y", id, id, id, id);
+	assert_int_equal(kopt_manifest_parse(&e, &nr, "m", text.buf, text.len),
+			 0);
+	assert_int_equal(nr, 3);
+	assert_string_equal(e[0].path, "a b.md");
+	assert_string_equal(e[0].reported, "-");
+	assert_string_equal(e[1].reported, "deleted");
+	assert_string_equal(e[2].reported, id);
+	assert_string_equal(e[2].path, "y");
+	kopt_manifest_release(e, nr);
+	e = NULL;
+	nr = 0;
+	kopt_buf_reset(&text);
+	kopt_buf_addf(&text, "%s - ok\n%s kept z\n", id, id);
+	assert_int_not_equal(kopt_manifest_parse(&e, &nr, "m", text.buf,
+						 text.len), 0);
+	assert_non_null(strstr(messages.buf, "m:2: not a manifest line"));
+	kopt_manifest_release(e, nr);
+	kopt_buf_release(&text);
+	(void)state;
+}
+
 #define FIXTURE_TEST(t) \
 	cmocka_unit_test_setup_teardown(t, setup_fixture, teardown_fixture)
 
@@ -186,6 +242,8 @@ int main(void)
 		FIXTURE_TEST(test_fresh_then_nothing),
 		FIXTURE_TEST(test_edits_seeds_and_force),
 		FIXTURE_TEST(test_chain),
+		FIXTURE_TEST(test_deleted),
+		FIXTURE_TEST(test_manifest_parse),
 	};
 	int ret;
 
