@@ -93,6 +93,7 @@ void kopt_bench_unlock_gpu(struct kopt_bench *m)
 /* Print the last lines of a child's output, so a failure can be read. */
 static void show_tail(const char *what, const struct kopt_buf *b)
 {
+	struct kopt_buf text = KOPT_BUF_INIT;
 	const char *p = b->buf + b->len;
 	int lines = 0;
 
@@ -105,9 +106,10 @@ static void show_tail(const char *what, const struct kopt_buf *b)
 	}
 	if (*p == '\n')
 		p++;
-	fflush(stdout);
-	fprintf(stderr, "--- last lines of %s ---\n%s%s", what, p,
-		b->len && b->buf[b->len - 1] != '\n' ? "\n" : "");
+	kopt_buf_addf(&text, "--- last lines of %s ---\n%s%s", what, p,
+		      b->len && b->buf[b->len - 1] != '\n' ? "\n" : "");
+	kopt_error_output(text.buf);
+	kopt_buf_release(&text);
 }
 
 static int contains_ci(const struct kopt_buf *b, const char *needle)
@@ -278,7 +280,7 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 		goto done;
 	}
 	if (m->verbose)
-		fprintf(stderr, "%s", c.out.buf);
+		kopt_error_output(c.out.buf);
 	if (access(out->capture, R_OK) && first) {
 		free(out->second_failed);
 		out->second_failed = kopt_strdup("it wrote no capture");

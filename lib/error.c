@@ -122,6 +122,18 @@ void kopt_warning(const char *fmt, ...)
 	kopt_buf_release(&sb);
 }
 
+void kopt_error_output(const char *text)
+{
+	if (catching) {
+		if (catching->text.len)
+			kopt_buf_addstr(&catching->text, "; ");
+		kopt_buf_addstr(&catching->text, text);
+		return;
+	}
+	fflush(stdout);
+	fputs(text, stderr);
+}
+
 const char *kopt_git_error(const char *fallback)
 {
 	const git_error *e = git_error_last();

@@ -51,6 +51,12 @@ int kopt_errorv(const char *fmt, va_list ap);
 int kopt_error_at(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void kopt_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Show a child's own output as it is (a failed build's last lines, a
+ * benchmark's output under --verbose): on stderr, with no prefix; kept
+ * with the messages instead while a catch is active.
+ */
+void kopt_error_output(const char *text);
 
 /*
  * Messages reported between kopt_error_catch() and kopt_error_uncatch()
