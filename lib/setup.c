@@ -362,6 +362,7 @@ int kopt_setup_plan(struct kopt_setup *out, git_repository *repo,
 	ret = kopt_manifest_parse(&man, &man_nr, out->manifest_path,
 				  out->manifest_old.buf, out->manifest_old.len);
 	if (ret) {
+		kopt_manifest_release(man, man_nr);
 		kopt_setup_release(out);
 		return ret;
 	}
