@@ -971,16 +971,20 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 		int err = kopt_buf_read_file(&d.task, abs) ? errno : 0;
 		free(file);
 		free(abs);
+		free(path);
 		if (err)
 			kopt_die("cannot read the task '%s': %s", task_opt,
 				 strerror(err));
 		if (!d.task.len)
 			kopt_die("the task '%s' is empty", task_opt);
-	} else if (d.task_existed && kopt_buf_read_file(&d.task, path)) {
-		kopt_die("cannot read '%s': %s", d.task_path.buf,
-			 strerror(errno));
+	} else {
+		int err = d.task_existed && kopt_buf_read_file(&d.task, path) ?
+			  errno : 0;
+		free(path);
+		if (err)
+			kopt_die("cannot read '%s': %s", d.task_path.buf,
+				 strerror(err));
 	}
-	free(path);
 	if (d.task.len && !from_opt)
 		from_task = task_current(&d.task);
 
