@@ -474,8 +474,27 @@ static void add_cell(struct kopt_buf *out, const char *s)
 	kopt_buf_addstr(out, " |");
 }
 
-void kopt_catalog_append(struct kopt_buf *out, const struct kopt_catalog *c,
-			 const struct kopt_catalog_row *row)
+/* Whether `text` holds a row of `kind` with the ID cell `id`. */
+static int reads_back(const char *path, const char *text, size_t len,
+		      enum kopt_kind kind, const char *id)
+{
+	struct kopt_catalog after = KOPT_CATALOG_INIT;
+	struct kopt_problems ignored = KOPT_PROBLEMS_INIT;
+	size_t i;
+	int found = 0;
+
+	kopt_catalog_parse(&after, path, text, len, &ignored);
+	for (i = 0; i < after.rows_nr && !found; i++)
+		found = after.rows[i].kind == kind &&
+			after.rows[i].cell[KOPT_COL_ID] &&
+			!strcmp(after.rows[i].cell[KOPT_COL_ID], id);
+	kopt_catalog_release(&after);
+	kopt_problems_clear(&ignored);
+	return found;
+}
+
+int kopt_catalog_append(struct kopt_buf *out, const struct kopt_catalog *c,
+			const struct kopt_catalog_row *row)
 {
 	const struct kopt_catalog_table *t = NULL;
 	struct kopt_buf line = KOPT_BUF_INIT;
@@ -530,6 +549,22 @@ void kopt_catalog_append(struct kopt_buf *out, const struct kopt_catalog *c,
 		kopt_buf_addbuf(out, &line);
 	}
 	kopt_buf_release(&line);
+
+	/*
+	 * A fence or HTML block left open above the end swallows what is
+	 * added there: refuse rather than write a row nobody reads.
+	 */
+	if (row->cell[KOPT_COL_ID] &&
+	    !reads_back(c->path, out->buf, out->len, row->kind,
+			row->cell[KOPT_COL_ID])) {
+		kopt_buf_reset(out);
+		return kopt_error_at(c->path ? c->path : "catalog", 0,
+				     "the new row %s would not read back as a "
+				     "table row (a code fence or HTML block "
+				     "left open above the end?)",
+				     row->cell[KOPT_COL_ID]);
+	}
+	return 0;
 }
 
 static int word_impact(const char *s, double *pct)

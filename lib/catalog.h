@@ -118,9 +118,11 @@ char *kopt_link_path(const char *file, const char *url, char **alt);
  * The catalog's text with a row for `row` (kind and cell[] set; the ID
  * cell included) spliced after the last row of a table of its kind, or
  * with a new table of that kind appended when there is none.
+ * KOPT_EINVALID, `out` empty, when the row would not read back (the
+ * end of the text lies in an open code fence or HTML block).
  */
-void kopt_catalog_append(struct kopt_buf *out, const struct kopt_catalog *c,
-			 const struct kopt_catalog_row *row);
+int kopt_catalog_append(struct kopt_buf *out, const struct kopt_catalog *c,
+			const struct kopt_catalog_row *row);
 
 /*
  * An Est. Impact cell as a percentage gain: "20-40%" is 30, "~15%" 15,

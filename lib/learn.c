@@ -359,8 +359,8 @@ int kopt_learn_new(const struct kopt_kb *kb, const char *top,
 				   cattext.len, &ignored);
 		fill_row(&row, req, kopt_catalog_next_id(&cat, req->kind),
 			 title_for_row, rel);
-		kopt_catalog_append(&newcat, &cat, &row);
-		if ((ret = kopt_lock_write(&clock, newcat.buf, newcat.len)))
+		if ((ret = kopt_catalog_append(&newcat, &cat, &row)) ||
+		    (ret = kopt_lock_write(&clock, newcat.buf, newcat.len)))
 			goto done;
 	}
 	if (need_file &&

@@ -136,3 +136,21 @@ next: fill in the placeholders of docs/knowledge/optimizations/flash-split.md an
 	assert_failure 128
 	[ "$stderr" = "fatal: the shared catalog '$SHARED' does not exist; run 'git kopt init'" ]
 }
+
+@test "a catalog that ends inside an open code fence is refused, nothing written" {
+	# no anti-pattern table, and the last section leaves a fence open:
+	# a table appended after it would be code, not rows
+	sed -i '/^## Anti-Patterns/,$d' "$SHARED"
+	printf '## Notes\n\n~~~~\nscratch\n' >>"$SHARED"
+	git add -A && git commit -qm "open fence"
+	run --separate-stderr git kopt learn new optimization flash-split
+	assert_success
+	cp "$SHARED" before
+	run --separate-stderr git kopt learn new anti-pattern bank-conflicts
+	assert_failure 128
+	[[ $stderr == *"$SHARED: the new row A1 would not read back"* ]] ||
+		fail "stderr: $stderr"
+	cmp before "$SHARED"
+	[ ! -e docs/knowledge/anti-patterns/bank-conflicts.md ] ||
+		fail "detail file written"
+}

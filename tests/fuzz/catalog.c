@@ -2,7 +2,8 @@
  * Catalogs (lib/catalog): parse any bytes with every problem reported;
  * on what parses, look up each row, its detail path and impact, and
  * append a row of each kind: the old bytes stay as they were around the
- * new row, and the result parses with one more row.
+ * new row, and the result parses with one more row, or the append is
+ * refused (the end lies in an open fence) and writes nothing.
  */
 #include "fuzz.h"
 
@@ -30,7 +31,11 @@ static void check_append(const struct kopt_catalog *c, enum kopt_kind kind)
 	row.cell[KOPT_COL_FAILURE] = "slower";
 	row.cell[KOPT_COL_SOURCE] = "v3";
 	row.cell[KOPT_COL_DETAIL] = "`docs/knowledge/optimizations/x.md`";
-	kopt_catalog_append(&out, c, &row);
+	if (kopt_catalog_append(&out, c, &row)) {
+		/* refused: the row would not read back; nothing written */
+		FUZZ_CHECK(!out.len, "a refused append left %zu bytes", out.len);
+		goto done;
+	}
 
 	/* the old text is a prefix and a suffix around what was added */
 	while (pre < n && pre < out.len && out.buf[pre] == c->text.buf[pre])
@@ -57,6 +62,7 @@ static void check_append(const struct kopt_catalog *c, enum kopt_kind kind)
 	}
 	kopt_catalog_release(&after);
 	kopt_problems_clear(&probs);
+done:
 	kopt_buf_release(&out);
 	kopt_buf_release(&id);
 }

@@ -214,7 +214,7 @@ static void test_append(void **state)
 			row.cell[KOPT_COL_FAILURE] = "slow";
 			row.cell[KOPT_COL_SOURCE] = "local experiment: k v1";
 			row.cell[KOPT_COL_DETAIL] = "`docs/knowledge/x/new.md`";
-			kopt_catalog_append(&out, &c, &row);
+			assert_int_equal(kopt_catalog_append(&out, &c, &row), 0);
 			read_fixture(&want, golden);
 			if (strcmp(out.buf, want.buf))
 				fail_msg("%s: got\n%s", golden, out.buf);
@@ -245,6 +245,44 @@ static void test_append(void **state)
 			free(md);
 			free(golden);
 		}
+	}
+}
+
+/* An append the end of the text would swallow is refused, whole. */
+static void test_append_refused(void **state)
+{
+	static const char *const texts[] = {
+		"# Catalog\n\n~~~~\n## Compute\n",
+		"# Catalog\n\n```\n| ID | Technique |\n",
+		"# Catalog\n\n<pre>\n",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < KOPT_ARRAY_SIZE(texts); i++) {
+		struct kopt_problems probs = KOPT_PROBLEMS_INIT;
+		struct kopt_buf out = KOPT_BUF_INIT;
+		struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
+		struct kopt_catalog c;
+		struct kopt_catalog_row row;
+
+		kopt_catalog_parse(&c, "c/catalog.md", texts[i],
+				   strlen(texts[i]), &probs);
+		memset(&row, 0, sizeof(row));
+		row.kind = KOPT_KIND_OPTIMIZATION;
+		row.cell[KOPT_COL_ID] = "O1";
+		row.cell[KOPT_COL_NAME] = "Tiling";
+		kopt_error_catch(&caught);
+		assert_int_equal(kopt_catalog_append(&out, &c, &row),
+				 KOPT_EINVALID);
+		kopt_error_uncatch(&caught);
+		assert_int_equal(out.len, 0);
+		assert_non_null(strstr(caught.text.buf, "c/catalog.md"));
+		assert_non_null(strstr(caught.text.buf, "O1"));
+		kopt_error_catch_release(&caught);
+		kopt_catalog_release(&c);
+		kopt_problems_clear(&probs);
+		kopt_buf_release(&out);
 	}
 }
 
@@ -281,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_detail_paths),
 		cmocka_unit_test(test_append),
+		cmocka_unit_test(test_append_refused),
 		cmocka_unit_test(test_impact),
 	};
 
