@@ -125,8 +125,7 @@ int cmd_cycle(int argc, const char **argv, struct kopt_ctx *ctx)
 					  replay);
 		c.o.replay = replay_abs;
 	}
-	if (kopt_self_exe(&exe))
-		exit(128);
+	kopt_lib_or_die(kopt_self_exe(&exe));
 	c.exe = exe.buf;
 	c.say = say;
 

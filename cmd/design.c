@@ -688,10 +688,8 @@ static int design_with_agent(struct design *d, const char *agent_name,
 	char *wt, *logs;
 	int ret;
 
-	if (kopt_agent_lookup(&agent, d->ctx->repo, agent_name))
-		exit(128);
-	if (kopt_self_exe(&exe))
-		exit(128);
+	kopt_lib_or_die(kopt_agent_lookup(&agent, d->ctx->repo, agent_name));
+	kopt_lib_or_die(kopt_self_exe(&exe));
 	git_oid_tostr(head, sizeof(head), &d->head_id);
 	wt = kopt_xstrfmt("%skopt/worktrees/%s-%s",
 			  git_repository_commondir(d->ctx->repo),
@@ -805,14 +803,12 @@ static void check_clean(struct design *d)
 	kopt_path_kernel_dir(&dir, d->kernel->name);
 	kopt_strvec_push(&specs, dir.buf);
 	kopt_buf_release(&dir);
-	if (kopt_repo_changed_paths(&dirty, d->ctx->repo, &specs,
-				    KOPT_REPO_UNTRACKED))
-		exit(128);
+	kopt_lib_or_die(kopt_repo_changed_paths(&dirty, d->ctx->repo, &specs,
+						KOPT_REPO_UNTRACKED));
 	kopt_strvec_clear(&specs);
 	kopt_strvec_push(&specs, *d->layout.root ? d->layout.root :
 			 d->from_dir.buf);
-	if (kopt_repo_changed_paths(&dirty, d->ctx->repo, &specs, 0))
-		exit(128);
+	kopt_lib_or_die(kopt_repo_changed_paths(&dirty, d->ctx->repo, &specs, 0));
 	kopt_strvec_sort(&dirty);
 	for (i = 0; i < dirty.nr; i++) {
 		/* the task strategize wrote for this version is expected */
@@ -869,9 +865,10 @@ static void choose_versions(struct design *d, const char *from_opt,
 		kopt_die("'%s' is not a version (v0, v1, ...)", from_opt);
 	if (to_opt && kopt_version_number(to_opt) < 0)
 		kopt_die("'%s' is not a version (v0, v1, ...)", to_opt);
-	if (kopt_layout_versions(versions, d->ctx->repo, d->head, &d->layout) ||
-	    kopt_repo_branch_list(d->ctx->repo, d->kernel->name, &branches))
-		exit(128);
+	kopt_lib_or_die(kopt_layout_versions(versions, d->ctx->repo, d->head,
+					     &d->layout));
+	kopt_lib_or_die(kopt_repo_branch_list(d->ctx->repo, d->kernel->name,
+					      &branches));
 	work_tree_versions(d, &on_disk);
 	next = newest(versions);
 	if (newest(&branches) > next)
@@ -950,8 +947,7 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 	if (!kopt_repo_has_commits(ctx->repo))
 		kopt_die("the repository has no commits yet; commit %s's base "
 			 "version (v0) first", d.kernel->name);
-	if (kopt_layout_init(&d.layout, d.kernel))
-		exit(128);
+	kopt_lib_or_die(kopt_layout_init(&d.layout, d.kernel));
 	if (git_reference_name_to_id(&d.head_id, ctx->repo, "HEAD") < 0 ||
 	    kopt_repo_rev_tree(&d.head, ctx->repo, "HEAD"))
 		kopt_die("cannot read HEAD: %s", kopt_git_error("unknown error"));
@@ -1023,8 +1019,7 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 	kopt_rename_init(&d.rename, kopt_version_number(d.from),
 			 kopt_version_number(d.to),
 			 !d.kernel->rename || strcmp(d.kernel->rename, "none"));
-	if (plan_copy(&d))
-		exit(128);
+	kopt_lib_or_die(plan_copy(&d));
 	d.devlog_existed = !kopt_repo_read_tree(&d.devlog_old, ctx->repo,
 						d.head, d.devlog_path.buf);
 	if (add_entry(&d, title))

@@ -81,14 +81,12 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 			 "to [kernel \"%s\"] in .kopt (e.g. 'target = "
 			 "spec-decode duration_us <= 60')", k->name, k->name);
 	kopt_source_worktree(&src, ctx->top);
-	if (kopt_analysis_load(&a, &src, k->name, cfg))
-		exit(128);
+	kopt_lib_or_die(kopt_analysis_load(&a, &src, k->name, cfg));
 	all = kopt_analysis_numbers(&a, &nr);
 	res = kopt_calloc(k->targets_nr, sizeof(*res));
 	for (i = 0; i < k->targets_nr; i++) {
-		if (kopt_target_evaluate(&res[i], cfg, &k->targets[i],
-					     all, nr))
-			exit(128);
+		kopt_lib_or_die(kopt_target_evaluate(&res[i], cfg,
+						     &k->targets[i], all, nr));
 		met &= res[i].met;
 	}
 	if (met)

@@ -84,6 +84,15 @@ void kopt_die(const char *fmt, ...)
 	exit(128);
 }
 
+int kopt_lib_or_die(int code)
+{
+	if (code < 0) {
+		fflush(stdout);
+		exit(128);
+	}
+	return code;
+}
+
 const struct kopt_config *kopt_ctx_config_or_die(struct kopt_ctx *ctx)
 {
 	int ret;
@@ -94,8 +103,7 @@ const struct kopt_config *kopt_ctx_config_or_die(struct kopt_ctx *ctx)
 	if (ret == KOPT_ENOTFOUND)
 		kopt_die("no .kopt in '%s'; run 'git kopt init' first",
 			 ctx->top);
-	if (ret)
-		exit(128);
+	kopt_lib_or_die(ret);
 	ctx->config_loaded = 1;
 	return &ctx->config;
 }

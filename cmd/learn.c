@@ -54,8 +54,7 @@ static void load_kb_or_die(struct kopt_kb *kb, struct kopt_ctx *ctx,
 	struct kopt_kb_source src;
 
 	kopt_kb_source_worktree(&src, ctx->top);
-	if (kopt_kb_load(kb, &src, cfg, language))
-		exit(128);
+	kopt_lib_or_die(kopt_kb_load(kb, &src, cfg, language));
 }
 
 static int learn_new(int argc, const char **argv, struct kopt_ctx *ctx)
@@ -143,9 +142,10 @@ static int learn_new(int argc, const char **argv, struct kopt_ctx *ctx)
 		req.before = &before;
 		req.after = &after;
 	}
-	if (kopt_templates_read(&tmpl, req.kind == KOPT_KIND_ANTI_PATTERN ?
-				"anti-pattern.md" : "optimization.md"))
-		exit(128);
+	kopt_lib_or_die(kopt_templates_read(&tmpl,
+					    req.kind == KOPT_KIND_ANTI_PATTERN ?
+					    "anti-pattern.md" :
+					    "optimization.md"));
 	req.template_text = tmpl.buf;
 	req.template_len = tmpl.len;
 

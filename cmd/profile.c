@@ -177,8 +177,7 @@ static int load_devlog(struct kopt_ctx *ctx, const char *kernel,
 		kopt_buf_release(&rel);
 		return 0;
 	}
-	if (ret)
-		exit(128);
+	kopt_lib_or_die(ret);
 	if (!kopt_devlog_find_version(dl, version)) {
 		struct kopt_devlog_new_version nv = { 0 };
 		struct kopt_devlog_edit edit;
@@ -193,8 +192,7 @@ static int load_devlog(struct kopt_ctx *ctx, const char *kernel,
 				     "versions", rel.buf, version);
 		ret = kopt_devlog_add_version(dl, &nv, &edit);
 		free(loc);
-		if (ret)
-			exit(128);
+		kopt_lib_or_die(ret);
 	}
 	kopt_buf_release(&rel);
 	return 1;
@@ -634,8 +632,7 @@ static void prepare(struct profile_job *j, int argc, const char **argv,
 		j->res.version = kopt_strdup(j->version);
 		ret = 0;
 	}
-	if (ret)
-		exit(128);
+	kopt_lib_or_die(ret);
 	j->parent = find_parent(ctx, j->k->name, j->version, &j->res);
 	if (j->parent && !j->res.parent)
 		j->res.parent = kopt_strdup(j->parent);
@@ -643,8 +640,8 @@ static void prepare(struct profile_job *j, int argc, const char **argv,
 		j->ppath = results_path(ctx, j->k->name, j->parent);
 		ret = kopt_results_read_file(&j->pres, j->ppath, j->k->name,
 					     j->parent);
-		if (ret && ret != KOPT_ENOTFOUND)
-			exit(128);
+		if (ret != KOPT_ENOTFOUND)
+			kopt_lib_or_die(ret);
 		j->have_parent = !ret;
 	}
 	j->tree = version_tree(ctx, j->src.buf);
@@ -661,8 +658,8 @@ static void prepare(struct profile_job *j, int argc, const char **argv,
 		j->m.timeout_s = j->cfg->timeout_s;
 		j->m.verbose = j->verbose;
 		j->m.gpu = j->cfg->gpu;
-		if (kopt_bench_lock_gpu(&j->m) || kopt_bench_build(&j->m))
-			exit(128);
+		kopt_lib_or_die(kopt_bench_lock_gpu(&j->m));
+		kopt_lib_or_die(kopt_bench_build(&j->m));
 	}
 	{
 		struct kopt_kb_source ksrc;
@@ -709,8 +706,7 @@ static void measure(struct profile_job *j)
 						 j->have_dev ? j->dev.uuid :
 						 NULL, j->force, &trees[i]);
 		free(cmd);
-		if (bad)
-			exit(128);
+		kopt_lib_or_die(bad);
 	}
 	j->entries = kopt_calloc(j->nreq, sizeof(*j->entries));
 	kopt_buf_addf(&err, "%s %s %s", j->verify ? "verifying" :
@@ -723,6 +719,7 @@ static void measure(struct profile_job *j)
 		const char *capture;
 		/* a replay's sources are those the capture was recorded from */
 		char *tree = trees[i];
+		int ret;
 
 		kopt_progress_what(progress, "trial %s (b=%ld, s=%ld, t=%ld)",
 				   r->trial ? r->trial : "ad hoc", r->b, r->s,
@@ -738,17 +735,18 @@ static void measure(struct profile_job *j)
 		} else {
 			struct kopt_capture_program prog = { j->k->name,
 				j->version, NULL, j->tree };
-			if (kopt_bench_run(&j->m, r->b, r->s, r->t, &run)) {
+			if ((ret = kopt_bench_run(&j->m, r->b, r->s, r->t,
+						  &run))) {
 				kopt_bench_run_release(&run);
-				exit(128);
+				kopt_lib_or_die(ret);
 			}
 			capture = run.capture;
 			e->b = run.b;
 			e->b_requested = run.b_requested;
 			prog.run = run.command;
-			if (kopt_capture_set_program(capture, &prog)) {
+			if ((ret = kopt_capture_set_program(capture, &prog))) {
 				kopt_bench_run_release(&run);
-				exit(128);
+				kopt_lib_or_die(ret);
 			}
 		}
 		e->s = r->s;
@@ -759,12 +757,13 @@ static void measure(struct profile_job *j)
 		e->tool_version = kopt_strdup(KOPT_VERSION);
 		e->tree = tree ? tree : kopt_strdup(j->tree);
 		/* a capture that cannot be used is not left behind either */
-		if (kopt_capture_read_file(e, capture, j->k->stages) ||
-		    (j->save_dir && !j->replays.nr &&
-		     save_capture(j->save_dir, j->k->name, j->version, r,
-				  capture))) {
+		ret = kopt_capture_read_file(e, capture, j->k->stages);
+		if (!ret && j->save_dir && !j->replays.nr)
+			ret = save_capture(j->save_dir, j->k->name, j->version,
+					   r, capture);
+		if (ret) {
 			kopt_bench_run_release(&run);
-			exit(128);
+			kopt_lib_or_die(ret);
 		}
 		if (j->have_dev && !j->replays.nr) {
 			e->device.peak_tflops = j->dev.peak_tflops > 0 ?
@@ -833,9 +832,8 @@ static int write_results(struct profile_job *j, struct kopt_ctx *ctx)
 			fputs(out.buf, stdout);
 		if (j->have_devlog) {
 			struct kopt_devlog_edit edit;
-			if (kopt_render_put_results(&j->dl, j->version, e, pe,
-						    &edit))
-				exit(128);
+			kopt_lib_or_die(kopt_render_put_results(&j->dl,
+						j->version, e, pe, &edit));
 		}
 		kopt_results_put(&j->res, e);
 	}

@@ -123,8 +123,7 @@ int cmd_select(int argc, const char **argv, struct kopt_ctx *ctx)
 	if (from_task) {
 		struct kopt_kb_source src;
 		kopt_kb_source_worktree(&src, ctx->top);
-		if (kopt_kb_load(&kb, &src, cfg, k->language))
-			exit(128);
+		kopt_lib_or_die(kopt_kb_load(&kb, &src, cfg, k->language));
 		task_links(text.buf, text.len, &links);
 		for (i = 0; i < links.nr; i++) {
 			const struct kopt_kb_entry *e;

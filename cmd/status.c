@@ -355,9 +355,8 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 	if (argc)
 		kopt_usage_error(status_usage, options, "too many arguments");
 	cfg = kopt_ctx_config_or_die(ctx);
-	if (kopt_repo_has_commits(ctx->repo) &&
-	    kopt_repo_rev_tree(&head, ctx->repo, "HEAD"))
-		exit(128);
+	if (kopt_repo_has_commits(ctx->repo))
+		kopt_lib_or_die(kopt_repo_rev_tree(&head, ctx->repo, "HEAD"));
 	read_history(ctx->repo, &h);
 	rows = kopt_calloc(cfg->kernels_nr + 1, sizeof(*rows));
 	for (i = 0; i < cfg->kernels_nr; i++)
