@@ -140,12 +140,12 @@ static char *results_path(struct kopt_ctx *ctx, const char *kernel,
 static char *find_parent(struct kopt_ctx *ctx, const char *kernel,
 			 const char *version, const struct kopt_results *cur)
 {
-	long n = atol(version + 1), i;
+	long n = kopt_version_number(version), i;
 
 	if (cur->parent)
 		return kopt_strdup(cur->parent);
 	for (i = n - 1; i >= 0; i--) {
-		char *v = kopt_xstrfmt("v%ld", i);
+		char *v = kopt_version_name(i);
 		char *p = results_path(ctx, kernel, v);
 		int found = !access(p, R_OK);
 		free(p);
@@ -153,7 +153,7 @@ static char *find_parent(struct kopt_ctx *ctx, const char *kernel,
 			return v;
 		free(v);
 	}
-	return n > 0 ? kopt_xstrfmt("v%ld", n - 1) : NULL;
+	return n > 0 ? kopt_version_name(n - 1) : NULL;
 }
 
 /*
