@@ -295,18 +295,6 @@ static void verdict_table(struct kopt_buf *out, const char *parent,
 	}
 }
 
-/* The title of the version's devlog entry, as a file name. */
-static void suggest_name(struct kopt_buf *out, const char *dpath,
-			 const char *kernel, const char *version)
-{
-	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
-	int have = dpath && !kopt_devlog_read_file(&dl, dpath);
-
-	kopt_learn_suggest_name(out, have ? &dl : NULL, kernel, version,
-				"regression");
-	kopt_devlog_release(&dl);
-}
-
 static int run_git(struct kopt_ctx *ctx, const char **args)
 {
 	struct kopt_child c = KOPT_CHILD_INIT;
@@ -330,7 +318,8 @@ static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		   const char *kernel, const char *version, const char *parent,
 		   const struct kopt_results *pres,
 		   const struct kopt_results *res, const char *rpath,
-		   const char *dpath, const struct kopt_buf *js, int commit)
+		   const struct kopt_devlog *dl, const char *dpath,
+		   const struct kopt_buf *js, int commit)
 {
 	struct kopt_verdicts v = KOPT_VERDICTS_INIT;
 	struct kopt_buf out = KOPT_BUF_INIT, msg = KOPT_BUF_INIT;
@@ -405,7 +394,8 @@ static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 				kopt_buf_addf(&where, "%s%s", where.len ?
 					      ", " : "", v.items[i].trial ?
 					      v.items[i].trial : "ad hoc");
-		suggest_name(&name, dpath, kernel, version);
+		kopt_learn_suggest_name(&name, dl, kernel, version,
+					"regression");
 		printf("\nLEARN is due: %s is slower than %s on %s. Its "
 		       "results cannot be committed before the anti-pattern "
 		       "is written:\n  git kopt learn new anti-pattern %s "
@@ -852,7 +842,8 @@ static int write_results(struct profile_job *j, struct kopt_ctx *ctx)
 	if (j->verify)
 		ret = verdict(ctx, j->cfg, j->k->name, j->version, j->parent,
 			      j->have_parent ? &j->pres : NULL, &j->res,
-			      j->rpath, j->have_devlog ? j->dpath : NULL,
+			      j->rpath, j->have_devlog ? &j->dl : NULL,
+			      j->have_devlog ? j->dpath : NULL,
 			      j->json ? &js : NULL, j->commit);
 	kopt_filetx_release(&tx);
 	kopt_buf_release(&js);

@@ -193,27 +193,6 @@ static int results_committed(struct kopt_ctx *ctx, git_tree *head,
 	return same;
 }
 
-/* The anti-pattern name to suggest, from the work tree's devlog. */
-static void learn_name(struct kopt_ctx *ctx, struct kopt_buf *out,
-		       const char *kernel, const char *version)
-{
-	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
-	struct kopt_buf path = KOPT_BUF_INIT;
-	struct kopt_error_catch quiet = KOPT_ERROR_CATCH_INIT;
-	int have;
-
-	kopt_buf_addstr(&path, ctx->top);
-	kopt_path_devlog(&path, kernel);
-	/* a broken devlog is reported where it is read for itself */
-	kopt_error_catch(&quiet);
-	have = !kopt_devlog_read_file(&dl, path.buf);
-	kopt_error_catch_release(&quiet);
-	kopt_learn_suggest_name(out, have ? &dl : NULL, kernel, version,
-				"regression");
-	kopt_devlog_release(&dl);
-	kopt_buf_release(&path);
-}
-
 static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		       const struct kopt_kernel *k, git_tree *head,
 		       const struct history *h, struct row *r)
@@ -312,7 +291,8 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		numbers_file(&rel, k->name, res);
 		if (r->verdict == KOPT_VERDICT_REGRESSION) {
 			struct kopt_buf name = KOPT_BUF_INIT;
-			learn_name(ctx, &name, k->name, r->version);
+			kopt_learn_suggest_name(&name, &a.devlog, k->name,
+						r->version, "regression");
 			kopt_buf_addf(&r->next, "git kopt learn new anti-pattern "
 				      "%s --from %s/%s, then commit %s with it",
 				      name.buf, k->name, r->version, rel.buf);

@@ -583,27 +583,19 @@ static void describe_trials(struct kopt_buf *out,
 
 /* ---- names for the fixing commands ---- */
 
-static void suggest_name(struct ctx *c, struct kopt_buf *out,
-			 const char *kernel, const char *version,
-			 const char *fallback)
-{
-	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
-	int have = kernel && version && !side_devlog(c, 0, kernel, &dl, NULL);
-
-	kopt_learn_suggest_name(out, have ? &dl : NULL, kernel, version,
-				fallback);
-	kopt_devlog_release(&dl);
-}
-
 static void learn_fix(struct ctx *c, struct kopt_violation *v,
 		      const char *what, const char *kernel,
 		      const char *version, const char *fallback)
 {
 	struct kopt_buf name = KOPT_BUF_INIT;
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
 	const char *dir = strcmp(what, "anti-pattern") ? "optimizations" :
 			  "anti-patterns";
+	int have = kernel && version && !side_devlog(c, 0, kernel, &dl, NULL);
 
-	suggest_name(c, &name, kernel, version, fallback);
+	kopt_learn_suggest_name(&name, have ? &dl : NULL, kernel, version,
+				fallback);
+	kopt_devlog_release(&dl);
 	kopt_strvec_pushf(&v->fix, "git kopt learn new %s %s --from %s/%s",
 			  what, name.buf, kernel ? kernel : "<kernel>",
 			  version ? version : "<version>");
