@@ -19,6 +19,7 @@
 #include "capture.h"
 #include "device.h"
 #include "devlog.h"
+#include "executor.h"
 #include "filetx.h"
 #include "kb.h"
 #include "learn.h"
@@ -453,6 +454,7 @@ struct profile_job {
 	struct kopt_device dev;
 	int have_dev;
 	struct kopt_bench m;
+	int gpu_lock;                   /* held while measuring */
 	/* what is there */
 	char *rpath, *parent, *ppath, *dpath;
 	struct kopt_results res, pres;
@@ -648,7 +650,8 @@ static void prepare(struct profile_job *j, int argc, const char **argv,
 		j->m.timeout_s = j->cfg->timeout_s;
 		j->m.verbose = j->verbose;
 		j->m.gpu = j->cfg->gpu;
-		kopt_lib_or_die(kopt_bench_lock_gpu(&j->m));
+		kopt_lib_or_die(kopt_executor_gpu_lock(&j->gpu_lock,
+						       j->cfg->gpu));
 		kopt_lib_or_die(kopt_bench_build(&j->m));
 	}
 	{
@@ -856,7 +859,7 @@ static void release_job(struct profile_job *j)
 {
 	size_t i;
 
-	kopt_bench_unlock_gpu(&j->m);
+	kopt_executor_gpu_unlock(&j->gpu_lock);
 	kopt_devlog_release(&j->dl);
 	kopt_kb_release(&j->kb);
 	for (i = 0; j->entries && i < j->nreq; i++)
@@ -886,7 +889,7 @@ int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 		.replays = KOPT_STRVEC_INIT, .src = KOPT_BUF_INIT,
 		.m = KOPT_BENCH_INIT, .res = KOPT_RESULTS_INIT,
 		.pres = KOPT_RESULTS_INIT, .dl = KOPT_DEVLOG_INIT,
-		.kb = KOPT_KB_INIT,
+		.kb = KOPT_KB_INIT, .gpu_lock = -1,
 	};
 	int ret;
 

@@ -55,7 +55,7 @@ stand_in_kernel() {
 	run --separate-stderr git kopt profile k v0
 	assert_failure 128
 	[ "$SECONDS" -lt 3 ]
-	[[ $stderr == *"GPU 0 is busy: another 'git kopt profile' holds '$XDG_RUNTIME_DIR/kopt-gpu-0.lock'; wait for it to finish"* ]]
+	[[ $stderr == *"GPU 0 is busy: another git-kopt holds '$XDG_RUNTIME_DIR/kopt-gpu-0.lock'; wait for it to finish"* ]]
 	[ ! -e docs/kernels/k/results/v0.json ]
 	wait
 	[ "$(cat "$BATS_TEST_TMPDIR/first.rc")" = 0 ]
