@@ -24,6 +24,7 @@
 #include "runner.h"
 #include "trailers.h"
 #include "scaffold.h"
+#include "strategy.h"
 #include "paths.h"
 #include "banned.h"
 
@@ -94,32 +95,6 @@ static long newest(const struct kopt_strvec *v)
 		if (kopt_version_number(v->v[i]) > n)
 			n = kopt_version_number(v->v[i]);
 	return n;
-}
-
-/* "## Optimization Task: mla-decode v2 -> v3" names the current version */
-static char *task_current(const struct kopt_buf *task)
-{
-	const char *p = strstr(task->buf, "Optimization Task:");
-	const char *eol;
-
-	if (!p)
-		return NULL;
-	eol = strchr(p, '\n');
-	if (!eol)
-		eol = task->buf + task->len;
-	for (p += 18; p < eol; p++) {
-		const char *s = p;
-		char *v;
-		if (*p != 'v' || (p > task->buf && p[-1] != ' ' && p[-1] != '['))
-			continue;
-		while (p < eol && p[1] >= '0' && p[1] <= '9')
-			p++;
-		v = kopt_strndup(s, (size_t)(p - s + 1));
-		if (kopt_version_number(v) >= 0)
-			return v;
-		free(v);
-	}
-	return NULL;
 }
 
 /* ---- the devlog entry ---- */
@@ -964,7 +939,8 @@ static void choose_from(struct design *d, const char *from_opt,
 			const struct kopt_strvec *versions, char **from_task)
 {
 	if (d->task.len && !from_opt)
-		*from_task = task_current(&d->task);
+		*from_task = kopt_strategy_task_current(d->task.buf,
+							 d->task.len);
 	d->from = from_opt ? from_opt : *from_task;
 	if (!d->from) {
 		if (!versions->nr)
