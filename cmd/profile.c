@@ -571,15 +571,16 @@ static void prepare(struct profile_job *j, int argc, const char **argv,
 		    struct kopt_ctx *ctx)
 {
 	struct kopt_vars vars = { NULL, NULL, NULL, 0, 0, 0, 0 };
-	struct kopt_buf err = KOPT_BUF_INIT;
+	char *what;
 	int ret;
 
 	parse_args(j, argc, argv, ctx);
 	vars.kernel = j->k;
 	vars.version = j->version;
-	if (kopt_config_expand(&j->src, j->k->source, &vars, &err))
-		kopt_die(".kopt: kernel '%s': source: %s", j->k->name, err.buf);
-	kopt_buf_release(&err);
+	what = kopt_xstrfmt(".kopt: kernel '%s': source", j->k->name);
+	KOPT_OR_DIE(kopt_config_expand(&j->src, j->k->source, &vars, what),
+		    "");
+	free(what);
 	if (!j->replays.nr) {
 		char *dir = kopt_ctx_path(ctx, j->src.buf);
 		int missing = access(dir, F_OK);
@@ -668,11 +669,11 @@ static char *run_command(const struct profile_job *j,
 {
 	struct kopt_vars vars = { j->k, j->version, NULL, r->b, r->s, r->t,
 				  1 };
-	struct kopt_buf cmd = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+	struct kopt_buf cmd = KOPT_BUF_INIT;
+	char *what = kopt_xstrfmt(".kopt: kernel '%s': run", j->k->name);
 
-	if (kopt_config_expand(&cmd, j->k->run, &vars, &err))
-		kopt_die(".kopt: kernel '%s': run: %s", j->k->name, err.buf);
-	kopt_buf_release(&err);
+	KOPT_OR_DIE(kopt_config_expand(&cmd, j->k->run, &vars, what), "");
+	free(what);
 	return kopt_buf_detach(&cmd, NULL);
 }
 

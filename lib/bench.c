@@ -97,17 +97,19 @@ int kopt_bench_build(struct kopt_bench *m)
 {
 	const struct kopt_kernel *k = m->kernel;
 	struct kopt_vars vars = { k, m->version, NULL, 0, 0, 0, 0 };
-	struct kopt_buf cmd = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+	struct kopt_buf cmd = KOPT_BUF_INIT;
 	struct kopt_child c = KOPT_CHILD_INIT;
 	struct kopt_progress *progress;
+	char *what;
 	int ret = 0;
 
 	if (!k->build)
 		return 0;
-	if (kopt_config_expand(&cmd, k->build, &vars, &err)) {
-		ret = kopt_error(".kopt: kernel '%s': build: %s", k->name, err.buf);
+	what = kopt_xstrfmt(".kopt: kernel '%s': build", k->name);
+	ret = kopt_config_expand(&cmd, k->build, &vars, what);
+	free(what);
+	if (ret)
 		goto done;
-	}
 	progress = kopt_progress_start("building", 0);
 	kopt_progress_what(progress, "%s %s: %s", k->name, m->version,
 			   cmd.buf);
@@ -131,7 +133,6 @@ int kopt_bench_build(struct kopt_bench *m)
 done:
 	kopt_child_release(&c);
 	kopt_buf_release(&cmd);
-	kopt_buf_release(&err);
 	return ret;
 }
 
@@ -153,9 +154,10 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 {
 	const struct kopt_kernel *k = m->kernel;
 	struct kopt_vars vars = { k, m->version, NULL, b, s, t, 1 };
-	struct kopt_buf cmd = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+	struct kopt_buf cmd = KOPT_BUF_INIT;
 	struct kopt_child c = KOPT_CHILD_INIT;
 	struct kopt_buf tmpl = KOPT_BUF_INIT;
+	char *what;
 	struct kopt_progress *progress = NULL;
 	const char *tmpdir = getenv("TMPDIR");
 	int fd, ret = 0;
@@ -163,10 +165,11 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 	*oom = 0;
 	kopt_buf_addf(&tmpl, "%s/kopt-capture-XXXXXX",
 		      tmpdir && *tmpdir ? tmpdir : "/tmp");
-	if (kopt_config_expand(&cmd, k->run, &vars, &err)) {
-		ret = kopt_error(".kopt: kernel '%s': run: %s", k->name, err.buf);
+	what = kopt_xstrfmt(".kopt: kernel '%s': run", k->name);
+	ret = kopt_config_expand(&cmd, k->run, &vars, what);
+	free(what);
+	if (ret)
 		goto done;
-	}
 	fd = mkstemp(tmpl.buf);
 	if (fd < 0) {
 		ret = kopt_error("cannot create a temporary file in %s: %s",
@@ -258,7 +261,6 @@ done:
 	kopt_progress_stop(&progress);
 	kopt_child_release(&c);
 	kopt_buf_release(&cmd);
-	kopt_buf_release(&err);
 	kopt_buf_release(&tmpl);
 	return ret;
 }

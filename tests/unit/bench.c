@@ -137,7 +137,7 @@ static void test_build(void **state)
 	assert_string_equal(sb.buf, "built v0\n");
 	assert_string_equal(messages.buf, "");
 
-	assert_int_equal(build("make {nope}"), -1);
+	assert_int_equal(build("make {nope}"), KOPT_EINVALID);
 	assert_string_equal(messages.buf, "error: .kopt: kernel 'k': build: "
 			    "unknown placeholder '{nope}' in 'make {nope}'\n");
 	assert_string_equal(errout.buf, "");
