@@ -770,10 +770,7 @@ static void measure(struct profile_job *j)
 			}
 		}
 		kopt_bench_run_release(&run);
-		kopt_buf_reset(&err);
-		if (kopt_profile_roofline(e, j->k, &err))
-			kopt_die(".kopt: kernel '%s': flops/bytes: %s",
-				 j->k->name, err.buf);
+		KOPT_OR_DIE(kopt_profile_roofline(e, j->k), "");
 		kopt_profile_classify(e);
 		if (j->have_kb)
 			catalog_opportunities(&j->kb, j->cfg, j->k, j->version,
