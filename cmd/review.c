@@ -295,17 +295,15 @@ static void read_files(struct review *rv)
 static int knowledge_file(const struct review *rv, const char *path,
 			  enum kopt_kind *kind)
 {
-	struct kopt_buf why = KOPT_BUF_INIT;
 	char *language = NULL, *name = NULL;
 	int ret;
 
 	if (!kopt_ends_with(path, ".md"))
 		return KOPT_ENOTFOUND;
 	ret = kopt_knowledge_locate(rv->knowledge, path, kind, &language,
-				    &name, &why);
+				    &name);
 	free(language);
 	free(name);
-	kopt_buf_release(&why);
 	return ret;
 }
 

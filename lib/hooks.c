@@ -240,16 +240,13 @@ static enum kind detail_kind(const struct ctx *c, const char *path)
 	const char *base = strrchr(path, '/');
 	enum kopt_kind kind;
 	char *language = NULL, *name = NULL;
-	struct kopt_buf why = KOPT_BUF_INIT;
 	int ret;
 
 	if (base && !strcasecmp(base + 1, "README.md"))
 		return KIND_NONE;
-	ret = kopt_knowledge_locate(c->kroot, path, &kind, &language, &name,
-				    &why);
+	ret = kopt_knowledge_locate(c->kroot, path, &kind, &language, &name);
 	free(language);
 	free(name);
-	kopt_buf_release(&why);
 	if (ret)
 		return KIND_NONE;
 	return kind == KOPT_KIND_ANTI_PATTERN ? KIND_ANTI_PATTERN :
