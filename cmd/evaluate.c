@@ -53,6 +53,52 @@ static void describe(struct kopt_buf *out, const struct kopt_target_result *r)
 		kopt_buf_addf(out, " [%s]", kopt_numbers_source_name(r->source));
 }
 
+static cJSON *target_json(const struct kopt_target_result *r)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "target", r->target->text);
+	cJSON_AddStringToObject(o, "trial", r->target->trial);
+	cJSON_AddBoolToObject(o, "met", r->met);
+	if (r->version)
+		cJSON_AddStringToObject(o, "version", r->version);
+	else
+		cJSON_AddNullToObject(o, "version");
+	if (*r->metric)
+		cJSON_AddStringToObject(o, "metric", r->metric);
+	if (*r->metric && !isnan(r->value))
+		cJSON_AddNumberToObject(o, "value", r->value);
+	if (!isnan(r->bound))
+		cJSON_AddNumberToObject(o, "bound", r->bound);
+	if (!r->met && *r->metric && !isnan(r->value) && !isnan(r->bound))
+		cJSON_AddNumberToObject(o, "gap", fabs(r->value - r->bound));
+	cJSON_AddBoolToObject(o, "replayed", r->replayed);
+	if (r->version)
+		cJSON_AddStringToObject(o, "source",
+					kopt_numbers_source_name(r->source));
+	return o;
+}
+
+static void print_json(const struct kopt_kernel *k,
+		       const struct kopt_target_result *res, int met,
+		       const char *next)
+{
+	cJSON *root = cJSON_CreateObject(), *arr;
+	char *text;
+	size_t i;
+
+	cJSON_AddStringToObject(root, "kernel", k->name);
+	cJSON_AddBoolToObject(root, "met", met);
+	arr = cJSON_AddArrayToObject(root, "targets");
+	for (i = 0; i < k->targets_nr; i++)
+		cJSON_AddItemToArray(arr, target_json(&res[i]));
+	cJSON_AddStringToObject(root, "next", next);
+	text = cJSON_Print(root);
+	printf("%s\n", text);
+	free(text);
+	cJSON_Delete(root);
+}
+
 int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	int json = 0;
@@ -100,42 +146,7 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 			      k->name);
 
 	if (json) {
-		cJSON *root = cJSON_CreateObject(), *arr;
-		char *text;
-		cJSON_AddStringToObject(root, "kernel", k->name);
-		cJSON_AddBoolToObject(root, "met", met);
-		arr = cJSON_AddArrayToObject(root, "targets");
-		for (i = 0; i < k->targets_nr; i++) {
-			cJSON *o = cJSON_CreateObject();
-			const struct kopt_target_result *r = &res[i];
-			cJSON_AddStringToObject(o, "target", r->target->text);
-			cJSON_AddStringToObject(o, "trial", r->target->trial);
-			cJSON_AddBoolToObject(o, "met", r->met);
-			if (r->version)
-				cJSON_AddStringToObject(o, "version", r->version);
-			else
-				cJSON_AddNullToObject(o, "version");
-			if (*r->metric)
-				cJSON_AddStringToObject(o, "metric", r->metric);
-			if (*r->metric && !isnan(r->value))
-				cJSON_AddNumberToObject(o, "value", r->value);
-			if (!isnan(r->bound))
-				cJSON_AddNumberToObject(o, "bound", r->bound);
-			if (!r->met && *r->metric && !isnan(r->value) &&
-			    !isnan(r->bound))
-				cJSON_AddNumberToObject(o, "gap",
-							fabs(r->value - r->bound));
-			cJSON_AddBoolToObject(o, "replayed", r->replayed);
-			if (r->version)
-				cJSON_AddStringToObject(o, "source",
-							kopt_numbers_source_name(r->source));
-			cJSON_AddItemToArray(arr, o);
-		}
-		cJSON_AddStringToObject(root, "next", next.buf);
-		text = cJSON_Print(root);
-		printf("%s\n", text);
-		free(text);
-		cJSON_Delete(root);
+		print_json(k, res, met, next.buf);
 	} else {
 		printf("%s: target %s\n", k->name, met ? "met" : "not met");
 		for (i = 0; i < k->targets_nr; i++) {

@@ -85,6 +85,70 @@ static void render_devlog(struct kopt_buf *out, const struct kernel_opts *o)
 	kopt_buf_release(&target);
 }
 
+/* A new kernel needs a new name and a configured language. */
+static void check_new(const struct kopt_config *cfg,
+		      const struct kernel_opts *o)
+{
+	const struct kopt_kernel *old = kopt_config_kernel(cfg, o->name);
+	struct kopt_buf known = KOPT_BUF_INIT;
+	size_t i;
+
+	if (old)
+		kopt_die("kernel '%s' already exists (%s:%d)", o->name,
+			 cfg->path, old->line);
+	if (kopt_config_language(cfg, o->language))
+		return;
+	for (i = 0; i < cfg->languages_nr; i++)
+		kopt_buf_addf(&known, "%s%s", i ? ", " : "",
+			      cfg->languages[i].name);
+	kopt_die("unknown language '%s' (known: %s)", o->language,
+		 known.len ? known.buf : "none; add a [language] section to "
+		 ".kopt");
+}
+
+/*
+ * .kopt with the kernel's section appended, into `text`; validated (it
+ * loads, and its values read back) before anything is written.
+ */
+static void new_settings(struct kopt_buf *text, const char *kopt_path,
+			 const struct kernel_opts *o)
+{
+	struct kopt_config check = KOPT_CONFIG_INIT;
+	struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
+	size_t i;
+	int ret;
+
+	if (kopt_buf_read_file(text, kopt_path))
+		kopt_die("cannot read '.kopt': %s", strerror(errno));
+	if (text->len && text->buf[text->len - 1] != '\n')
+		kopt_buf_addch(text, '\n');
+	if (text->len)
+		kopt_buf_addch(text, '\n');
+	/* a valid name needs no escaping inside the quotes */
+	kopt_buf_addf(text, "[kernel \"%s\"]\n", o->name);
+	add_key(text, "language", o->language);
+	add_key(text, "source", o->source);
+	add_key(text, "build", o->build);
+	add_key(text, "run", o->run);
+	add_key(text, "flops", o->flops);
+	add_key(text, "bytes", o->bytes);
+	for (i = 0; i < o->params.nr; i++)
+		add_key(text, "param", o->params.v[i]);
+	add_key(text, "target", o->target);
+
+	kopt_error_catch(&caught);
+	ret = kopt_config_load_buf(&check, text->buf, text->len, ".kopt");
+	kopt_error_uncatch(&caught);
+	if (ret)
+		kopt_die("cannot add kernel '%s': %s", o->name,
+			 caught.cause.buf);
+	if (!round_trips(kopt_config_kernel(&check, o->name), o))
+		kopt_die("cannot add kernel '%s': its values do not read back "
+			 "unchanged from .kopt", o->name);
+	kopt_config_release(&check);
+	kopt_error_catch_release(&caught);
+}
+
 static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	struct kernel_opts o = { 0 };
@@ -109,15 +173,10 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 			   "duration_us <= 60'"),
 		OPT_END()
 	};
-	const struct kopt_config *cfg;
-	const struct kopt_kernel *old;
-	struct kopt_config check = KOPT_CONFIG_INIT;
 	struct kopt_buf text = KOPT_BUF_INIT, devlog = KOPT_BUF_INIT;
-	struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
 	struct kopt_filetx tx = KOPT_FILETX_INIT;
 	char *kopt_path, *devlog_path, *devlog_label;
-	int have_devlog, ret;
-	size_t i;
+	int have_devlog;
 
 	kopt_strvec_init(&o.params);
 	argc = kopt_parse_options(argc, argv, options, kernel_add_usage, 0);
@@ -136,51 +195,9 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_die("bad kernel name '%s' (use lower-case letters, digits, "
 			 "'.', '_' and '-'; no '/' or '..')", o.name);
 
-	cfg = kopt_ctx_config_or_die(ctx);
-	old = kopt_config_kernel(cfg, o.name);
-	if (old)
-		kopt_die("kernel '%s' already exists (%s:%d)", o.name,
-			 cfg->path, old->line);
-	if (!kopt_config_language(cfg, o.language)) {
-		struct kopt_buf known = KOPT_BUF_INIT;
-		for (i = 0; i < cfg->languages_nr; i++)
-			kopt_buf_addf(&known, "%s%s", i ? ", " : "",
-				      cfg->languages[i].name);
-		kopt_die("unknown language '%s' (known: %s)", o.language,
-			 known.len ? known.buf : "none; add a [language] "
-			 "section to .kopt");
-	}
-
+	check_new(kopt_ctx_config_or_die(ctx), &o);
 	kopt_path = kopt_ctx_path(ctx, ".kopt");
-	if (kopt_buf_read_file(&text, kopt_path))
-		kopt_die("cannot read '.kopt': %s", strerror(errno));
-	if (text.len && text.buf[text.len - 1] != '\n')
-		kopt_buf_addch(&text, '\n');
-	if (text.len)
-		kopt_buf_addch(&text, '\n');
-	/* a valid name needs no escaping inside the quotes */
-	kopt_buf_addf(&text, "[kernel \"%s\"]\n", o.name);
-	add_key(&text, "language", o.language);
-	add_key(&text, "source", o.source);
-	add_key(&text, "build", o.build);
-	add_key(&text, "run", o.run);
-	add_key(&text, "flops", o.flops);
-	add_key(&text, "bytes", o.bytes);
-	for (i = 0; i < o.params.nr; i++)
-		add_key(&text, "param", o.params.v[i]);
-	add_key(&text, "target", o.target);
-
-	/* Validate the new settings before anything is written. */
-	kopt_error_catch(&caught);
-	ret = kopt_config_load_buf(&check, text.buf, text.len, ".kopt");
-	kopt_error_uncatch(&caught);
-	if (ret)
-		kopt_die("cannot add kernel '%s': %s", o.name,
-			 caught.cause.buf);
-	if (!round_trips(kopt_config_kernel(&check, o.name), &o))
-		kopt_die("cannot add kernel '%s': its values do not read back "
-			 "unchanged from .kopt", o.name);
-	kopt_config_release(&check);
+	new_settings(&text, kopt_path, &o);
 
 	{
 		struct kopt_buf b = KOPT_BUF_INIT;
@@ -206,7 +223,6 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	kopt_filetx_release(&tx);
 	kopt_buf_release(&text);
 	kopt_buf_release(&devlog);
-	kopt_error_catch_release(&caught);
 	kopt_strvec_clear(&o.params);
 	free(kopt_path);
 	free(devlog_path);
