@@ -315,6 +315,81 @@ static int run_git(struct kopt_ctx *ctx, const char **args)
  * the LEARN gate will ask for, and the commit when asked (through git,
  * so the hooks judge it).
  */
+static void print_verdict_json(const struct kopt_buf *js, const char *parent,
+			       const struct kopt_verdicts *v)
+{
+	cJSON *o = cJSON_CreateObject(), *a;
+	char *txt;
+	size_t i;
+
+	cJSON_AddItemToObject(o, "results", cJSON_Parse(js->buf));
+	cJSON_AddStringToObject(o, "parent", parent ? parent : "");
+	cJSON_AddStringToObject(o, "verdict", kopt_verdict_name(v->overall));
+	a = cJSON_AddArrayToObject(o, "trials");
+	for (i = 0; i < v->nr; i++) {
+		const struct kopt_trial_verdict *it = &v->items[i];
+		cJSON *t = cJSON_CreateObject();
+		cJSON_AddStringToObject(t, "trial", it->trial ? it->trial : "");
+		cJSON_AddNumberToObject(t, "parent_us", it->parent_us);
+		cJSON_AddNumberToObject(t, "child_us", it->child_us);
+		cJSON_AddNumberToObject(t, "change_pct", it->change_pct);
+		cJSON_AddNumberToObject(t, "threshold_pct", it->threshold_pct);
+		cJSON_AddStringToObject(t, "verdict",
+					kopt_verdict_name(it->verdict));
+		cJSON_AddItemToArray(a, t);
+	}
+	txt = cJSON_Print(o);
+	printf("%s\n", txt);
+	cJSON_free(txt);
+	cJSON_Delete(o);
+}
+
+/* The commit message of a verify: the verdict, a line a trial, trailers. */
+static void verify_message(struct kopt_buf *msg, const char *kernel,
+			   const char *version, const struct kopt_verdicts *v)
+{
+	struct kopt_trailers tr = KOPT_TRAILERS_INIT;
+	size_t i;
+
+	kopt_buf_addf(msg, "Verify %s %s: %s", kernel, version,
+		      kopt_verdict_name(v->overall));
+	if (v->nr)
+		kopt_buf_addstr(msg, "\n");
+	for (i = 0; i < v->nr; i++)
+		kopt_buf_addf(msg, "\n%s: %.2f us -> %.2f us (%+.1f%%)",
+			      v->items[i].trial ? v->items[i].trial : "ad hoc",
+			      v->items[i].parent_us, v->items[i].child_us,
+			      v->items[i].change_pct);
+	kopt_trailers_add_step(&tr, kernel, version, KOPT_STEP_VERIFY);
+	if (v->overall != KOPT_VERDICT_NONE)
+		kopt_trailers_add(&tr, KOPT_TRAILER_VERDICT,
+				  kopt_verdict_name(v->overall));
+	/* the trial lines look like trailers: keep them a paragraph apart */
+	kopt_buf_addstr(msg, "\n\n");
+	kopt_trailers_format(msg, &tr);
+	kopt_trailers_release(&tr);
+}
+
+/* --commit: through git, so that the hooks judge it; the exit status. */
+static int commit_results(struct kopt_ctx *ctx, const char *kernel,
+			  const char *version, const char *rrel,
+			  const char *drel, const char *msg)
+{
+	const char *add[] = { "add", "--", rrel, drel, NULL };
+	const char *cm[] = { "commit", "-q", "-m", msg, NULL };
+	int ret;
+
+	if (run_git(ctx, add) || (ret = run_git(ctx, cm)) < 0)
+		return 128;
+	if (ret) {
+		fprintf(stderr, "the commit was refused; the results stay "
+			"staged: do what the hook says, then 'git commit'\n");
+		return 1;
+	}
+	fprintf(stderr, "committed the results of %s %s\n", kernel, version);
+	return 0;
+}
+
 static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		   const char *kernel, const char *version, const char *parent,
 		   const struct kopt_results *pres,
@@ -325,7 +400,6 @@ static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	struct kopt_verdicts v = KOPT_VERDICTS_INIT;
 	struct kopt_buf out = KOPT_BUF_INIT, msg = KOPT_BUF_INIT;
 	struct kopt_buf name = KOPT_BUF_INIT;
-	struct kopt_trailers tr = KOPT_TRAILERS_INIT;
 	const char *rrel = rpath + strlen(ctx->top);
 	const char *drel = dpath ? dpath + strlen(ctx->top) : NULL;
 	size_t i;
@@ -334,33 +408,7 @@ static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	if (pres)
 		kopt_verdict_compare(&v, pres, res, cfg->noise_pct);
 	if (js) {
-		cJSON *o = cJSON_CreateObject(), *a;
-		char *txt;
-		cJSON_AddItemToObject(o, "results", cJSON_Parse(js->buf));
-		cJSON_AddStringToObject(o, "parent", parent ? parent : "");
-		cJSON_AddStringToObject(o, "verdict",
-					kopt_verdict_name(v.overall));
-		a = cJSON_AddArrayToObject(o, "trials");
-		for (i = 0; i < v.nr; i++) {
-			cJSON *t = cJSON_CreateObject();
-			cJSON_AddStringToObject(t, "trial", v.items[i].trial ?
-						v.items[i].trial : "");
-			cJSON_AddNumberToObject(t, "parent_us",
-						v.items[i].parent_us);
-			cJSON_AddNumberToObject(t, "child_us",
-						v.items[i].child_us);
-			cJSON_AddNumberToObject(t, "change_pct",
-						v.items[i].change_pct);
-			cJSON_AddNumberToObject(t, "threshold_pct",
-						v.items[i].threshold_pct);
-			cJSON_AddStringToObject(t, "verdict", kopt_verdict_name(
-							v.items[i].verdict));
-			cJSON_AddItemToArray(a, t);
-		}
-		txt = cJSON_Print(o);
-		printf("%s\n", txt);
-		cJSON_free(txt);
-		cJSON_Delete(o);
+		print_verdict_json(js, parent, &v);
 	} else if (v.overall == KOPT_VERDICT_NONE) {
 		printf("### Verdict: none\n%s\n", parent ?
 		       "The parent has no results for these trials: profile "
@@ -370,23 +418,7 @@ static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		fputs(out.buf, stdout);
 	}
 
-	kopt_buf_addf(&msg, "Verify %s %s: %s", kernel, version,
-		      kopt_verdict_name(v.overall));
-	if (v.nr)
-		kopt_buf_addstr(&msg, "\n");
-	for (i = 0; i < v.nr; i++)
-		kopt_buf_addf(&msg, "\n%s: %.2f us -> %.2f us (%+.1f%%)",
-			      v.items[i].trial ? v.items[i].trial : "ad hoc",
-			      v.items[i].parent_us, v.items[i].child_us,
-			      v.items[i].change_pct);
-	kopt_trailers_add_step(&tr, kernel, version, KOPT_STEP_VERIFY);
-	if (v.overall != KOPT_VERDICT_NONE)
-		kopt_trailers_add(&tr, KOPT_TRAILER_VERDICT,
-				  kopt_verdict_name(v.overall));
-	/* the trial lines look like trailers: keep them a paragraph apart */
-	kopt_buf_addstr(&msg, "\n\n");
-	kopt_trailers_format(&msg, &tr);
-	kopt_trailers_release(&tr);
+	verify_message(&msg, kernel, version, &v);
 
 	if (v.overall == KOPT_VERDICT_REGRESSION && !js) {
 		struct kopt_buf where = KOPT_BUF_INIT;
@@ -405,19 +437,7 @@ static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		kopt_buf_release(&where);
 	}
 	if (commit) {
-		const char *add[] = { "add", "--", rrel, drel, NULL };
-		const char *cm[] = { "commit", "-q", "-m", msg.buf, NULL };
-		if (run_git(ctx, add) || (ret = run_git(ctx, cm)) < 0) {
-			ret = 128;
-		} else if (ret) {
-			fprintf(stderr, "the commit was refused; the results "
-				"stay staged: do what the hook says, then "
-				"'git commit'\n");
-			ret = 1;
-		} else {
-			fprintf(stderr, "committed the results of %s %s\n",
-				kernel, version);
-		}
+		ret = commit_results(ctx, kernel, version, rrel, drel, msg.buf);
 	} else if (!js) {
 		printf("\nRecord it: git kopt verify %s %s --commit, or commit "
 		       "%s%s%s with the trailers Kopt-Kernel: %s, "

@@ -151,6 +151,27 @@ static int same_content(const char *path, const struct kopt_buf *want)
 	return same;
 }
 
+/* Entries whose triggers name metrics that were not measured. */
+static void warn_unmeasured(const struct kopt_strategy *s)
+{
+	struct kopt_strvec missing = KOPT_STRVEC_INIT;
+	struct kopt_buf list = KOPT_BUF_INIT;
+	size_t i, j;
+
+	for (i = 0; i < s->unknown_nr; i++)
+		for (j = 0; j < s->unknown[i].missing.nr; j++)
+			if (!kopt_strvec_has(&missing,
+					     s->unknown[i].missing.v[j]))
+				kopt_strvec_push(&missing,
+						 s->unknown[i].missing.v[j]);
+	for (i = 0; i < missing.nr; i++)
+		kopt_buf_addf(&list, "%s%s", i ? ", " : "", missing.v[i]);
+	kopt_warning("%zu entr%s not evaluated: not measured: %s",
+		     s->unknown_nr, s->unknown_nr == 1 ? "y" : "ies", list.buf);
+	kopt_strvec_clear(&missing);
+	kopt_buf_release(&list);
+}
+
 int cmd_strategize(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	int json = 0, force = 0, no_write = 0, max = KOPT_STRATEGY_DEFAULT_MAX;
@@ -202,25 +223,8 @@ int cmd_strategize(int argc, const char **argv, struct kopt_ctx *ctx)
 	else
 		kopt_buf_addbuf(&out, &md);
 	fputs(out.buf, stdout);
-	if (s.unknown_nr) {
-		struct kopt_strvec missing = KOPT_STRVEC_INIT;
-		struct kopt_buf list = KOPT_BUF_INIT;
-		size_t i, j;
-		for (i = 0; i < s.unknown_nr; i++)
-			for (j = 0; j < s.unknown[i].missing.nr; j++)
-				if (!kopt_strvec_has(&missing,
-						     s.unknown[i].missing.v[j]))
-					kopt_strvec_push(&missing,
-						s.unknown[i].missing.v[j]);
-		for (i = 0; i < missing.nr; i++)
-			kopt_buf_addf(&list, "%s%s", i ? ", " : "",
-				      missing.v[i]);
-		kopt_warning("%zu entr%s not evaluated: not measured: %s",
-			     s.unknown_nr, s.unknown_nr == 1 ? "y" : "ies",
-			     list.buf);
-		kopt_strvec_clear(&missing);
-		kopt_buf_release(&list);
-	}
+	if (s.unknown_nr)
+		warn_unmeasured(&s);
 	if (!no_write)
 		fprintf(stderr, "wrote %s\n", task);
 	kopt_strategy_release(&s);
