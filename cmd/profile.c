@@ -697,19 +697,12 @@ static char *run_command(const struct profile_job *j,
 	return kopt_buf_detach(&cmd, NULL);
 }
 
-/*
- * MEASURE: per request, run the benchmark under the library (or take
- * the recorded capture, if it is this program's), and turn the capture
- * into a results entry with its conclusions.  Nothing is written yet.
- */
-static void measure(struct profile_job *j)
+/* Every capture to replay is this program's: checked before measuring. */
+static char **check_replays(struct profile_job *j)
 {
-	struct kopt_buf err = KOPT_BUF_INIT;
-	struct kopt_progress *progress;
+	char **trees = kopt_calloc(j->nreq, sizeof(*trees));
 	size_t i;
 
-	/* every capture is checked before anything is measured */
-	char **trees = kopt_calloc(j->nreq, sizeof(*trees));
 	for (i = 0; i < j->replays.nr; i++) {
 		struct kopt_capture_program want = { j->k->name, j->version,
 						     NULL, j->tree };
@@ -722,86 +715,114 @@ static void measure(struct profile_job *j)
 		free(cmd);
 		kopt_lib_or_die(bad);
 	}
-	j->entries = kopt_calloc(j->nreq, sizeof(*j->entries));
-	kopt_buf_addf(&err, "%s %s %s", j->verify ? "verifying" :
-		      "profiling", j->k->name, j->version);
-	progress = kopt_progress_start(err.buf, j->nreq);
-	for (i = 0; i < j->nreq; i++) {
-		struct kopt_results_entry *e = &j->entries[i];
-		struct kopt_bench_run run = KOPT_BENCH_RUN_INIT;
-		const struct trial_req *r = &j->reqs[i];
-		const char *capture;
-		/* a replay's sources are those the capture was recorded from */
-		char *tree = trees[i];
-		int ret;
+	return trees;
+}
 
+/* Run the benchmark of `r` into `run`; the capture it wrote. */
+static const char *run_bench(struct profile_job *j, const struct trial_req *r,
+			     struct kopt_results_entry *e,
+			     struct kopt_bench_run *run)
+{
+	struct kopt_capture_program prog = { j->k->name, j->version, NULL,
+					     j->tree };
+	int ret;
+
+	if ((ret = kopt_bench_run(&j->m, r->b, r->s, r->t, run))) {
+		kopt_bench_run_release(run);
+		kopt_lib_or_die(ret);
+	}
+	e->b = run->b;
+	e->b_requested = run->b_requested;
+	prog.run = run->command;
+	if ((ret = kopt_capture_set_program(run->capture, &prog))) {
+		kopt_bench_run_release(run);
+		kopt_lib_or_die(ret);
+	}
+	return run->capture;
+}
+
+/* The entry of request `i`, from its capture (measured or replayed). */
+static void measure_one(struct profile_job *j, size_t i, char *tree)
+{
+	struct kopt_results_entry *e = &j->entries[i];
+	struct kopt_bench_run run = KOPT_BENCH_RUN_INIT;
+	const struct trial_req *r = &j->reqs[i];
+	const char *capture;
+	int ret;
+
+	kopt_results_entry_init(e);
+	if (j->replays.nr) {
+		capture = j->replays.v[i];
+		e->b = e->b_requested = r->b;
+		e->replayed = 1;
+		e->replay_source = kopt_strdup(capture);
+	} else {
+		capture = run_bench(j, r, e, &run);
+	}
+	e->s = r->s;
+	e->t = r->t;
+	e->trial = kopt_strdup(r->trial);
+	e->dtype = kopt_strdup("bfloat16");
+	e->date = kopt_strdup(j->date);
+	e->tool_version = kopt_strdup(KOPT_VERSION);
+	/* a replay's sources are those the capture was recorded from */
+	e->tree = tree ? tree : kopt_strdup(j->tree);
+	/* a capture that cannot be used is not left behind either */
+	ret = kopt_capture_read_file(e, capture, j->k->stages);
+	if (!ret && j->save_dir && !j->replays.nr)
+		ret = save_capture(j->save_dir, j->k->name, j->version, r,
+				   capture);
+	if (ret) {
+		kopt_bench_run_release(&run);
+		kopt_lib_or_die(ret);
+	}
+	if (j->have_dev && !j->replays.nr) {
+		e->device.peak_tflops = j->dev.peak_tflops > 0 ?
+					j->dev.peak_tflops : NAN;
+		e->device.peak_gbps = j->dev.peak_gbps;
+		if (j->dev.measured_gbps > 0) {
+			e->device.measured_gbps = j->dev.measured_gbps;
+			e->device.measured_tflops = j->dev.measured_tflops;
+		}
+	}
+	kopt_bench_run_release(&run);
+	KOPT_OR_DIE(kopt_profile_roofline(e, j->k), "");
+	kopt_profile_classify(e);
+	if (j->have_kb)
+		catalog_opportunities(&j->kb, j->cfg, j->k, j->version, e);
+	if (!e->opportunities_nr)
+		kopt_profile_metric_opportunities(e);
+}
+
+/*
+ * MEASURE: per request, run the benchmark under the library (or take
+ * the recorded capture, if it is this program's), and turn the capture
+ * into a results entry with its conclusions.  Nothing is written yet.
+ */
+static void measure(struct profile_job *j)
+{
+	struct kopt_buf what = KOPT_BUF_INIT;
+	struct kopt_progress *progress;
+	char **trees = check_replays(j);
+	size_t i;
+
+	j->entries = kopt_calloc(j->nreq, sizeof(*j->entries));
+	kopt_buf_addf(&what, "%s %s %s", j->verify ? "verifying" :
+		      "profiling", j->k->name, j->version);
+	progress = kopt_progress_start(what.buf, j->nreq);
+	for (i = 0; i < j->nreq; i++) {
+		const struct trial_req *r = &j->reqs[i];
 		kopt_progress_what(progress, "trial %s (b=%ld, s=%ld, t=%ld)",
 				   r->trial ? r->trial : "ad hoc", r->b, r->s,
 				   r->t);
 		/* the benchmark's own messages come next */
 		kopt_progress_clear(progress);
-		kopt_results_entry_init(e);
-		if (j->replays.nr) {
-			capture = j->replays.v[i];
-			e->b = e->b_requested = r->b;
-			e->replayed = 1;
-			e->replay_source = kopt_strdup(capture);
-		} else {
-			struct kopt_capture_program prog = { j->k->name,
-				j->version, NULL, j->tree };
-			if ((ret = kopt_bench_run(&j->m, r->b, r->s, r->t,
-						  &run))) {
-				kopt_bench_run_release(&run);
-				kopt_lib_or_die(ret);
-			}
-			capture = run.capture;
-			e->b = run.b;
-			e->b_requested = run.b_requested;
-			prog.run = run.command;
-			if ((ret = kopt_capture_set_program(capture, &prog))) {
-				kopt_bench_run_release(&run);
-				kopt_lib_or_die(ret);
-			}
-		}
-		e->s = r->s;
-		e->t = r->t;
-		e->trial = kopt_strdup(r->trial);
-		e->dtype = kopt_strdup("bfloat16");
-		e->date = kopt_strdup(j->date);
-		e->tool_version = kopt_strdup(KOPT_VERSION);
-		e->tree = tree ? tree : kopt_strdup(j->tree);
-		/* a capture that cannot be used is not left behind either */
-		ret = kopt_capture_read_file(e, capture, j->k->stages);
-		if (!ret && j->save_dir && !j->replays.nr)
-			ret = save_capture(j->save_dir, j->k->name, j->version,
-					   r, capture);
-		if (ret) {
-			kopt_bench_run_release(&run);
-			kopt_lib_or_die(ret);
-		}
-		if (j->have_dev && !j->replays.nr) {
-			e->device.peak_tflops = j->dev.peak_tflops > 0 ?
-						j->dev.peak_tflops : NAN;
-			e->device.peak_gbps = j->dev.peak_gbps;
-			if (j->dev.measured_gbps > 0) {
-				e->device.measured_gbps = j->dev.measured_gbps;
-				e->device.measured_tflops =
-					j->dev.measured_tflops;
-			}
-		}
-		kopt_bench_run_release(&run);
-		KOPT_OR_DIE(kopt_profile_roofline(e, j->k), "");
-		kopt_profile_classify(e);
-		if (j->have_kb)
-			catalog_opportunities(&j->kb, j->cfg, j->k, j->version,
-					      e);
-		if (!e->opportunities_nr)
-			kopt_profile_metric_opportunities(e);
+		measure_one(j, i, trees[i]);
 		kopt_progress_update(progress, i + 1);
 	}
 	kopt_progress_stop(&progress);
 	free(trees);
-	kopt_buf_release(&err);
+	kopt_buf_release(&what);
 }
 
 /*
