@@ -486,12 +486,6 @@ struct profile_job {
 	struct kopt_results_entry *entries;
 };
 
-static void quiet(const char *prefix, const char *msg)
-{
-	(void)prefix;
-	(void)msg;
-}
-
 static void parse_args(struct profile_job *j, int argc, const char **argv,
 		       struct kopt_ctx *ctx)
 {
@@ -587,55 +581,56 @@ static void parse_args(struct profile_job *j, int argc, const char **argv,
  * PREPARE: the options, the configuration, every file that is read
  * (a broken one stops us before the GPU), the GPU and the build.
  */
-static void prepare(struct profile_job *j, int argc, const char **argv,
-		    struct kopt_ctx *ctx)
+/* What a measurement needs: the version's sources and the library. */
+static void find_tools(struct profile_job *j, struct kopt_ctx *ctx)
 {
-	struct kopt_vars vars = { NULL, NULL, NULL, 0, 0, 0, 0 };
-	char *what;
+	char *dir = kopt_ctx_path(ctx, j->src.buf);
+	int missing = access(dir, F_OK);
+
+	free(dir);
+	if (missing)
+		kopt_die("no sources for %s %s: '%s' does not exist",
+			 j->k->name, j->version, j->src.buf);
+	j->inject = kopt_bench_find_inject();
+	if (!j->inject)
+		kopt_die("libkopt-inject.so is not built: build git-kopt where "
+			 "the CUDA toolkit is installed, or set "
+			 "KOPT_INJECT_LIB; to use recorded captures, pass "
+			 "--replay");
+}
+
+/*
+ * The GPU.  The test suite runs stand-in benchmarks that write recorded
+ * captures; they need no GPU, and the capture names the device.  A
+ * replay looks for the GPU only to tell a capture of another device:
+ * none is no error then.
+ */
+static void find_device(struct profile_job *j)
+{
+	struct kopt_error_catch quiet = KOPT_ERROR_CATCH_INIT;
 	int ret;
 
-	parse_args(j, argc, argv, ctx);
-	vars.kernel = j->k;
-	vars.version = j->version;
-	what = kopt_xstrfmt(".kopt: kernel '%s': source", j->k->name);
-	KOPT_OR_DIE(kopt_config_expand(&j->src, j->k->source, &vars, what),
-		    "");
-	free(what);
-	if (!j->replays.nr) {
-		char *dir = kopt_ctx_path(ctx, j->src.buf);
-		int missing = access(dir, F_OK);
-		free(dir);
-		if (missing)
-			kopt_die("no sources for %s %s: '%s' does not exist",
-				 j->k->name, j->version, j->src.buf);
-		j->inject = kopt_bench_find_inject();
-		if (!j->inject)
-			kopt_die("libkopt-inject.so is not built: build git-kopt "
-				 "where the CUDA toolkit is installed, or set "
-				 "KOPT_INJECT_LIB; to use recorded captures, "
-				 "pass --replay");
+	if (getenv("KOPT_TEST_NO_DEVICE"))
+		return;
+	if (j->replays.nr)
+		kopt_error_catch(&quiet);
+	ret = kopt_device_query(&j->dev, j->cfg->gpu);
+	if (j->replays.nr)
+		kopt_error_uncatch(&quiet);
+	kopt_error_catch_release(&quiet);
+	if (ret && !j->replays.nr)
+		kopt_die("no GPU to measure on; to use recorded captures, pass "
+			 "--replay");
+	if (!ret) {
+		j->have_dev = 1;
+		kopt_device_cache_load(&j->dev);
 	}
-	/*
-	 * The test suite runs stand-in benchmarks that write recorded
-	 * captures; they need no GPU, and the capture names the device.
-	 * A replay looks for the GPU only to tell a capture of another
-	 * device: none is no error then.
-	 */
-	if (!getenv("KOPT_TEST_NO_DEVICE")) {
-		kopt_report_fn old = NULL;
-		if (j->replays.nr)
-			old = kopt_error_set_routine(quiet);
-		ret = kopt_device_query(&j->dev, j->cfg->gpu);
-		if (j->replays.nr)
-			kopt_error_set_routine(old);
-		if (ret && !j->replays.nr)
-			kopt_die("no GPU to measure on; to use recorded "
-				 "captures, pass --replay");
-		if (!ret) {
-			j->have_dev = 1;
-			kopt_device_cache_load(&j->dev);
-		}
-	}
+}
+
+/* The version's results so far, and its parent's. */
+static void read_results(struct profile_job *j, struct kopt_ctx *ctx)
+{
+	int ret;
 
 	j->rpath = results_path(ctx, j->k->name, j->version);
 	ret = kopt_results_read_file(&j->res, j->rpath, j->k->name,
@@ -657,6 +652,29 @@ static void prepare(struct profile_job *j, int argc, const char **argv,
 			kopt_lib_or_die(ret);
 		j->have_parent = !ret;
 	}
+}
+
+/*
+ * PREPARE: the options, the sources, the device, the results there are,
+ * the devlog, and the benchmark built under the GPU lock.
+ */
+static void prepare(struct profile_job *j, int argc, const char **argv,
+		    struct kopt_ctx *ctx)
+{
+	struct kopt_vars vars = { NULL, NULL, NULL, 0, 0, 0, 0 };
+	char *what;
+
+	parse_args(j, argc, argv, ctx);
+	vars.kernel = j->k;
+	vars.version = j->version;
+	what = kopt_xstrfmt(".kopt: kernel '%s': source", j->k->name);
+	KOPT_OR_DIE(kopt_config_expand(&j->src, j->k->source, &vars, what),
+		    "");
+	free(what);
+	if (!j->replays.nr)
+		find_tools(j, ctx);
+	find_device(j);
+	read_results(j, ctx);
 	j->tree = version_tree(ctx, j->src.buf);
 	now_iso(j->date, sizeof(j->date));
 	if (!j->no_devlog)
