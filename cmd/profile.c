@@ -486,6 +486,41 @@ struct profile_job {
 	struct kopt_results_entry *entries;
 };
 
+static void add_trial(struct profile_job *j, const struct kopt_trial *t)
+{
+	j->reqs = kopt_realloc(j->reqs, (j->nreq + 1) * sizeof(*j->reqs));
+	j->reqs[j->nreq].trial = t->name;
+	j->reqs[j->nreq].b = t->b;
+	j->reqs[j->nreq].s = t->s;
+	j->reqs[j->nreq++].t = t->t;
+}
+
+/* The requests of --trial, each a trial of .kopt. */
+static void named_trials(struct profile_job *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->trials.nr; i++) {
+		const struct kopt_trial *t = kopt_config_trial(j->cfg,
+							       j->trials.v[i]);
+		if (!t)
+			kopt_die("unknown trial '%s' (see [trial] in .kopt)",
+				 j->trials.v[i]);
+		add_trial(j, t);
+	}
+}
+
+/* No --trial and no --config: every trial of .kopt. */
+static void all_trials(struct profile_job *j)
+{
+	size_t i;
+
+	if (!j->cfg->trials_nr)
+		kopt_die("no trials in .kopt; add one or use --config");
+	for (i = 0; i < j->cfg->trials_nr; i++)
+		add_trial(j, &j->cfg->trials[i]);
+}
+
 static void parse_args(struct profile_job *j, int argc, const char **argv,
 		       struct kopt_ctx *ctx)
 {
@@ -533,19 +568,7 @@ static void parse_args(struct profile_job *j, int argc, const char **argv,
 	if (!kopt_version_valid(j->version))
 		kopt_die("bad version '%s' (expected v0, v1, ...)", j->version);
 
-	for (i = 0; i < j->trials.nr; i++) {
-		const struct kopt_trial *t = kopt_config_trial(j->cfg,
-							       j->trials.v[i]);
-		if (!t)
-			kopt_die("unknown trial '%s' (see [trial] in .kopt)",
-				 j->trials.v[i]);
-		j->reqs = kopt_realloc(j->reqs, (j->nreq + 1) *
-				       sizeof(*j->reqs));
-		j->reqs[j->nreq].trial = t->name;
-		j->reqs[j->nreq].b = t->b;
-		j->reqs[j->nreq].s = t->s;
-		j->reqs[j->nreq++].t = t->t;
-	}
+	named_trials(j);
 	for (i = 0; i < j->configs.nr; i++) {
 		j->reqs = kopt_realloc(j->reqs, (j->nreq + 1) *
 				       sizeof(*j->reqs));
@@ -555,17 +578,8 @@ static void parse_args(struct profile_job *j, int argc, const char **argv,
 					 j->configs.v[i]);
 		j->nreq++;
 	}
-	if (!j->nreq) {
-		if (!j->cfg->trials_nr)
-			kopt_die("no trials in .kopt; add one or use --config");
-		j->reqs = kopt_calloc(j->cfg->trials_nr, sizeof(*j->reqs));
-		for (i = 0; i < j->cfg->trials_nr; i++) {
-			j->reqs[j->nreq].trial = j->cfg->trials[i].name;
-			j->reqs[j->nreq].b = j->cfg->trials[i].b;
-			j->reqs[j->nreq].s = j->cfg->trials[i].s;
-			j->reqs[j->nreq++].t = j->cfg->trials[i].t;
-		}
-	}
+	if (!j->nreq)
+		all_trials(j);
 	/* a capture that cannot be read stops us before anything is done */
 	for (i = 0; i < j->replays.nr; i++)
 		if (access(j->replays.v[i], R_OK))
