@@ -1490,6 +1490,8 @@ void kopt_gate_format_commit(struct kopt_buf *out, const git_commit *commit,
 		kopt_buf_addf(out, "%s %s %s", id, v->rule, v->what);
 		if (v->fix.nr)
 			kopt_buf_addf(out, "; fix: %s", v->fix.v[0]);
+		else if (v->hint)
+			kopt_buf_addf(out, "; %s", v->hint);
 		kopt_buf_addch(out, '\n');
 	}
 	if (g->skip_reason)
