@@ -943,10 +943,13 @@ static void choose_from(struct design *d, const char *from_opt,
 							 d->task.len);
 	d->from = from_opt ? from_opt : *from_task;
 	if (!d->from) {
-		if (!versions->nr)
+		if (!versions->nr) {
+			struct kopt_buf start = KOPT_BUF_INIT;
+			kopt_layout_start_advice(&start, d->kernel);
 			kopt_die("%s has no version at HEAD (no folder matching "
-				 "'%s'); commit its base version v0 first",
-				 d->kernel->name, d->kernel->source);
+				 "'%s'); %s first", d->kernel->name,
+				 d->kernel->source, start.buf);
+		}
 		d->from = versions->v[versions->nr - 1];
 	}
 	kopt_layout_dir(&d->from_dir, &d->layout, d->from);

@@ -2,6 +2,7 @@
  * git kopt kernel: add a kernel's section to .kopt (and its devlog from
  * templates/devlog.md), or list the kernels.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "filetx.h"
 #include "templates.h"
 #include "paths.h"
+#include "scaffold.h"
 #include "banned.h"
 
 #define KERNEL_ADD_USAGE \
@@ -107,13 +109,49 @@ static void check_new(const struct kopt_config *cfg,
 }
 
 /*
- * .kopt with the kernel's section appended, into `text`; validated (it
- * loads, and its values read back) before anything is written.
+ * A kernel whose source folder holds no version yet: say where the base
+ * version goes (every step gives the same advice).
  */
-static void new_settings(struct kopt_buf *text, const char *kopt_path,
+static void warn_no_versions(struct kopt_ctx *ctx, const struct kopt_layout *l,
+			     const struct kopt_kernel *k)
+{
+	struct kopt_buf start = KOPT_BUF_INIT;
+	char *root = kopt_ctx_path(ctx, *l->root ? l->root : ".");
+	DIR *dir = opendir(root);
+	struct dirent *de;
+	char *v;
+	int found = 0;
+
+	while (dir && !found && (de = readdir(dir))) {
+		if ((v = kopt_layout_match(l, de->d_name)))
+			found = 1;
+		free(v);
+	}
+	if (dir)
+		closedir(dir);
+	if (!found) {
+		kopt_layout_start_advice(&start, k);
+		if (dir)
+			kopt_warning("'%s' holds no version of '%s' yet: %s",
+				     *l->root ? l->root : ".", k->name,
+				     start.buf);
+		else
+			kopt_warning("there is no folder '%s' yet: %s",
+				     l->root, start.buf);
+	}
+	kopt_buf_release(&start);
+	free(root);
+}
+
+/*
+ * .kopt with the kernel's section appended, into `text`, validated
+ * before anything is written: it loads into *check, its values read
+ * back, and its source pattern makes a layout (*layout).
+ */
+static void new_settings(struct kopt_buf *text, struct kopt_config *check,
+			 struct kopt_layout *layout, const char *kopt_path,
 			 const struct kernel_opts *o)
 {
-	struct kopt_config check = KOPT_CONFIG_INIT;
 	struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
 	size_t i;
 	int ret;
@@ -137,15 +175,21 @@ static void new_settings(struct kopt_buf *text, const char *kopt_path,
 	add_key(text, "target", o->target);
 
 	kopt_error_catch(&caught);
-	ret = kopt_config_load_buf(&check, text->buf, text->len, ".kopt");
+	ret = kopt_config_load_buf(check, text->buf, text->len, ".kopt");
 	kopt_error_uncatch(&caught);
 	if (ret)
 		kopt_die("cannot add kernel '%s': %s", o->name,
 			 caught.cause.buf);
-	if (!round_trips(kopt_config_kernel(&check, o->name), o))
+	if (!round_trips(kopt_config_kernel(check, o->name), o))
 		kopt_die("cannot add kernel '%s': its values do not read back "
 			 "unchanged from .kopt", o->name);
-	kopt_config_release(&check);
+	kopt_error_catch_release(&caught);
+	kopt_error_catch(&caught);
+	ret = kopt_layout_init(layout, kopt_config_kernel(check, o->name));
+	kopt_error_uncatch(&caught);
+	if (ret)
+		kopt_die("cannot add kernel '%s': %s", o->name,
+			 caught.cause.buf);
 	kopt_error_catch_release(&caught);
 }
 
@@ -173,8 +217,10 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 			   "duration_us <= 60'"),
 		OPT_END()
 	};
+	struct kopt_config check = KOPT_CONFIG_INIT;
 	struct kopt_buf text = KOPT_BUF_INIT, devlog = KOPT_BUF_INIT;
 	struct kopt_filetx tx = KOPT_FILETX_INIT;
+	struct kopt_layout layout = KOPT_LAYOUT_INIT;
 	char *kopt_path, *devlog_path, *devlog_label;
 	int have_devlog;
 
@@ -197,8 +243,7 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 
 	check_new(kopt_ctx_config_or_die(ctx), &o);
 	kopt_path = kopt_ctx_path(ctx, ".kopt");
-	new_settings(&text, kopt_path, &o);
-
+	new_settings(&text, &check, &layout, kopt_path, &o);
 	{
 		struct kopt_buf b = KOPT_BUF_INIT;
 		kopt_path_devlog(&b, o.name);
@@ -219,6 +264,9 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 		printf("kept: %s\n", devlog_label);
 	else
 		printf("created: %s\n", devlog_label);
+	warn_no_versions(ctx, &layout, kopt_config_kernel(&check, o.name));
+	kopt_layout_release(&layout);
+	kopt_config_release(&check);
 
 	kopt_filetx_release(&tx);
 	kopt_buf_release(&text);
