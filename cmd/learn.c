@@ -364,8 +364,7 @@ static int learn_sync(int argc, const char **argv, struct kopt_ctx *ctx)
 	n = kopt_learn_sync(&kb, ctx->top, argv, (size_t)argc, dry_run,
 			    words, &report);
 	kopt_kb_release(&kb);
-	if (n < 0)
-		exit(128);
+	kopt_lib_or_die(n);
 	fputs(report.buf, stdout);
 	if (!n)
 		printf("every row agrees with its detail file; nothing to do\n");
