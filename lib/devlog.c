@@ -2048,6 +2048,29 @@ int kopt_devlog_add_version(struct kopt_devlog *dl,
 	return ret;
 }
 
+/* The line of the text that holds byte `pos`. */
+static int line_of(const struct kopt_devlog *dl, size_t pos)
+{
+	int lo = 1, hi = dl->lines_nr;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo + 1) / 2;
+		if (dl->line_start[mid] <= pos)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+static int label_line(const struct kopt_devlog *dl, int line)
+{
+	size_t len, vlen;
+	const char *p = line_at(dl, line, &len), *v;
+
+	return match_label(p, len, &v, &vlen) != L_NONE;
+}
+
 static int no_version(const struct kopt_devlog *dl, const char *version)
 {
 	return kopt_error("%s:%d: no version '%s' in the devlog; add its "
@@ -2202,6 +2225,10 @@ int kopt_devlog_set_issues(struct kopt_devlog *dl, const char *version,
 		    dl->text.buf[dl->text.len - 1] != '\n' &&
 		    dl->text.buf[dl->text.len - 1] != '\r')
 			kopt_buf_setlen(&repl, repl.len - strlen(eol(dl)));
+		else if (last < dl->lines_nr && !line_blank(dl, last + 1) &&
+			 !label_line(dl, last + 1))
+			/* text right under a list would join its last item */
+			kopt_buf_addstr(&repl, eol(dl));
 		edit->line = first;
 	} else {
 		insertion(dl, after + 1, body.buf, &repl, &start);
@@ -2211,15 +2238,25 @@ int kopt_devlog_set_issues(struct kopt_devlog *dl, const char *version,
 	if (!ret) {
 		const struct kopt_devlog_version *nv =
 			kopt_devlog_find_version(&tmp, version);
+		int at = line_of(&tmp, start + (size_t)(strstr(repl.buf,
+					"**Issues**") - repl.buf));
+		int got_first = 0, got_last = 0;
 		const struct kopt_strvec *got = NULL;
 		if (nv && has_config) {
 			int idx = find_block(&tmp, nv, b, s, t, 0);
-			if (idx >= 0)
+			if (idx >= 0) {
 				got = &nv->perfs[idx].issues;
+				got_first = nv->perfs[idx].issues_line;
+				got_last = nv->perfs[idx].issues_last;
+			}
 		} else if (nv) {
 			got = &nv->issues;
+			got_first = nv->issues_line;
+			got_last = nv->issues_last;
 		}
-		if (!got || !same_count(got, items))
+		/* the list reads back as written, and nothing joined it */
+		if (!got || !same_count(got, items) || got_first != at ||
+		    got_last != at + (int)(got->nr))
 			ret = kopt_error("%s:%d: the Issues of %s do not read "
 					 "back; devlog left as it was",
 					 dl->label, edit->line, version);

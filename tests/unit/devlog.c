@@ -434,6 +434,10 @@ static void test_golden_set_issues(void **state)
 		    &version);
 	golden_edit("terse.md", "terse.set-issues-none.md", do_set_issues,
 		    &none);
+	/* Issues written as text under a heading: the text stays apart */
+	version.version = "v0";
+	golden_edit("issues-text.md", "issues-text.set-issues.md",
+		    do_set_issues, &version);
 }
 
 /*
