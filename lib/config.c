@@ -1351,14 +1351,3 @@ int kopt_config_load_tree(struct kopt_config *out, git_repository *repo,
 	kopt_buf_release(&text);
 	return ret;
 }
-
-int kopt_config_load_index(struct kopt_config *out, git_repository *repo,
-			   git_index *index, const char *label)
-{
-	struct kopt_buf text = KOPT_BUF_INIT;
-	int ret = load_blob(out, kopt_repo_read_index(&text, repo, index,
-						      ".kopt"), &text, label);
-
-	kopt_buf_release(&text);
-	return ret;
-}
