@@ -86,7 +86,7 @@ static int gate_config(struct kopt_config *out, git_repository *repo,
 	int ret = KOPT_ENOTFOUND, r2;
 
 	if (head) {
-		ret = kopt_config_load_tree(out, repo, head, ".kopt (HEAD)");
+		ret = kopt_config_load_gate(out, repo, head, ".kopt (HEAD)");
 		if (!ret)
 			return 0;
 	}

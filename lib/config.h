@@ -151,6 +151,13 @@ int kopt_config_load_buf(struct kopt_config *out, const char *data,
  */
 int kopt_config_load_tree(struct kopt_config *out, git_repository *repo,
 			  const git_tree *tree, const char *label);
+/*
+ * The same without the [kernel] sections, which are not read: what the
+ * gate needs (thresholds, trials, languages and catalogs) at a cost that
+ * does not grow with the number of kernels.
+ */
+int kopt_config_load_gate(struct kopt_config *out, git_repository *repo,
+			  const git_tree *tree, const char *label);
 void kopt_config_release(struct kopt_config *cfg);
 
 const struct kopt_kernel *kopt_config_kernel(const struct kopt_config *cfg,

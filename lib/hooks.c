@@ -1326,7 +1326,7 @@ static int settings_at(struct kopt_config *out, git_repository *repo,
 	int ret = KOPT_ENOTFOUND;
 
 	if (!git_commit_lookup(&c, repo, from) && !git_commit_tree(&tree, c))
-		ret = kopt_config_load_tree(out, repo, tree, label);
+		ret = kopt_config_load_gate(out, repo, tree, label);
 	git_error_clear();
 	git_tree_free(tree);
 	git_commit_free(c);
