@@ -10,6 +10,7 @@
 #include "term-progress.h"
 #include "cycle.h"
 #include "designer.h"
+#include "repo.h"
 #include "banned.h"
 
 static const char *const cycle_usage[] = {
@@ -138,6 +139,8 @@ int cmd_cycle(int argc, const char **argv, struct kopt_ctx *ctx)
 		ret = kopt_cycle_plan(&c, &out) ? 128 : 0;
 		fputs(out.buf, stdout);
 	} else {
+		/* it commits and merges: nothing when git holds the index */
+		KOPT_OR_DIE(kopt_repo_index_unlocked(ctx->repo), "");
 		ret = kopt_cycle_run(&c, resume);
 		if (ret == KOPT_EEXISTS || ret == KOPT_ELOCKED)
 			ret = 1;

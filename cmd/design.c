@@ -1010,6 +1010,8 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 	if (!strcmp(d.from, d.to))
 		kopt_die("cannot design %s from itself", d.to);
 	check_clean(&d);
+	/* the commit and the index go together, or nothing is written */
+	KOPT_OR_DIE(kopt_repo_index_unlocked(ctx->repo), "");
 	if (agent) {
 		char *task_abs = NULL;
 		if (task_opt)
