@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "builtin.h"
+#include "term-progress.h"
 #include "cycle.h"
 #include "designer.h"
+#include "repo.h"
 #include "banned.h"
 
 static const char *const cycle_usage[] = {
@@ -16,7 +18,7 @@ static const char *const cycle_usage[] = {
 	"[--parallel <k>] [--until-target]\n"
 	"                      [--agent <name>] [--learn-agent <name>] "
 	"[--timeout <seconds>] [--replay <pattern>]\n"
-	"                      [--resume] [--dry-run] [--status]",
+	"                      [--resume] [--dry-run] [--status] [-q]",
 	NULL
 };
 
@@ -29,7 +31,7 @@ static void say(void *data, const char *line)
 
 /* The options, at file scope so that their table can point at them. */
 static int versions = -1, parallel = 1, until_target, resume;
-static int dry_run, status, timeout_s;
+static int dry_run, status, timeout_s, quiet;
 static const char *budget, *agent, *learn_agent, *replay;
 static const struct kopt_option options[] = {
 	OPT_INT(0, "versions", &versions, "n",
@@ -57,6 +59,7 @@ static const struct kopt_option options[] = {
 	OPT_BOOL(0, "dry-run", &dry_run, "print the plan, do nothing"),
 	OPT_BOOL(0, "status", &status,
 		 "where the cycle is, and what it kept and why"),
+	OPT__QUIET(&quiet),
 	OPT_END()
 };
 
@@ -89,7 +92,11 @@ static int show_plan(struct kopt_cycle *c)
 static int run_cycle(struct kopt_cycle *c, struct kopt_ctx *ctx, int resume)
 {
 	struct kopt_buf out = KOPT_BUF_INIT;
-	int ret = kopt_cycle_run(c, resume);
+	int ret;
+
+	/* it commits and merges: nothing when git holds the index */
+	KOPT_OR_DIE(kopt_repo_index_unlocked(ctx->repo), "");
+	ret = kopt_cycle_run(c, resume);
 
 	if (ret == KOPT_EEXISTS || ret == KOPT_ELOCKED)
 		ret = 1;
@@ -110,6 +117,8 @@ int cmd_cycle(int argc, const char **argv, struct kopt_ctx *ctx)
 	int ret;
 
 	argc = kopt_parse_options(argc, argv, options, cycle_usage, 0);
+	if (quiet)
+		kopt_progress_terminal(0);
 	if (argc != 1)
 		kopt_usage_error(cycle_usage, options, argc ? "too many "
 				 "arguments" : "which kernel?");

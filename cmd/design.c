@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "term-progress.h"
 #include "designer.h"
 #include "progress.h"
 #include "devlog.h"
@@ -31,7 +32,7 @@
 static const char *const design_usage[] = {
 	"git kopt design <kernel> [--from <version>] [--to <version>] "
 	"[--task <file>] [--title <text>]\n"
-	"                       [--agent[=<name>]] [--timeout <seconds>]",
+	"                       [--agent[=<name>]] [--timeout <seconds>] [-q]",
 	NULL
 };
 
@@ -1007,7 +1008,7 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	const char *from_opt = NULL, *to_opt = NULL, *task_opt = NULL;
 	const char *title = NULL, *agent = NULL;
-	int timeout_s = 0;
+	int timeout_s = 0, quiet = 0;
 	const struct kopt_option options[] = {
 		OPT_STRING(0, "from", &from_opt, "version",
 			   "the version to start from (default: the task's, "
@@ -1023,6 +1024,7 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 			      "else claude)"),
 		OPT_INT(0, "timeout", &timeout_s, "seconds",
 			"the agent's time limit (default: its setting)"),
+		OPT__QUIET(&quiet),
 		OPT_END()
 	};
 	struct design d;
@@ -1031,6 +1033,8 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 	int ret;
 
 	argc = kopt_parse_options(argc, argv, options, design_usage, 0);
+	if (quiet)
+		kopt_progress_terminal(0);
 	if (argc != 1)
 		kopt_usage_error(design_usage, options, argc ? "too many "
 				 "arguments" : "which kernel?");
@@ -1043,6 +1047,8 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 	read_task(&d, task_opt);
 	choose_from(&d, from_opt, &versions, &from_task);
 	check_clean(&d);
+	/* the commit and the index go together, or nothing is written */
+	KOPT_OR_DIE(kopt_repo_index_unlocked(ctx->repo), "");
 	if (agent) {
 		char *task_abs = agent_task(&d, task_opt);
 		if (timeout_s < 0)

@@ -80,21 +80,23 @@ static int report(const struct kopt_gate *g, const char *what)
  * repository has no settings at all: nothing to enforce.
  */
 static int gate_config(struct kopt_config *out, git_repository *repo,
-		       git_tree *head, git_index *index)
+		       git_tree *head, const struct kopt_index *index)
 {
-	int ret = KOPT_ENOTFOUND;
+	struct kopt_buf text = KOPT_BUF_INIT;
+	int ret = KOPT_ENOTFOUND, r2;
 
 	if (head) {
-		ret = kopt_config_load_tree(out, repo, head, ".kopt (HEAD)");
+		ret = kopt_config_load_gate(out, repo, head, ".kopt (HEAD)");
 		if (!ret)
 			return 0;
 	}
-	if (index) {
-		int r2 = kopt_config_load_index(out, repo, index,
-						".kopt (staged)");
-		if (r2 != KOPT_ENOTFOUND)
-			return r2 ? -1 : 0;
-	}
+	r2 = kopt_index_read(&text, repo, index, ".kopt");
+	if (!r2)
+		r2 = kopt_config_load_buf(out, text.buf, text.len,
+					  ".kopt (staged)");
+	kopt_buf_release(&text);
+	if (r2 != KOPT_ENOTFOUND)
+		return r2 ? -1 : 0;
 	if (ret == KOPT_ENOTFOUND)
 		return 1;
 	return -1;
@@ -124,14 +126,14 @@ static int run_commit_hook(struct kopt_ctx *ctx, const char *msg_file)
 	struct kopt_gate g = KOPT_GATE_INIT;
 	struct kopt_config cfg = KOPT_CONFIG_INIT;
 	struct kopt_buf msg = KOPT_BUF_INIT;
-	git_index *index = NULL;
+	struct kopt_index *index = NULL;
 	git_tree *head = NULL;
 	int ret, have_cfg = 0;
 
 	if (msg_file && kopt_buf_read_file(&msg, msg_file))
 		kopt_die("cannot read the commit message '%s': %s", msg_file,
 			 strerror(errno));
-	kopt_lib_or_die(kopt_repo_index(&index, ctx->repo));
+	kopt_lib_or_die(kopt_index_open(&index, ctx->repo));
 	if (kopt_repo_has_commits(ctx->repo) &&
 	    (ret = kopt_repo_rev_tree(&head, ctx->repo, "HEAD")) < 0)
 		kopt_lib_or_die(ret);
@@ -166,7 +168,7 @@ done:
 		kopt_config_release(&cfg);
 	kopt_buf_release(&msg);
 	git_tree_free(head);
-	git_index_free(index);
+	kopt_index_free(index);
 	return ret;
 }
 

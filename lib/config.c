@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -15,6 +16,80 @@
 #include "tune.h"
 #include "banned.h"
 
+/*
+ * Strings to numbers, by hash: a .kopt of hundreds of kernels has
+ * thousands of settings, and looking each one's line or count up in a
+ * list made loading it quadratic.
+ */
+struct strmap {
+	struct strmap_slot {
+		char *key;
+		size_t val;
+	} *slots;
+	size_t cap, nr;
+};
+
+static size_t hash_str(const char *s)
+{
+	size_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* The value of `key`, added as `val` when absent. */
+static size_t *strmap_get(struct strmap *m, const char *key, size_t val)
+{
+	size_t i;
+
+	if (2 * (m->nr + 1) > m->cap) {
+		struct strmap old = *m;
+		m->cap = m->cap ? 2 * m->cap : 64;
+		m->slots = kopt_calloc(m->cap, sizeof(*m->slots));
+		m->nr = 0;
+		for (i = 0; i < old.cap; i++) {
+			if (!old.slots[i].key)
+				continue;
+			*strmap_get(m, old.slots[i].key, old.slots[i].val) =
+				old.slots[i].val;
+			free(old.slots[i].key);
+		}
+		free(old.slots);
+	}
+	for (i = hash_str(key) & (m->cap - 1); m->slots[i].key;
+	     i = (i + 1) & (m->cap - 1))
+		if (!strcmp(m->slots[i].key, key))
+			return &m->slots[i].val;
+	m->slots[i].key = kopt_strdup(key);
+	m->slots[i].val = val;
+	m->nr++;
+	return &m->slots[i].val;
+}
+
+static const size_t *strmap_find(const struct strmap *m, const char *key)
+{
+	size_t i;
+
+	if (!m->cap)
+		return NULL;
+	for (i = hash_str(key) & (m->cap - 1); m->slots[i].key;
+	     i = (i + 1) & (m->cap - 1))
+		if (!strcmp(m->slots[i].key, key))
+			return &m->slots[i].val;
+	return NULL;
+}
+
+static void strmap_clear(struct strmap *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->cap; i++)
+		free(m->slots[i].key);
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}
+
 /* The text of the file, to name lines in messages. */
 struct source {
 	const char *label;
@@ -23,14 +98,31 @@ struct source {
 	/*
 	 * Each section header (index_heads()): where its line ends, its
 	 * line number, its name and subsection (offsets into text; sub_at
-	 * 0 when it has none).
+	 * 0 when it has none), and the next header of the same section
+	 * (SIZE_MAX: none).
 	 */
 	struct head {
-		size_t eol, name_at, name_len, sub_at, sub_len;
+		size_t eol, name_at, name_len, sub_at, sub_len, same;
 		int line;
 	} *heads;
 	size_t heads_nr;
+	struct strmap first;    /* section key -> its first header */
 };
+
+/* "name" (lower-case), then "\n" and the subsection when there is one. */
+static void section_key(struct kopt_buf *out, const char *name,
+			size_t name_len, const char *sub, size_t sub_len)
+{
+	size_t i;
+
+	kopt_buf_reset(out);
+	for (i = 0; i < name_len; i++)
+		kopt_buf_addch(out, (char)tolower((unsigned char)name[i]));
+	if (sub) {
+		kopt_buf_addch(out, '\n');
+		kopt_buf_add(out, sub, sub_len);
+	}
+}
 
 static int same_ci(const char *a, size_t alen, const char *b)
 {
@@ -60,7 +152,8 @@ static const char *skip_blanks(const char *p, const char *eol)
 static void index_heads(struct source *src)
 {
 	const char *p = src->text, *end = src->text + src->len;
-	size_t alloc = 0;
+	struct kopt_buf key = KOPT_BUF_INIT;
+	size_t alloc = 0, i;
 	int line = 1;
 
 	while (p < end) {
@@ -100,10 +193,23 @@ static void index_heads(struct source *src)
 				h->sub_at = (size_t)(s - src->text);
 				h->sub_len = (size_t)(q - s);
 			}
+			h->same = SIZE_MAX;
 		}
 		p = eol + 1;
 		line++;
 	}
+	/* chain the headers of each section, in order */
+	for (i = src->heads_nr; i-- > 0;) {
+		struct head *h = &src->heads[i];
+		size_t *first;
+		section_key(&key, src->text + h->name_at, h->name_len,
+			    h->sub_at ? src->text + h->sub_at : NULL,
+			    h->sub_len);
+		first = strmap_get(&src->first, key.buf, SIZE_MAX);
+		h->same = *first;
+		*first = i;
+	}
+	kopt_buf_release(&key);
 }
 
 /*
@@ -114,21 +220,21 @@ static int find_line(const struct source *src, const char *section,
 		     const char *sub, const char *key, int nth)
 {
 	const char *end = src->text + src->len;
-	size_t h, section_len = strlen(section), sub_len = sub ? strlen(sub) : 0;
+	struct kopt_buf name = KOPT_BUF_INIT;
+	const size_t *first;
+	size_t h;
 
-	for (h = 0; h < src->heads_nr; h++) {
+	section_key(&name, section, strlen(section), sub,
+		    sub ? strlen(sub) : 0);
+	first = strmap_find(&src->first, name.buf);
+	h = first ? *first : SIZE_MAX;
+	kopt_buf_release(&name);
+	for (; h != SIZE_MAX; h = src->heads[h].same) {
 		const struct head *hd = &src->heads[h];
 		const char *stop = h + 1 < src->heads_nr ?
 				   src->text + src->heads[h + 1].eol : end;
 		const char *p, *eol;
 		int line = hd->line;
-		if (sub ? !hd->sub_at || hd->sub_len != sub_len ||
-			  memcmp(src->text + hd->sub_at, sub, sub_len) :
-			  hd->sub_at != 0)
-			continue;
-		if (hd->name_len != section_len ||
-		    !same_ci(src->text + hd->name_at, hd->name_len, section))
-			continue;
 		if (!key)
 			return line;
 		/* the settings of this section, up to the next header */
@@ -250,7 +356,8 @@ static struct kopt_trial *get_trial(struct kopt_config *cfg, const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < cfg->trials_nr; i++)
+	/* settings come in the file's order: most often the last one */
+	for (i = cfg->trials_nr; i-- > 0;)
 		if (!strcmp(cfg->trials[i].name, name))
 			return &cfg->trials[i];
 	KOPT_ALLOC_GROW(cfg->trials, cfg->trials_nr + 1, cfg->trials_alloc);
@@ -264,7 +371,8 @@ static struct kopt_language *get_language(struct kopt_config *cfg,
 {
 	size_t i;
 
-	for (i = 0; i < cfg->languages_nr; i++)
+	/* settings come in the file's order: most often the last one */
+	for (i = cfg->languages_nr; i-- > 0;)
 		if (!strcmp(cfg->languages[i].name, name))
 			return &cfg->languages[i];
 	KOPT_ALLOC_GROW(cfg->languages, cfg->languages_nr + 1,
@@ -279,7 +387,8 @@ static struct kopt_kernel *get_kernel(struct kopt_config *cfg,
 {
 	size_t i;
 
-	for (i = 0; i < cfg->kernels_nr; i++)
+	/* settings come in the file's order: most often the last one */
+	for (i = cfg->kernels_nr; i-- > 0;)
 		if (!strcmp(cfg->kernels[i].name, name))
 			return &cfg->kernels[i];
 	KOPT_ALLOC_GROW(cfg->kernels, cfg->kernels_nr + 1, cfg->kernels_alloc);
@@ -592,25 +701,12 @@ static int set_kopt_key(struct kopt_config *cfg, const struct source *src,
 	return 0;
 }
 
-struct counter {
-	char *name;
-	int n;
-};
-
 /* The occurrence number of a multivar, to find its line. */
-static int occurrence(struct counter **c, size_t *nr, size_t *alloc,
-		      const char *name)
+static int occurrence(struct strmap *seen, const char *name)
 {
-	size_t i;
+	size_t *n = strmap_get(seen, name, 0);
 
-	for (i = 0; i < *nr; i++)
-		if (!strcmp((*c)[i].name, name))
-			return (*c)[i].n++;
-	KOPT_ALLOC_GROW(*c, *nr + 1, *alloc);
-	(*c)[*nr].name = kopt_strdup(name);
-	(*c)[*nr].n = 1;
-	(*nr)++;
-	return 0;
+	return (int)(*n)++;
 }
 
 static int load_entries(struct kopt_config *cfg, git_config *gc,
@@ -618,8 +714,7 @@ static int load_entries(struct kopt_config *cfg, git_config *gc,
 {
 	git_config_iterator *it = NULL;
 	git_config_entry *e;
-	struct counter *seen = NULL;
-	size_t seen_nr = 0, seen_alloc = 0, i;
+	struct strmap seen = { NULL, 0, 0 };
 	int ret = 0, err;
 
 	if (git_config_iterator_new(&it, gc) < 0)
@@ -631,7 +726,7 @@ static int load_entries(struct kopt_config *cfg, git_config *gc,
 		const char *dot2 = strrchr(name, '.');
 		char *section = NULL, *sub = NULL;
 		const char *key;
-		int nth = occurrence(&seen, &seen_nr, &seen_alloc, name);
+		int nth = occurrence(&seen, name);
 		int line;
 
 		if (!dot1) {
@@ -712,9 +807,7 @@ static int load_entries(struct kopt_config *cfg, git_config *gc,
 		ret = kopt_error("%s: %s", src->label,
 				 kopt_git_error("cannot read settings"));
 	git_config_iterator_free(it);
-	for (i = 0; i < seen_nr; i++)
-		free(seen[i].name);
-	free(seen);
+	strmap_clear(&seen);
 	return ret;
 }
 
@@ -1044,6 +1137,7 @@ static int load(struct kopt_config *out, const char *path, const char *label,
 done:
 	git_config_free(gc);
 	free(src.heads);
+	strmap_clear(&src.first);
 	if (ret)
 		kopt_config_release(out);
 	return ret;
@@ -1171,7 +1265,8 @@ const struct kopt_kernel *kopt_config_kernel(const struct kopt_config *cfg,
 {
 	size_t i;
 
-	for (i = 0; i < cfg->kernels_nr; i++)
+	/* settings come in the file's order: most often the last one */
+	for (i = cfg->kernels_nr; i-- > 0;)
 		if (!strcmp(cfg->kernels[i].name, name))
 			return &cfg->kernels[i];
 	return NULL;
@@ -1182,7 +1277,8 @@ const struct kopt_trial *kopt_config_trial(const struct kopt_config *cfg,
 {
 	size_t i;
 
-	for (i = 0; i < cfg->trials_nr; i++)
+	/* settings come in the file's order: most often the last one */
+	for (i = cfg->trials_nr; i-- > 0;)
 		if (!strcmp(cfg->trials[i].name, name))
 			return &cfg->trials[i];
 	return NULL;
@@ -1193,7 +1289,8 @@ kopt_config_language(const struct kopt_config *cfg, const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < cfg->languages_nr; i++)
+	/* settings come in the file's order: most often the last one */
+	for (i = cfg->languages_nr; i-- > 0;)
 		if (!strcmp(cfg->languages[i].name, name))
 			return &cfg->languages[i];
 	return NULL;
@@ -1369,23 +1466,55 @@ static int load_blob(struct kopt_config *out, int found,
 	return kopt_config_load_buf(out, text->buf, text->len, label);
 }
 
+/*
+ * `text` with the lines of every [kernel] section left empty, so that
+ * line numbers stay those of the file.
+ */
+static void drop_kernels(struct kopt_buf *out, const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	int in_kernel = 0;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *q;
+		if (!eol)
+			eol = end;
+		q = skip_blanks(p, eol);
+		if (q < eol && *q == '[') {
+			const char *n = skip_blanks(q + 1, eol);
+			in_kernel = eol - n > 6 && !strncasecmp(n, "kernel", 6) &&
+				    strchr(" \t\".]", n[6]);
+		}
+		if (!in_kernel)
+			kopt_buf_add(out, p, (size_t)(eol - p));
+		if (eol < end)
+			kopt_buf_addch(out, '\n');
+		p = eol + 1;
+	}
+}
+
+int kopt_config_load_gate(struct kopt_config *out, git_repository *repo,
+			  const git_tree *tree, const char *label)
+{
+	struct kopt_buf text = KOPT_BUF_INIT, rest = KOPT_BUF_INIT;
+	int ret = kopt_repo_read_tree(&text, repo, tree, ".kopt");
+
+	if (!ret) {
+		drop_kernels(&rest, text.buf, text.len);
+		ret = kopt_config_load_buf(out, rest.buf, rest.len, label);
+	}
+	kopt_buf_release(&text);
+	kopt_buf_release(&rest);
+	return ret;
+}
+
 int kopt_config_load_tree(struct kopt_config *out, git_repository *repo,
 			  const git_tree *tree, const char *label)
 {
 	struct kopt_buf text = KOPT_BUF_INIT;
 	int ret = load_blob(out, kopt_repo_read_tree(&text, repo, tree,
 						     ".kopt"), &text, label);
-
-	kopt_buf_release(&text);
-	return ret;
-}
-
-int kopt_config_load_index(struct kopt_config *out, git_repository *repo,
-			   git_index *index, const char *label)
-{
-	struct kopt_buf text = KOPT_BUF_INIT;
-	int ret = load_blob(out, kopt_repo_read_index(&text, repo, index,
-						      ".kopt"), &text, label);
 
 	kopt_buf_release(&text);
 	return ret;

@@ -144,15 +144,20 @@ int kopt_config_load_file(struct kopt_config *out, const char *path,
 int kopt_config_load_buf(struct kopt_config *out, const char *data,
 			 size_t len, const char *label);
 /*
- * The settings committed in `tree` or staged in `index` (their `.kopt`
- * alone, no git configuration): what the gate and review read, so that
- * a change cannot loosen its own checks.  `label` names the file in
+ * The settings committed in `tree` (its `.kopt` alone, no git
+ * configuration): what the gate and review read, so that a change
+ * cannot loosen its own checks.  `label` names the file in
  * messages.  KOPT_ENOTFOUND (not printed) when there is no `.kopt`.
  */
 int kopt_config_load_tree(struct kopt_config *out, git_repository *repo,
 			  const git_tree *tree, const char *label);
-int kopt_config_load_index(struct kopt_config *out, git_repository *repo,
-			   git_index *index, const char *label);
+/*
+ * The same without the [kernel] sections, which are not read: what the
+ * gate needs (thresholds, trials, languages and catalogs) at a cost that
+ * does not grow with the number of kernels.
+ */
+int kopt_config_load_gate(struct kopt_config *out, git_repository *repo,
+			  const git_tree *tree, const char *label);
 void kopt_config_release(struct kopt_config *cfg);
 
 const struct kopt_kernel *kopt_config_kernel(const struct kopt_config *cfg,

@@ -667,7 +667,13 @@ static void prep_line(struct prepared *pp, const char *p, size_t len,
 	kopt_buf_addch(&pp->text, '\n');
 }
 
-static int fence_of(const char *p, size_t len, char *ch, size_t *n)
+/*
+ * A code fence as cmark reads one: an opening fence of backticks has
+ * none in its info string; a closing fence has nothing after it but
+ * white space.
+ */
+static int fence_of(const char *p, size_t len, int closing, char *ch,
+		    size_t *n)
 {
 	size_t i = 0, k;
 
@@ -678,6 +684,9 @@ static int fence_of(const char *p, size_t len, char *ch, size_t *n)
 	for (k = i; k < len && p[k] == p[i]; k++)
 		;
 	if (k - i < 3)
+		return 0;
+	if (closing ? !blank(p + k, len - k) :
+	    p[i] == '`' && memchr(p + k, '`', len - k))
 		return 0;
 	*ch = p[i];
 	*n = k - i;
@@ -698,6 +707,23 @@ static int delimiter_row(const char *p, size_t len)
 			return 0;
 	}
 	return dash && pipe;
+}
+
+/*
+ * The line starts an HTML comment block that goes on below it.  A "<!--"
+ * after other text on the line is inline: it cannot hide the lines
+ * below from the block structure, so they are prepared like any others.
+ */
+static int comment_opens(const char *p, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && (p[i] == ' ' || p[i] == '\t'))
+		i++;
+	if (len - i < 4 || memcmp(p + i, "<!--", 4))
+		return 0;
+	/* cmark ends the block on a line holding "-->", its first too */
+	return !memmem(p + i + 2, len - i - 2, "-->", 3);
 }
 
 static void prepare(struct prepared *pp, const struct kopt_devlog *dl)
@@ -725,7 +751,7 @@ static void prepare(struct prepared *pp, const struct kopt_devlog *dl)
 		if (i < dl->lines_nr)
 			next = line_at(dl, i + 1, &nlen);
 		if (fence) {
-			if (fence_of(p, len, &ch, &n) && ch == fence &&
+			if (fence_of(p, len, 1, &ch, &n) && ch == fence &&
 			    n >= fence_n)
 				fence = 0;
 			prep_line(pp, p, len, i);
@@ -753,16 +779,11 @@ static void prepare(struct prepared *pp, const struct kopt_devlog *dl)
 		if (!in_table && next && memchr(p, '|', len) &&
 		    delimiter_row(next, nlen))
 			in_table = 1;
-		if (fence_of(p, len, &ch, &n)) {
+		if (fence_of(p, len, 0, &ch, &n)) {
 			fence = ch;
 			fence_n = n;
-		} else {
-			const char *open = NULL, *q;
-			for (q = p; (q = memmem(q, len - (q - p), "<!--", 4));
-			     q += 4)
-				open = q;
-			if (open && !memmem(open, len - (open - p), "-->", 3))
-				in_comment = 1;
+		} else if (comment_opens(p, len)) {
+			in_comment = 1;
 		}
 		prep_line(pp, p, len, i);
 	}
@@ -1404,6 +1425,41 @@ void kopt_devlog_release(struct kopt_devlog *dl)
 	kopt_strvec_init(&dl->sections);
 }
 
+/*
+ * Blocks cmark gave no position.  cmark-gfm does that to the paragraph
+ * left above a table that took the paragraph's last line as its header
+ * row, and gives the table the paragraph's first line: the paragraph
+ * goes there, the table to its header row (the line above the first
+ * delimiter row).  Anything else follows the block before it.
+ */
+static void place_unplaced(const struct kopt_devlog *dl, struct block *bl,
+			   size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		struct block *table = i + 1 < nr ? &bl[i + 1] : NULL;
+		int line;
+
+		if (bl[i].first)
+			continue;
+		if (!table || !table->first ||
+		    strcmp(cmark_node_get_type_string(table->node), "table")) {
+			bl[i].first = i ? bl[i - 1].first + 1 : 1;
+			continue;
+		}
+		bl[i].first = table->first;
+		for (line = table->first; line < dl->lines_nr; line++) {
+			size_t len;
+			const char *p = line_at(dl, line + 1, &len);
+			if (delimiter_row(p, len)) {
+				table->first = line;
+				break;
+			}
+		}
+	}
+}
+
 int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
 		      const char *label)
 {
@@ -1451,13 +1507,11 @@ int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
 		bl[nr].type = cmark_node_get_type(n);
 		bl[nr].level = bl[nr].type == CMARK_NODE_HEADING ?
 			       cmark_node_get_heading_level(n) : 0;
-		if (start < 1 || (size_t)start >= pp.nr)
-			start = nr ? bl[nr - 1].first + 1 : 1;
-		else
-			start = pp.orig[start];
-		bl[nr].first = start;
+		bl[nr].first = start < 1 || (size_t)start >= pp.nr ? 0 :
+			       pp.orig[start];
 		nr++;
 	}
+	place_unplaced(out, bl, nr);
 	/* a block runs up to the next one, less trailing blank lines */
 	for (i = 0; i < nr; i++) {
 		int end = i + 1 < nr ? bl[i + 1].first - 1 : out->lines_nr;
@@ -1986,6 +2040,29 @@ int kopt_devlog_add_version(struct kopt_devlog *dl,
 	return ret;
 }
 
+/* The line of the text that holds byte `pos`. */
+static int line_of(const struct kopt_devlog *dl, size_t pos)
+{
+	int lo = 1, hi = dl->lines_nr;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo + 1) / 2;
+		if (dl->line_start[mid] <= pos)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+static int label_line(const struct kopt_devlog *dl, int line)
+{
+	size_t len, vlen;
+	const char *p = line_at(dl, line, &len), *v;
+
+	return match_label(p, len, &v, &vlen) != L_NONE;
+}
+
 static int no_version(const struct kopt_devlog *dl, const char *version)
 {
 	return kopt_error("%s:%d: no version '%s' in the devlog; add its "
@@ -2140,6 +2217,10 @@ int kopt_devlog_set_issues(struct kopt_devlog *dl, const char *version,
 		    dl->text.buf[dl->text.len - 1] != '\n' &&
 		    dl->text.buf[dl->text.len - 1] != '\r')
 			kopt_buf_setlen(&repl, repl.len - strlen(eol(dl)));
+		else if (last < dl->lines_nr && !line_blank(dl, last + 1) &&
+			 !label_line(dl, last + 1))
+			/* text right under a list would join its last item */
+			kopt_buf_addstr(&repl, eol(dl));
 		edit->line = first;
 	} else {
 		insertion(dl, after + 1, body.buf, &repl, &start);
@@ -2149,15 +2230,25 @@ int kopt_devlog_set_issues(struct kopt_devlog *dl, const char *version,
 	if (!ret) {
 		const struct kopt_devlog_version *nv =
 			kopt_devlog_find_version(&tmp, version);
+		int at = line_of(&tmp, start + (size_t)(strstr(repl.buf,
+					"**Issues**") - repl.buf));
+		int got_first = 0, got_last = 0;
 		const struct kopt_strvec *got = NULL;
 		if (nv && has_config) {
 			int idx = find_block(&tmp, nv, b, s, t, 0);
-			if (idx >= 0)
+			if (idx >= 0) {
 				got = &nv->perfs[idx].issues;
+				got_first = nv->perfs[idx].issues_line;
+				got_last = nv->perfs[idx].issues_last;
+			}
 		} else if (nv) {
 			got = &nv->issues;
+			got_first = nv->issues_line;
+			got_last = nv->issues_last;
 		}
-		if (!got || !same_count(got, items))
+		/* the list reads back as written, and nothing joined it */
+		if (!got || !same_count(got, items) || got_first != at ||
+		    got_last != at + (int)(got->nr))
 			ret = kopt_error("%s:%d: the Issues of %s do not read "
 					 "back; devlog left as it was",
 					 dl->label, edit->line, version);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "changes.h"
 #include "devlog.h"
 #include "error.h"
 #include "knowledge.h"
@@ -114,7 +115,7 @@ static struct kopt_violation *add(struct ctx *c, const char *rule,
 static int snap_read(struct ctx *c, const char *path, struct kopt_buf *out)
 {
 	if (c->g->index)
-		return kopt_repo_read_index(out, c->g->repo, c->g->index, path);
+		return kopt_index_read(out, c->g->repo, c->g->index, path);
 	return kopt_repo_read_tree(out, c->g->repo, c->g->tree, path);
 }
 
@@ -137,10 +138,9 @@ static int snap_has(struct ctx *c, const char *path)
 	int ret;
 
 	if (c->g->index) {
-		ret = git_index_get_bypath(c->g->index, path, 0) != NULL;
-		if (!ret)
-			git_error_clear();
-		return ret;
+		struct kopt_index_entry ie;
+		return !kopt_index_find(&ie, c->g->index, path) &&
+		       !ie.intent_to_add;
 	}
 	ret = !git_tree_entry_bypath(&e, c->g->tree, path) &&
 	      git_tree_entry_type(e) == GIT_OBJECT_BLOB;
@@ -149,82 +149,40 @@ static int snap_has(struct ctx *c, const char *path)
 	return ret;
 }
 
-static int collect_change(const git_diff_delta *d, float progress,
-			  void *payload)
+static int collect_change(char status, const char *path, void *payload)
 {
 	struct ctx *c = payload;
 	struct change *ch;
 
-	(void)progress;
 	KOPT_ALLOC_GROW(c->changes, c->changes_nr + 1, c->changes_alloc);
 	ch = &c->changes[c->changes_nr++];
-	switch (d->status) {
-	case GIT_DELTA_ADDED:
-		ch->status = 'A';
-		ch->path = kopt_strdup(d->new_file.path);
-		break;
-	case GIT_DELTA_DELETED:
-		ch->status = 'D';
-		ch->path = kopt_strdup(d->old_file.path);
-		break;
-	default:
-		ch->status = 'M';
-		ch->path = kopt_strdup(d->new_file.path);
-		break;
-	}
+	ch->status = status;
+	ch->path = kopt_strdup(path);
 	return 0;
 }
 
 /*
- * One diff per folder the rules read: with a single path prefix, libgit2
- * walks only that part of the trees and the index, so the kernels'
- * sources (most of a repository) are never visited.
+ * The changes under the paths the rules read (lib/changes walks only
+ * the directories whose tree ids differ, so the kernels' sources, most
+ * of a repository, are never visited).
  */
-static int diff_prefix(struct ctx *c, const char *prefix)
-{
-	git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
-	char *spec = (char *)prefix;
-	git_diff *diff = NULL;
-	int ret;
-
-	opts.pathspec.strings = &spec;
-	opts.pathspec.count = 1;
-	opts.flags = GIT_DIFF_SKIP_BINARY_CHECK | GIT_DIFF_DISABLE_PATHSPEC_MATCH;
-	if (c->g->index)
-		ret = git_diff_tree_to_index(&diff, c->g->repo, c->g->base,
-					     c->g->index, &opts);
-	else
-		ret = git_diff_tree_to_tree(&diff, c->g->repo, c->g->base,
-					    c->g->tree, &opts);
-	if (!ret)
-		ret = git_diff_foreach(diff, collect_change, NULL, NULL, NULL, c);
-	if (ret < 0)
-		ret = kopt_error("cannot compare with the parent: %s",
-				 kopt_git_error("unknown error"));
-	git_diff_free(diff);
-	return ret;
-}
-
 static int load_changes(struct ctx *c)
 {
 	struct kopt_strvec specs = KOPT_STRVEC_INIT;
-	size_t i, j;
-	int ret = 0;
+	size_t i;
+	int ret;
 
-	/* only these paths matter to the rules: skip the kernels' sources */
 	kopt_strvec_push(&specs, KOPT_KERNELS_DIR);
 	kopt_strvec_pushf(&specs, "%s/", c->kroot);
-	for (i = 0; i < c->catalogs.nr; i++) {
-		/* a catalog inside a folder already diffed is seen there */
-		for (j = 0; j < 2; j++)
-			if (kopt_starts_with(c->catalogs.v[i], specs.v[j]))
-				break;
-		if (j == 2)
-			kopt_strvec_push(&specs, c->catalogs.v[i]);
-	}
+	for (i = 0; i < c->catalogs.nr; i++)
+		kopt_strvec_push(&specs, c->catalogs.v[i]);
 	kopt_strvec_push(&specs, ".kopt");
-	for (i = 0; !ret && i < specs.nr; i++)
-		ret = diff_prefix(c, specs.v[i]);
+	if (c->g->index)
+		ret = kopt_changes_index(c->g->repo, c->g->base, c->g->index,
+					 &specs, collect_change, c);
+	else
+		ret = kopt_changes_trees(c->g->repo, c->g->base, c->g->tree,
+					 &specs, collect_change, c);
 	kopt_strvec_clear(&specs);
 	return ret;
 }
@@ -513,15 +471,21 @@ static struct loaded *load_results(struct ctx *c, int side,
 	/* the numbers: the results file, else the devlog's blocks */
 	if (!l->ret || l->ret == KOPT_ENOTFOUND) {
 		struct kopt_results file = KOPT_RESULTS_INIT;
+		const struct kopt_devlog *dl = NULL;
 		int has_file = !l->ret;
 		if (has_file) {
 			file = l->m;
 			l->m = (struct kopt_results)KOPT_RESULTS_INIT;
 		}
+		/*
+		 * the devlog counts only when the file has no entries (the
+		 * gate asks for no disagreements): spare its parse
+		 */
+		if (!has_file || !file.entries_nr)
+			dl = cached_devlog(c, side, kernel);
 		l->source = kopt_numbers_version(&l->m, has_file ? &file : NULL,
-						 cached_devlog(c, side, kernel),
-						 kernel, version, c->g->cfg,
-						 NULL);
+						 dl, kernel, version,
+						 c->g->cfg, NULL);
 		kopt_results_release(&file);
 		if (l->ret == KOPT_ENOTFOUND && l->m.entries_nr)
 			l->ret = 0;
@@ -1401,7 +1365,7 @@ static int settings_at(struct kopt_config *out, git_repository *repo,
 	int ret = KOPT_ENOTFOUND;
 
 	if (!git_commit_lookup(&c, repo, from) && !git_commit_tree(&tree, c))
-		ret = kopt_config_load_tree(out, repo, tree, label);
+		ret = kopt_config_load_gate(out, repo, tree, label);
 	git_error_clear();
 	git_tree_free(tree);
 	git_commit_free(c);

@@ -47,6 +47,7 @@
 
 #include "buf.h"
 #include "config.h"
+#include "index.h"
 #include "strvec.h"
 
 enum kopt_gate_rules {
@@ -67,7 +68,7 @@ struct kopt_gate {
 	/* inputs, borrowed */
 	git_repository *repo;
 	const struct kopt_config *cfg;  /* thresholds and paths */
-	git_index *index;               /* the snapshot: the index, */
+	const struct kopt_index *index; /* the snapshot: the index, */
 	git_tree *tree;                 /* or a commit's tree */
 	git_tree *base;                 /* compared with; NULL: empty */
 	const char *message;            /* NULL when not known */

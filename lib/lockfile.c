@@ -78,6 +78,7 @@ int kopt_mkdir_parents(const char *path)
 }
 
 static int acquire(struct kopt_lock *lk, const char *path, int quiet);
+static int locked(const char *label);
 
 int kopt_lock_acquire(struct kopt_lock *lk, const char *path)
 {
@@ -121,13 +122,8 @@ static int acquire(struct kopt_lock *lk, const char *path, int quiet)
 		int e = errno;
 		free(lk->lock_path);
 		lk->lock_path = NULL;
-		if (e == EEXIST) {
-			if (!quiet)
-				kopt_error("cannot lock '%s': '%s.lock' exists; "
-					   "another git kopt may be running, "
-					   "otherwise remove it", path, path);
-			return KOPT_ELOCKED;
-		}
+		if (e == EEXIST)
+			return quiet ? KOPT_ELOCKED : locked(path);
 		return kopt_error("cannot create '%s.lock': %s", path,
 				  strerror(e));
 	}
@@ -138,6 +134,25 @@ static int acquire(struct kopt_lock *lk, const char *path, int quiet)
 	lk->next_active = active;
 	active = lk;
 	return 0;
+}
+
+static int locked(const char *label)
+{
+	kopt_error("cannot lock '%s': '%s.lock' exists; another git kopt may "
+		   "be running, otherwise remove it", label, label);
+	return KOPT_ELOCKED;
+}
+
+int kopt_lock_check(const char *path, const char *label)
+{
+	char *lock = kopt_xstrfmt("%s.lock", path);
+	struct stat st;
+	int ret = 0;
+
+	if (!lstat(lock, &st))
+		ret = locked(label);
+	free(lock);
+	return ret;
 }
 
 int kopt_lock_write(struct kopt_lock *lk, const void *data, size_t len)

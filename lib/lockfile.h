@@ -36,6 +36,12 @@ int kopt_lock_acquire(struct kopt_lock *lk, const char *path);
  */
 int kopt_lock_acquire_timeout(struct kopt_lock *lk, const char *path,
 			      long timeout_ms);
+/*
+ * KOPT_ELOCKED, printed as acquiring it would (`label` naming the file),
+ * when "<path>.lock" exists; else 0.  For a step that would work long
+ * before it writes: it stops before the work, not after.
+ */
+int kopt_lock_check(const char *path, const char *label);
 int kopt_lock_write(struct kopt_lock *lk, const void *data, size_t len);
 int kopt_lock_commit(struct kopt_lock *lk);
 void kopt_lock_rollback(struct kopt_lock *lk);

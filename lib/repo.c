@@ -300,6 +300,28 @@ int kopt_repo_index(git_index **out, git_repository *repo)
 	return 0;
 }
 
+int kopt_repo_index_unlocked(git_repository *repo)
+{
+	const char *gitdir = git_repository_path(repo);
+	const char *top = git_repository_workdir(repo);
+	char *lock = kopt_xstrfmt("%sindex.lock", gitdir);
+	const char *shown = lock;
+	struct stat st;
+	int ret = 0;
+
+	/* named from the top of the work tree when it is inside it */
+	if (top && !strncmp(lock, top, strlen(top)))
+		shown = lock + strlen(top);
+	if (!lstat(lock, &st)) {
+		kopt_error("cannot update the index: '%s' exists; another git "
+			   "process may be running, otherwise remove it",
+			   shown);
+		ret = KOPT_ELOCKED;
+	}
+	free(lock);
+	return ret;
+}
+
 static int read_blob(struct kopt_buf *out, git_repository *repo,
 		     const git_oid *id, const char *path)
 {

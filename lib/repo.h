@@ -83,6 +83,15 @@ int kopt_repo_commit(git_oid *out, git_repository *repo,
 		     const char *update_ref, const git_oid *tree,
 		     const git_oid *parent, const char *message);
 
+/*
+ * 0 when no other git holds the index; KOPT_ELOCKED, printed as
+ * "cannot update the index: '<gitdir>/index.lock' exists; ...", when its
+ * lock file is there.  A step that commits and updates the index asks
+ * first, so that it writes nothing rather than leave its commit with
+ * the index behind it.
+ */
+int kopt_repo_index_unlocked(git_repository *repo);
+
 /* ---- reading content ---- */
 
 /*

@@ -52,10 +52,13 @@ struct kopt_trailers {
 #define KOPT_TRAILER_LEARN "Kopt-Learn"
 
 /*
- * The trailers of a commit message (git's rules: the last paragraph, made
- * of "Key: value" lines).  Comment lines (starting with `comment_char`,
- * 0 for none) and everything below a scissors line are dropped first, as
- * `git commit` does before storing the message.
+ * The trailers of a commit message, as `git interpret-trailers --parse`
+ * reads them: the last paragraph of the message above a patch's divider
+ * (a line of "---" and white space), not the title, made of "Key: value"
+ * lines (or a quarter of them with a Signed-off-by), values folded over
+ * white-space-led lines unfolded.  Comment lines (starting with
+ * `comment_char`, 0 for none) and everything below a scissors line are
+ * dropped first, as `git commit` does before storing the message.
  */
 int kopt_trailers_parse(struct kopt_trailers *out, const char *message,
 			int comment_char);
@@ -81,8 +84,9 @@ void kopt_trailers_release(struct kopt_trailers *t);
 void kopt_message_cleanup(struct kopt_buf *out, const char *message,
 			  int comment_char);
 /*
- * Append `t` as a trailer block to `msg`, after a blank line when the
- * message does not already end in a trailer block.
+ * Add `t` as a trailer block at the end of the message (above a patch's
+ * divider, as git puts them), after a blank line when the message does
+ * not already end in a trailer block.
  */
 void kopt_message_add_trailers(struct kopt_buf *msg,
 			       const struct kopt_trailers *t);

@@ -11,6 +11,7 @@
 
 #include "devlog.h"
 #include "error.h"
+#include "lockfile.h"
 #include "filetx.h"
 #include "paths.h"
 #include "progress.h"
@@ -598,7 +599,8 @@ int kopt_tuner_run(struct kopt_tuner_result *out, git_repository *repo,
 	kopt_path_tuning(&path, k->name, opts->version);
 	c.cache_label = kopt_strdup(path.buf);
 	c.cache_path = kopt_xstrfmt("%s%s", ex->top, path.buf);
-	if ((ret = kopt_tunecache_read(&c.cache, c.cache_path, c.cache_label)))
+	if ((ret = kopt_tunecache_read(&c.cache, c.cache_path, c.cache_label)) ||
+	    (ret = kopt_lock_check(c.cache_path, c.cache_label)))
 		goto done;
 	if (ex->kind == KOPT_EXEC_LOCAL) {
 		if ((ret = kopt_executor_lock(ex)))

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Each writing step on a full disk (tests/cli/crash.bash): a clear message,
 # no torn file, git fsck clean, the step completes once there is space; and
-# with a stale read-only .git/index.lock left behind.
+# with a stale read-only .git/index.lock left behind: the steps that commit
+# refuse in one line and write nothing, the others do not need the index.
 
 load helper
 load crash
@@ -67,18 +68,54 @@ profiled_repo() {
 	disk_check "$REPO" git kopt learn new optimization "split KV loads"
 }
 
-@test "a stale read-only index.lock: design commits, says the index is left, git reset mends it" {
+@test "a stale read-only index.lock: design refuses in one line and writes nothing" {
 	profiled_repo
 	: >.git/index.lock
 	chmod 444 .git/index.lock
+	head=$(git rev-parse HEAD)
+	branch=$(git rev-parse --abbrev-ref HEAD)
 	run --separate-stderr git kopt design mla-decode --to v1 --title "split KV"
-	assert_success
-	[[ $stderr == *"error: cannot update the index: the index is locked"*"(run 'git reset' to match it to the new commit)"* ]]
-	git fsck --no-progress --no-dangling
-	[ "$(git rev-parse --abbrev-ref HEAD)" = kopt/mla-decode/v1 ]
+	assert_failure 128
+	assert_equal "$stderr" "fatal: cannot update the index: '.git/index.lock' exists; another git process may be running, otherwise remove it"
+	assert_equal "$output" ""
+	# no branch, no commit, no file, the lock as it was
+	[ "$(git rev-parse --abbrev-ref HEAD)" = "$branch" ]
+	[ "$(git rev-parse HEAD)" = "$head" ]
+	[ -z "$(git branch --list 'kopt/*')" ]
+	[ ! -e kernels/mla_decode/v1 ]
 	cmp .git/index.lock /dev/null
 	rm -f .git/index.lock
-	git reset -q
+	[ -z "$(git status --porcelain)" ]
+	git fsck --no-progress --no-dangling
+	# once it is gone, design completes
+	run --separate-stderr git kopt design mla-decode --to v1 --title "split KV"
+	assert_success
+	[ "$(git rev-parse --abbrev-ref HEAD)" = kopt/mla-decode/v1 ]
+	[ -z "$(git status --porcelain)" ]
+}
+
+@test "a stale index.lock in a subdirectory's view: design names it from the top" {
+	profiled_repo
+	: >.git/index.lock
+	cd kernels
+	run --separate-stderr git kopt design mla-decode --to v1
+	assert_failure 128
+	assert_equal "$stderr" "fatal: cannot update the index: '.git/index.lock' exists; another git process may be running, otherwise remove it"
+	cd ..
+	rm .git/index.lock
+	[ -z "$(git status --porcelain)" ]
+}
+
+@test "a stale index.lock: cycle refuses before it starts" {
+	profiled_repo
+	: >.git/index.lock
+	before=$(find .git/kopt 2>/dev/null | sort)
+	run --separate-stderr git kopt cycle mla-decode --agent x
+	assert_failure 128
+	assert_equal "$stderr" "fatal: cannot update the index: '.git/index.lock' exists; another git process may be running, otherwise remove it"
+	[ -z "$(git branch --list 'kopt/*')" ]
+	[ "$(find .git/kopt 2>/dev/null | sort)" = "$before" ]
+	rm .git/index.lock
 	[ -z "$(git status --porcelain)" ]
 }
 

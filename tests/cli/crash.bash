@@ -5,19 +5,24 @@
 #   - every file is as before the step or as after a complete run (no file
 #     is torn: never half written, never a mix), lock files aside;
 #   - `git fsck` finds the repository sound;
-#   - the step run again completes (after removing a lock file it names,
-#     when it names one) and leaves what a complete run leaves.
+#   - the step run again completes (after removing the lock files it names,
+#     when it names them) and leaves what a complete run leaves.
+# git-kopt runs under strace without git in between, so that the kills hit
+# it and not the commands it runs.  A run in which no kill stopped the
+# step fails: strace injects a signal only into the calls it traces.
 #
 # KOPT_KILL_POINTS: how many points per step (default 3; "all": every one,
 # and on a full disk every amount of free space page by page).
-# KOPT_KILL_SEED: the random seed (printed with each failure).
+# KOPT_KILL_SEED: the random seed (printed with each failure); 1 unless
+# set, so that `make test` kills at the same points on every machine
+# (KOPT_KILL_SEED=$RANDOM for others).
 
 # The system calls that change files, and those that may leave them half.
 KILL_SYSCALLS=write,pwrite64,writev,openat,rename,renameat,renameat2,link,linkat,unlink,unlinkat,mkdir,mkdirat,fsync,fdatasync,ftruncate,symlink,symlinkat,fchmod,fchmodat
 
 # A summary of the repository's state, one line per file: "<sha1> <path>";
-# dates and reflog times normalised (a rerun writes its own), the index as
-# `git ls-files -s`.
+# dates and reflog times normalised (a rerun writes its own), and what a
+# tune run took and found in its cache; the index as `git ls-files -s`.
 snapshot() {
 	python3 - "$1" <<-'PY'
 	import hashlib, os, re, subprocess, sys
@@ -36,6 +41,19 @@ snapshot() {
 	            continue
 	        data = open(os.path.join(d, f), "rb").read()
 	        data = time.sub(b" <time>\t", date.sub(b"<date>", data))
+	        if "/results/" in path and path.endswith(".json"):
+	            # how many evaluations a tune found in its cache: more
+	            # when a run goes on from where a killed one stopped
+	            data = re.sub(rb'"cached":[ \t]*[0-9]+', b'"cached": <n>', data)
+	        if "/tuning/" in path and path.endswith(".tsv"):
+	            # how long an evaluation ran (run_s) differs run to run
+	            lines = []
+	            for line in data.split(b"\n"):
+	                f = line.split(b"\t")
+	                if not line.startswith(b"#") and len(f) > 11:
+	                    f[11] = b"<s>"
+	                lines.append(b"\t".join(f))
+	            data = b"\n".join(lines)
 	        out.append((path, hashlib.sha1(data).hexdigest()))
 	idx = subprocess.run(["git", "ls-files", "-s"], cwd=top,
 	                     capture_output=True).stdout
@@ -47,7 +65,8 @@ snapshot() {
 
 # torn <dir> <why>: every file of <dir> is as in before.sum or after.sum
 # (of $tmp/full); git's logs, which grow by whole lines, may hold the
-# first lines of after's.  Lock files aside.
+# first lines of after's, and a tuning cache, saved as it grows, whole
+# lines of after's.  Lock files aside.
 torn() {
 	local dir=$1 why=$2 tmp=$BATS_TEST_TMPDIR f
 	snapshot "$dir" >"$tmp/killed.sum"
@@ -61,6 +80,27 @@ torn() {
 		>"$tmp/changed"
 	while IFS= read -r f; do
 		case $f in
+		*/tuning/*.tsv)
+			# the tuning cache is saved as it grows: whole lines of
+			# the complete run's, its two header lines first
+			if [ -f "$tmp/full/$f" ] && python3 - "$dir/$f" "$tmp/full/$f" <<-'PY'
+			import sys
+			def lines(p):
+			    out = []
+			    for line in open(p, "rb").read().split(b"\n"):
+			        f = line.split(b"\t")
+			        if not line.startswith(b"#") and len(f) > 12:
+			            f[11] = f[12] = b""
+			        out.append(b"\t".join(f))
+			    return out
+			got, full = lines(sys.argv[1]), lines(sys.argv[2])
+			ok = got[:2] == full[:2] and got[-1] == b"" and set(got) <= set(full)
+			sys.exit(0 if ok else 1)
+			PY
+			then
+				continue
+			fi
+			;;
 		./.git/logs/*)
 			if [ -f "$tmp/full/$f" ] &&
 			   { [ ! -s "$dir/$f" ] ||
@@ -81,7 +121,7 @@ torn() {
 # its writes, each time in a fresh copy of <before-dir>, and check.
 kill_check() {
 	local before=$1 tmp=$BATS_TEST_TMPDIR points=${KOPT_KILL_POINTS:-3}
-	local seed=${KOPT_KILL_SEED:-$$} sys n rc lock why=
+	local seed=${KOPT_KILL_SEED:-1} sys n rc lock why=
 	shift
 	command -v strace >/dev/null || skip "no strace (install it to kill steps halfway)"
 	# LeakSanitizer stops the program with ptrace at exit, which fails
@@ -89,16 +129,23 @@ kill_check() {
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 	RANDOM=$seed
 
+	# git-kopt itself, not through git, is traced and killed: not the
+	# benchmarks, builds and git commands it runs (a killed benchmark is
+	# a failed configuration, not a killed step)
+	if [ "$1" = git ] && [ "$2" = kopt ]; then
+		shift 2
+		set -- git-kopt "$@"
+	fi
 	snapshot "$before" >"$tmp/before.sum"
 	rm -rf "$tmp/full" && cp -a "$before" "$tmp/full"
-	(cd "$tmp/full" && strace -f -qq -o "$tmp/trace" -e trace="$KILL_SYSCALLS" \
+	(cd "$tmp/full" && strace -qq -o "$tmp/trace" -e trace="$KILL_SYSCALLS" \
 		"$@" >/dev/null 2>&1) || {
 		echo "the step fails when not killed: $*"
 		return 1
 	}
 	snapshot "$tmp/full" >"$tmp/after.sum"
 	# every point: "<syscall> <n>", the n-th call of that syscall
-	awk '{ sub(/^[0-9]+ +/, ""); s = $0; sub(/\(.*/, "", s);
+	awk '{ s = $0; sub(/\(.*/, "", s);
 	       if (s ~ /^[a-z0-9_]+$/) print s, ++n[s] }' "$tmp/trace" \
 		>"$tmp/points"
 	total=$(wc -l <"$tmp/points")
@@ -112,12 +159,16 @@ kill_check() {
 		done
 	fi
 
+	killed=0
 	while read -r sys n; do
 		why="killed at $sys #$n of $total points (KOPT_KILL_SEED=$seed): $*"
 		rm -rf "$tmp/work" && cp -a "$before" "$tmp/work"
-		(cd "$tmp/work" && strace -f -qq -o /dev/null -e trace=none \
+		# strace injects only into the calls it traces
+		rc=0
+		(cd "$tmp/work" && strace -qq -o /dev/null -e trace="$sys" \
 			-e inject="$sys:signal=KILL:when=$n" "$@" >/dev/null 2>&1) ||
-			true
+			rc=$?
+		[ "$rc" -eq 0 ] || killed=$((killed + 1))
 		torn "$tmp/work" "$why" || return 1
 		(cd "$tmp/work" && git fsck --no-progress --no-dangling >"$tmp/fsck" 2>&1) || {
 			echo "git fsck: $(cat "$tmp/fsck") ($why)"
@@ -131,17 +182,20 @@ kill_check() {
 		rc=0
 		(cd "$tmp/work" && "$@" >"$tmp/rerun.out" 2>"$tmp/rerun.err") ||
 			rc=$?
-		if [ "$rc" -ne 0 ]; then
+		# one lock file per file being written: each rerun names one
+		locks=0
+		while [ "$rc" -ne 0 ]; do
 			lock=$(sed -n "s/.*'\([^']*\.lock\)' exists.*/\1/p" "$tmp/rerun.err" | head -n 1)
-			if [ -z "$lock" ]; then
-				echo "the rerun failed ($rc): $(cat "$tmp/rerun.err") ($why)"
+			if [ -z "$lock" ] || [ "$locks" -ge 100 ] ||
+			   ! (cd "$tmp/work" && [ -e "$lock" ]); then
+				echo "the rerun failed ($rc${lock:+ after removing $locks lock files}): $(cat "$tmp/rerun.err") ($why)"
 				return 1
 			fi
-			(cd "$tmp/work" && rm -f "$lock" && "$@" >"$tmp/rerun.out" 2>"$tmp/rerun.err") || {
-				echo "the rerun failed after removing '$lock': $(cat "$tmp/rerun.err") ($why)"
-				return 1
-			}
-		fi
+			locks=$((locks + 1))
+			rc=0
+			(cd "$tmp/work" && rm -f "$lock" && "$@" >"$tmp/rerun.out" 2>"$tmp/rerun.err") ||
+				rc=$?
+		done
 		snapshot "$tmp/work" | grep -v '\.lock$' >"$tmp/rerun.sum"
 		if ! cmp -s "$tmp/after-nolock.sum" "$tmp/rerun.sum"; then
 			echo "the rerun left another state than a complete run ($why):"
@@ -149,6 +203,11 @@ kill_check() {
 			return 1
 		fi
 	done <"$tmp/chosen"
+	# a harness that kills nothing proves nothing
+	if [ "$killed" -eq 0 ]; then
+		echo "none of the $(wc -l <"$tmp/chosen") kills stopped the step: $*"
+		return 1
+	fi
 }
 
 # disk_check <before-dir> <cmd>...: run the command on a small file system
@@ -160,7 +219,7 @@ DISK=
 disk_check() {
 	local before=$1 tmp=$BATS_TEST_TMPDIR need pages k ks rc
 	shift
-	RANDOM=${KOPT_KILL_SEED:-$$}
+	RANDOM=${KOPT_KILL_SEED:-1}
 	DISK=$tmp/disk
 	mkdir -p "$DISK"
 	need=$(du -sk "$before" | cut -f1)

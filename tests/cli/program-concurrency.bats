@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# Two steps at once on one repository, or on one GPU: the GPU lock, the
-# catalog's lock, and readers while a profile writes.
+# Two steps at once on one repository, or on one GPU: the GPU lock (taken
+# over when its holder died), the catalog's lock, and readers while a
+# profile writes.
 
 load helper
 
@@ -63,6 +64,46 @@ stand_in_kernel() {
 	# the GPU is free again
 	run git kopt profile k v0
 	assert_success
+}
+
+@test "a GPU lock left by a killed profile is taken over by the next" {
+	setup_repo
+	stand_in_kernel
+	BENCH_SLEEP=2 git-kopt profile k v0 >/dev/null 2>&1 &
+	pid=$!
+	lock="$XDG_RUNTIME_DIR/kopt-gpu-0.lock"
+	# until the profile holds the lock
+	for _ in $(seq 100); do
+		[ -e "$lock" ] && ! flock -n "$lock" true && break
+		sleep 0.1
+	done
+	! flock -n "$lock" true
+	kill -KILL "$pid"
+	wait "$pid" || true
+	# the file stays behind; no one holds it: the next profile runs
+	[ -e "$lock" ]
+	flock -n "$lock" true
+	run --separate-stderr git kopt profile k v0
+	assert_success
+	[ -e docs/kernels/k/results/v0.json ]
+	[ ! -e docs/kernels/k/results/v0.json.lock ]
+}
+
+@test "a held GPU lock names the lock file, and the profile waits for no one" {
+	setup_repo
+	stand_in_kernel
+	lock="$XDG_RUNTIME_DIR/kopt-gpu-0.lock"
+	# a live holder: this shell
+	exec 9>"$lock"
+	flock 9
+	SECONDS=0
+	run --separate-stderr git kopt profile k v0
+	exec 9>&-
+	assert_failure 128
+	[ "$SECONDS" -lt 5 ]
+	# after the warning that the kernel has no devlog
+	assert_equal "${stderr##*$'\n'}" "error: GPU 0 is busy: another 'git kopt profile' holds '$lock'; wait for it to finish"
+	[ ! -e docs/kernels/k/results/v0.json ]
 }
 
 @test "two learn new at once: distinct IDs, no row lost" {

@@ -190,3 +190,18 @@ Tiles.
 	run git status --porcelain
 	assert_output "?? docs/kernels/k/"
 }
+
+@test "a tuning cache lock left by a killed tune is named, with how to clear it" {
+	mkdir -p docs/kernels/k/tuning
+	: >docs/kernels/k/tuning/v1.tsv.lock
+	run --separate-stderr git kopt tune k v1 --trial decode --strategy exhaustive
+	assert_failure 128
+	assert_equal "$stderr" "error: cannot lock 'docs/kernels/k/tuning/v1.tsv': 'docs/kernels/k/tuning/v1.tsv.lock' exists; another git kopt may be running, otherwise remove it"
+	assert_equal "$output" ""
+	# nothing measured, nothing written
+	[ ! -s "$RUNLOG" ]
+	[ -z "$(git status --porcelain --untracked-files=no)" ]
+	rm docs/kernels/k/tuning/v1.tsv.lock
+	run --separate-stderr git kopt tune k v1 --trial decode --strategy exhaustive
+	assert_success
+}

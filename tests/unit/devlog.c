@@ -434,6 +434,37 @@ static void test_golden_set_issues(void **state)
 		    &version);
 	golden_edit("terse.md", "terse.set-issues-none.md", do_set_issues,
 		    &none);
+	/* Issues written as text under a heading: the text stays apart */
+	version.version = "v0";
+	golden_edit("issues-text.md", "issues-text.set-issues.md",
+		    do_set_issues, &version);
+}
+
+/*
+ * A CRLF devlog whose performance paragraph, right under Location, holds
+ * an unclosed "<!--": the version's Issues go in above the block, the
+ * block reads the same after the edit, and the edit is idempotent.
+ */
+static void test_golden_issues_above_inline_comment(void **state)
+{
+	static const char *const items[] = { "first issue", NULL };
+	struct issues_edit version = { "v1", 0, 0, 0, 0, items };
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	const struct kopt_devlog_version *v;
+
+	(void)state;
+	golden_edit("comment-crlf.md", "comment-crlf.set-issues-version.md",
+		    do_set_issues, &version);
+	load(&dl, "comment-crlf.set-issues-version.md");
+	v = kopt_devlog_find_version(&dl, "v1");
+	assert_non_null(v);
+	assert_int_equal(v->issues.nr, 1);
+	assert_int_equal(v->perfs_nr, 1);
+	assert_int_equal(v->perfs[0].line, 11);
+	assert_int_equal(v->perfs[0].table_line, 12);
+	assert_string_equal(v->perfs[0].bottleneck, "Compute-bound");
+	assert_int_equal(v->perfs[0].insights.nr, 1);
+	kopt_devlog_release(&dl);
 }
 
 /* Edits that cannot be placed are refused and change nothing. */
@@ -599,6 +630,7 @@ int main(void)
 		MESSAGES_TEST(test_golden_add_version),
 		MESSAGES_TEST(test_golden_put_perf),
 		MESSAGES_TEST(test_golden_set_issues),
+		MESSAGES_TEST(test_golden_issues_above_inline_comment),
 		MESSAGES_TEST(test_refusals),
 		MESSAGES_TEST(test_bad_input),
 		MESSAGES_TEST(test_heading_versions),

@@ -22,6 +22,7 @@ struct fixture {
 	char dir[64];
 	git_repository *repo;
 	git_index *index;
+	struct kopt_index *staged;      /* the index as the gate reads it */
 	git_tree *head;
 	struct kopt_config cfg;
 };
@@ -103,6 +104,7 @@ static int teardown_fixture(void **state)
 
 	kopt_config_release(&f->cfg);
 	git_tree_free(f->head);
+	kopt_index_free(f->staged);
 	git_index_free(f->index);
 	git_repository_free(f->repo);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
@@ -117,7 +119,10 @@ static void run(struct fixture *f, struct kopt_gate *g, const char *message)
 {
 	g->repo = f->repo;
 	g->cfg = &f->cfg;
-	g->index = f->index;
+	kopt_index_free(f->staged);
+	assert_int_equal(git_index_write(f->index), 0);
+	assert_int_equal(kopt_index_open(&f->staged, f->repo), 0);
+	g->index = f->staged;
 	g->base = f->head;
 	g->message = message;
 	assert_int_equal(kopt_gate_run(g), 0);
