@@ -472,15 +472,21 @@ static struct loaded *load_results(struct ctx *c, int side,
 	/* the numbers: the results file, else the devlog's blocks */
 	if (!l->ret || l->ret == KOPT_ENOTFOUND) {
 		struct kopt_results file = KOPT_RESULTS_INIT;
+		const struct kopt_devlog *dl = NULL;
 		int has_file = !l->ret;
 		if (has_file) {
 			file = l->m;
 			l->m = (struct kopt_results)KOPT_RESULTS_INIT;
 		}
+		/*
+		 * the devlog counts only when the file has no entries (the
+		 * gate asks for no disagreements): spare its parse
+		 */
+		if (!has_file || !file.entries_nr)
+			dl = cached_devlog(c, side, kernel);
 		l->source = kopt_numbers_version(&l->m, has_file ? &file : NULL,
-						 cached_devlog(c, side, kernel),
-						 kernel, version, c->g->cfg,
-						 NULL);
+						 dl, kernel, version,
+						 c->g->cfg, NULL);
 		kopt_results_release(&file);
 		if (l->ret == KOPT_ENOTFOUND && l->m.entries_nr)
 			l->ret = 0;
