@@ -144,6 +144,9 @@ static int walk_trees(struct walk *w, const git_tree *a, const git_tree *b)
 			kopt_buf_addch(&w->path, '/');
 		if (dir && !wanted(w, 1)) {
 			/* not on the way to anything wanted */
+		} else if (dir && c == 0 && git_oid_equal(git_tree_entry_id(ea),
+							  git_tree_entry_id(eb))) {
+			/* the same tree id: nothing changed under it */
 		} else if (dir) {
 			git_tree *sa = NULL, *sb = NULL;
 			ret = subtree(&sa, w, c <= 0 ? ea : NULL);
@@ -299,13 +302,16 @@ static int walk_index(struct walk *w, const git_tree *t,
 				git_tree_free(sub);
 			}
 		} else if (slash) {
-			if (wanted(w, 1)) {
+			long child = tree_child(trees, node, name, nlen);
+			if (child >= 0 && trees[child].entries >= 0 &&
+			    git_oid_equal(&trees[child].id,
+					  git_tree_entry_id(te))) {
+				/* the same tree id: nothing changed under it */
+			} else if (wanted(w, 1)) {
 				git_tree *sub = NULL;
 				ret = subtree(&sub, w, te);
 				if (!ret)
-					ret = walk_index(w, sub, trees,
-							 tree_child(trees, node,
-								    name, nlen),
+					ret = walk_index(w, sub, trees, child,
 							 i, dhi);
 				git_tree_free(sub);
 			}
