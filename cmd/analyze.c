@@ -435,9 +435,14 @@ static void print_kernel(const struct kernel_view *kv,
 		kopt_buf_addf(&out, "No version measured yet: profile the base "
 			      "version with 'git kopt profile %s %s'.\n",
 			      a->kernel, kv->folders.v[0]);
-	else
-		kopt_buf_addstr(&out, "No versions yet: start one with "
-				"'git kopt design'.\n");
+	else {
+		struct kopt_buf start = KOPT_BUF_INIT;
+		kopt_layout_start_advice(&start, kv->kernel);
+		kopt_buf_addf(&out, "No versions yet: %s, then profile it with "
+			      "'git kopt profile %s v0'.\n", start.buf,
+			      a->kernel);
+		kopt_buf_release(&start);
+	}
 	kopt_mdtable_release(&t);
 	if (trials.nr) {
 		kopt_buf_addstr(&out, "\nTrials:");

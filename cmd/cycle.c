@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "builtin.h"
+#include "term-progress.h"
 #include "cycle.h"
 #include "designer.h"
 #include "banned.h"
@@ -16,7 +17,7 @@ static const char *const cycle_usage[] = {
 	"[--parallel <k>] [--until-target]\n"
 	"                      [--agent <name>] [--learn-agent <name>] "
 	"[--timeout <seconds>] [--replay <pattern>]\n"
-	"                      [--resume] [--dry-run] [--status]",
+	"                      [--resume] [--dry-run] [--status] [-q]",
 	NULL
 };
 
@@ -30,7 +31,7 @@ static void say(void *data, const char *line)
 int cmd_cycle(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	int versions = -1, parallel = 1, until_target = 0, resume = 0;
-	int dry_run = 0, status = 0, timeout_s = 0;
+	int dry_run = 0, status = 0, timeout_s = 0, quiet = 0;
 	const char *budget = NULL, *agent = NULL, *learn_agent = NULL;
 	const char *replay = NULL;
 	const struct kopt_option options[] = {
@@ -59,6 +60,7 @@ int cmd_cycle(int argc, const char **argv, struct kopt_ctx *ctx)
 		OPT_BOOL(0, "dry-run", &dry_run, "print the plan, do nothing"),
 		OPT_BOOL(0, "status", &status,
 			 "where the cycle is, and what it kept and why"),
+		OPT__QUIET(&quiet),
 		OPT_END()
 	};
 	struct kopt_cycle c;
@@ -68,6 +70,8 @@ int cmd_cycle(int argc, const char **argv, struct kopt_ctx *ctx)
 	int ret;
 
 	argc = kopt_parse_options(argc, argv, options, cycle_usage, 0);
+	if (quiet)
+		kopt_progress_terminal(0);
 	if (argc != 1)
 		kopt_usage_error(cycle_usage, options, argc ? "too many "
 				 "arguments" : "which kernel?");

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "term-progress.h"
 #include "designer.h"
 #include "progress.h"
 #include "devlog.h"
@@ -30,7 +31,7 @@
 static const char *const design_usage[] = {
 	"git kopt design <kernel> [--from <version>] [--to <version>] "
 	"[--task <file>] [--title <text>]\n"
-	"                       [--agent[=<name>]] [--timeout <seconds>]",
+	"                       [--agent[=<name>]] [--timeout <seconds>] [-q]",
 	NULL
 };
 
@@ -904,7 +905,7 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	const char *from_opt = NULL, *to_opt = NULL, *task_opt = NULL;
 	const char *title = NULL, *agent = NULL;
-	int timeout_s = 0;
+	int timeout_s = 0, quiet = 0;
 	const struct kopt_option options[] = {
 		OPT_STRING(0, "from", &from_opt, "version",
 			   "the version to start from (default: the task's, "
@@ -920,6 +921,7 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 			      "else claude)"),
 		OPT_INT(0, "timeout", &timeout_s, "seconds",
 			"the agent's time limit (default: its setting)"),
+		OPT__QUIET(&quiet),
 		OPT_END()
 	};
 	struct design d;
@@ -929,6 +931,8 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 	int ret;
 
 	argc = kopt_parse_options(argc, argv, options, design_usage, 0);
+	if (quiet)
+		kopt_progress_terminal(0);
 	if (argc != 1)
 		kopt_usage_error(design_usage, options, argc ? "too many "
 				 "arguments" : "which kernel?");
@@ -990,10 +994,13 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 
 	d.from = from_opt ? from_opt : from_task;
 	if (!d.from) {
-		if (!versions.nr)
+		if (!versions.nr) {
+			struct kopt_buf start = KOPT_BUF_INIT;
+			kopt_layout_start_advice(&start, d.kernel);
 			kopt_die("%s has no version at HEAD (no folder matching "
-				 "'%s'); commit its base version v0 first",
-				 d.kernel->name, d.kernel->source);
+				 "'%s'); %s first", d.kernel->name,
+				 d.kernel->source, start.buf);
+		}
 		d.from = versions.v[versions.nr - 1];
 	}
 	kopt_layout_dir(&d.from_dir, &d.layout, d.from);

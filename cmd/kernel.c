@@ -2,6 +2,7 @@
  * git kopt kernel: add a kernel's section to .kopt (and its devlog from
  * templates/devlog.md), or list the kernels.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "filetx.h"
 #include "templates.h"
 #include "paths.h"
+#include "scaffold.h"
 #include "banned.h"
 
 #define KERNEL_ADD_USAGE \
@@ -85,6 +87,41 @@ static void render_devlog(struct kopt_buf *out, const struct kernel_opts *o)
 	kopt_buf_release(&target);
 }
 
+/*
+ * A kernel whose source folder holds no version yet: say where the base
+ * version goes (every step gives the same advice).
+ */
+static void warn_no_versions(struct kopt_ctx *ctx, const struct kopt_layout *l,
+			     const struct kopt_kernel *k)
+{
+	struct kopt_buf start = KOPT_BUF_INIT;
+	char *root = kopt_ctx_path(ctx, *l->root ? l->root : ".");
+	DIR *dir = opendir(root);
+	struct dirent *de;
+	char *v;
+	int found = 0;
+
+	while (dir && !found && (de = readdir(dir))) {
+		if ((v = kopt_layout_match(l, de->d_name)))
+			found = 1;
+		free(v);
+	}
+	if (dir)
+		closedir(dir);
+	if (!found) {
+		kopt_layout_start_advice(&start, k);
+		if (dir)
+			kopt_warning("'%s' holds no version of '%s' yet: %s",
+				     *l->root ? l->root : ".", k->name,
+				     start.buf);
+		else
+			kopt_warning("there is no folder '%s' yet: %s",
+				     l->root, start.buf);
+	}
+	kopt_buf_release(&start);
+	free(root);
+}
+
 static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	struct kernel_opts o = { 0 };
@@ -115,6 +152,7 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	struct kopt_buf text = KOPT_BUF_INIT, devlog = KOPT_BUF_INIT;
 	struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
 	struct kopt_filetx tx = KOPT_FILETX_INIT;
+	struct kopt_layout layout = KOPT_LAYOUT_INIT;
 	char *kopt_path, *devlog_path, *devlog_label;
 	int have_devlog, ret;
 	size_t i;
@@ -180,7 +218,13 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	if (!round_trips(kopt_config_kernel(&check, o.name), &o))
 		kopt_die("cannot add kernel '%s': its values do not read back "
 			 "unchanged from .kopt", o.name);
-	kopt_config_release(&check);
+	kopt_error_catch_release(&caught);
+	kopt_error_catch(&caught);
+	ret = kopt_layout_init(&layout, kopt_config_kernel(&check, o.name));
+	kopt_error_uncatch(&caught);
+	if (ret)
+		kopt_die("cannot add kernel '%s': %s", o.name,
+			 caught.cause.buf);
 
 	{
 		struct kopt_buf b = KOPT_BUF_INIT;
@@ -202,6 +246,9 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 		printf("kept: %s\n", devlog_label);
 	else
 		printf("created: %s\n", devlog_label);
+	warn_no_versions(ctx, &layout, kopt_config_kernel(&check, o.name));
+	kopt_layout_release(&layout);
+	kopt_config_release(&check);
 
 	kopt_filetx_release(&tx);
 	kopt_buf_release(&text);

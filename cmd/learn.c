@@ -3,6 +3,7 @@
  *
  *   git kopt learn new (optimization | anti-pattern) <name>
  *                      [--language <language>] [--from <kernel>/<version>]
+ *   git kopt learn sync [-n] [--words] [<id> | <detail-file>...]
  *   git kopt learn lint
  *   git kopt learn list [--json]
  */
@@ -26,8 +27,14 @@
 static const char *const learn_usage[] = {
 	"git kopt learn new (optimization | anti-pattern) <name> "
 	"[--language <language>] [--from <kernel>/<version>]",
+	"git kopt learn sync [-n] [--words] [<id> | <detail-file>...]",
 	"git kopt learn lint",
 	"git kopt learn list [--json]",
+	NULL
+};
+
+static const char *const sync_usage[] = {
+	"git kopt learn sync [-n] [--words] [<id> | <detail-file>...]",
 	NULL
 };
 
@@ -192,6 +199,7 @@ static int learn_lint(int argc, const char **argv, struct kopt_ctx *ctx)
 		/* prose triggers are judgement calls: a warning at most */
 		struct kopt_problems warn = KOPT_PROBLEMS_INIT;
 		kopt_kb_prose_warnings(&kb, &warn);
+		kopt_kb_sync_warnings(&kb, &warn);
 		for (i = 0; i < warn.nr; i++)
 			kopt_warning("%s:%d: %s", warn.v[i].file,
 				     warn.v[i].line, warn.v[i].what);
@@ -322,6 +330,37 @@ static void list_text(const struct kopt_kb *kb)
 	}
 }
 
+static int learn_sync(int argc, const char **argv, struct kopt_ctx *ctx)
+{
+	int dry_run = 0, words = 0, n;
+	struct kopt_option options[] = {
+		OPT_BOOL('n', "dry-run", &dry_run,
+			 "say which rows would change; write nothing"),
+		OPT_BOOL(0, "words", &words,
+			 "also rewrite cells whose words differ from the "
+			 "file's"),
+		OPT_END()
+	};
+	struct kopt_kb kb = KOPT_KB_INIT;
+	struct kopt_buf report = KOPT_BUF_INIT;
+
+	argc = kopt_parse_options(argc, argv, options, sync_usage, 0);
+	load_kb_or_die(&kb, ctx, NULL);
+	n = kopt_learn_sync(&kb, ctx->top, argv, (size_t)argc, dry_run,
+			    words, &report);
+	kopt_kb_release(&kb);
+	if (n < 0)
+		exit(128);
+	fputs(report.buf, stdout);
+	if (!n)
+		printf("every row agrees with its detail file; nothing to do\n");
+	else if (dry_run)
+		printf("%d row%s would change; run without -n to write\n", n,
+		       n == 1 ? "" : "s");
+	kopt_buf_release(&report);
+	return 0;
+}
+
 static int learn_list(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	int json = 0;
@@ -355,9 +394,11 @@ int cmd_learn(int argc, const char **argv, struct kopt_ctx *ctx)
 				  KOPT_PARSE_STOP_AT_NON_OPTION);
 	if (argc < 1)
 		kopt_usage_error(learn_usage, options, "which action: new, "
-				 "lint or list?");
+				 "sync, lint or list?");
 	if (!strcmp(argv[0], "new"))
 		return learn_new(argc, argv, ctx);
+	if (!strcmp(argv[0], "sync"))
+		return learn_sync(argc, argv, ctx);
 	if (!strcmp(argv[0], "lint"))
 		return learn_lint(argc, argv, ctx);
 	if (!strcmp(argv[0], "list"))

@@ -32,6 +32,8 @@ struct kopt_option {
 
 #define OPT_END() { KOPT_OPTION_END, 0, NULL, NULL, NULL, NULL }
 #define OPT_BOOL(s, l, v, h) { KOPT_OPTION_BOOL, (s), (l), (v), NULL, (h) }
+/* -q, --quiet: no progress line (the steps that show one) */
+#define OPT__QUIET(v) OPT_BOOL('q', "quiet", (v), "no progress line")
 #define OPT_STRING(s, l, v, a, h) { KOPT_OPTION_STRING, (s), (l), (v), (a), (h) }
 #define OPT_INT(s, l, v, a, h) { KOPT_OPTION_INT, (s), (l), (v), (a), (h) }
 #define OPT_OPTSTRING(l, v, a, h) \

@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "builtin.h"
+#include "term-progress.h"
 #include "profile-step.h"
 #include "capture.h"
 #include "device.h"
@@ -43,7 +44,7 @@ static const char *const profile_usage[] = {
 	"b=<b>,s=<s>,t=<t>]...\n"
 	"                        [--replay <capture>]... [--force] "
 	"[--save-captures <dir>] [--json]\n"
-	"                        [--no-devlog] [--verbose]",
+	"                        [--no-devlog] [--verbose] [-q]",
 	NULL
 };
 
@@ -52,7 +53,7 @@ static const char *const verify_usage[] = {
 	"b=<b>,s=<s>,t=<t>]...\n"
 	"                       [--replay <capture>]... [--force] "
 	"[--save-captures <dir>] [--commit] [--json]\n"
-	"                       [--no-devlog] [--verbose]",
+	"                       [--no-devlog] [--verbose] [-q]",
 	NULL
 };
 
@@ -451,7 +452,7 @@ struct profile_job {
 	int verify;
 	/* options */
 	struct kopt_strvec trials, configs, replays;
-	int json, no_devlog, verbose, commit, force;
+	int json, no_devlog, verbose, commit, force, quiet;
 	const char *save_dir;
 	/* what to measure */
 	const struct kopt_config *cfg;
@@ -505,6 +506,7 @@ static void parse_args(struct profile_job *j, int argc, const char **argv,
 			 "do not write the devlog performance blocks"),
 		OPT_BOOL('v', "verbose", &j->verbose,
 			 "show the benchmark's output"),
+		OPT__QUIET(&j->quiet),
 		/* verify's alone: the last before the end, dropped below */
 		OPT_BOOL(0, "commit", &j->commit,
 			 "commit the results with the verdict's trailers "
@@ -519,6 +521,8 @@ static void parse_args(struct profile_job *j, int argc, const char **argv,
 		options[KOPT_ARRAY_SIZE(options) - 2] = end;
 	}
 	argc = kopt_parse_options(argc, argv, options, usage, 0);
+	if (j->quiet)
+		kopt_progress_terminal(0);
 	if (argc != 2)
 		kopt_usage_error(usage, options,
 				 argc < 2 ? "which kernel and version?" :

@@ -260,8 +260,7 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	}
 	if (!r->version) {
 		r->step = "none";
-		kopt_buf_addf(&r->next, "commit the base version v0 under '%s'",
-			      k->source);
+		kopt_layout_start_advice(&r->next, k);
 		kopt_analysis_release(&a);
 		return;
 	}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "term-progress.h"
 #include "executor.h"
 #include "paths.h"
 #include "version.h"
@@ -22,7 +23,7 @@
 static const char *const tune_usage[] = {
 	"git kopt tune <kernel> <version> [--trial <name>]... "
 	"[--strategy exhaustive|random|coarse-to-fine] [--budget <time>] "
-	"[--max-evals <n>] [--seed <n>] [--resume] [--force]",
+	"[--max-evals <n>] [--seed <n>] [--resume] [--force] [-q]",
 	NULL
 };
 
@@ -120,6 +121,7 @@ int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	const char *strategy = "coarse-to-fine", *budget = NULL;
 	int max_evals = 0, seed = 1, resume = 0, force = 0, ret, status = 0;
+	int quiet = 0;
 	struct kopt_strvec trials = KOPT_STRVEC_INIT;
 	const struct kopt_option options[] = {
 		OPT_STRING_LIST(0, "trial", &trials, "name",
@@ -136,6 +138,7 @@ int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
 			 "continue an interrupted run from the tuning cache"),
 		OPT_BOOL(0, "force", &force,
 			 "run even when the plan cannot fit the budget"),
+		OPT__QUIET(&quiet),
 		OPT_END()
 	};
 	struct kopt_tuner_opts o;
@@ -149,6 +152,8 @@ int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
 	int devlog = 0;
 
 	argc = kopt_parse_options(argc, argv, options, tune_usage, 0);
+	if (quiet)
+		kopt_progress_terminal(0);
 	if (argc != 2)
 		kopt_usage_error(tune_usage, options, argc > 2 ?
 				 "too many arguments" : "which kernel and "

@@ -1,6 +1,7 @@
 #include "catalog.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -639,4 +640,431 @@ int kopt_catalog_row_same(const struct kopt_catalog_row *a,
 		    (a->cell[i] && strcmp(a->cell[i], b->cell[i])))
 			return 0;
 	return 1;
+}
+
+/*
+ * Where the cells of a table row's line lie: [start[j], end[j]) for the
+ * j-th cell, between unescaped pipes.  Returns the number of cells.
+ */
+static int split_row(const char *line, size_t len, size_t *start,
+		     size_t *end, int max)
+{
+	size_t i = 0, from;
+	int n = 0;
+
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	if (i < len && line[i] == '|')
+		i++;
+	from = i;
+	for (; i <= len; i++) {
+		size_t bs = 0;
+		if (i < len && line[i] != '|')
+			continue;
+		while (i < len && bs < i && line[i - 1 - bs] == '\\')
+			bs++;
+		if (i < len && bs % 2)
+			continue;
+		if (i == len) {
+			/* text after the last pipe is a cell only when not blank */
+			size_t k;
+			for (k = from; k < len && isspace((unsigned char)line[k]);
+			     k++)
+				;
+			if (k == len)
+				break;
+		}
+		if (n < max) {
+			start[n] = from;
+			end[n] = i;
+		}
+		n++;
+		from = i + 1;
+	}
+	return n < max ? n : max;
+}
+
+/* The value `cells` sets for the table's column j, or NULL. */
+static const char *column_value(const struct kopt_catalog_table *t,
+				char *const cells[KOPT_COL_NR], int j)
+{
+	int k;
+
+	for (k = 0; k < KOPT_COL_NR; k++)
+		if (t->col[k] == j && cells[k])
+			return cells[k];
+	return NULL;
+}
+
+static const struct kopt_catalog_table *
+table_of(const struct kopt_catalog *c, const struct kopt_catalog_row *row)
+{
+	size_t i;
+
+	for (i = 0; i < c->tables_nr; i++)
+		if (c->tables[i].kind == row->kind &&
+		    c->tables[i].header_line < row->line &&
+		    row->line <= c->tables[i].end_line)
+			return &c->tables[i];
+	return NULL;
+}
+
+int kopt_catalog_set_cells(struct kopt_buf *out, const struct kopt_catalog *c,
+			   const struct kopt_catalog_row *row,
+			   char *const cells[KOPT_COL_NR])
+{
+	const struct kopt_catalog_table *t = table_of(c, row);
+	const char *text = c->text.buf;
+	size_t a, b, start[256], end[256];
+	struct kopt_buf line = KOPT_BUF_INIT;
+	struct kopt_catalog after = KOPT_CATALOG_INIT;
+	struct kopt_problems ignored = KOPT_PROBLEMS_INIT;
+	const struct kopt_catalog_row *now;
+	int n, j, k, last = -1, ret = 0;
+
+	kopt_buf_reset(out);
+	if (!t)
+		return kopt_error_at(c->path, row->line, "not a row of a "
+				     "table of the catalog");
+	a = kopt_md_line_start(text, c->text.len, row->line);
+	b = kopt_md_line_end(text, c->text.len, row->line);
+	while (b > a && (text[b - 1] == '\n' || text[b - 1] == '\r'))
+		b--;
+	n = split_row(text + a, b - a, start, end, 256);
+
+	/* the line again, cell by cell, the set ones rewritten */
+	kopt_buf_add(&line, text + a, n ? start[0] : b - a);
+	for (j = 0; j < n; j++) {
+		const char *with = column_value(t, cells, j);
+		if (j)
+			kopt_buf_addch(&line, '|');
+		if (with) {
+			struct kopt_buf cell = KOPT_BUF_INIT;
+			add_cell(&cell, with);
+			/* add_cell ends with " |": the pipe comes from the text */
+			kopt_buf_add(&line, cell.buf, cell.len - 1);
+			kopt_buf_release(&cell);
+		} else {
+			kopt_buf_add(&line, text + a + start[j],
+				     end[j] - start[j]);
+		}
+	}
+	if (n)
+		kopt_buf_add(&line, text + a + end[n - 1], b - a - end[n - 1]);
+	/* a row shorter than its header: cells up to the last one set */
+	for (k = n; k < t->ncols && k < 256; k++)
+		if (column_value(t, cells, k))
+			last = k;
+	for (k = n; k <= last; k++) {
+		kopt_buf_rtrim(&line);
+		if (!line.len || line.buf[line.len - 1] != '|')
+			kopt_buf_addstr(&line, " |");
+		add_cell(&line, column_value(t, cells, k) ?
+			 column_value(t, cells, k) : "");
+	}
+
+	kopt_buf_add(out, text, a);
+	kopt_buf_addbuf(out, &line);
+	kopt_buf_add(out, text + b, c->text.len - b);
+
+	/* the same row, at the same line, with the same other cells */
+	kopt_catalog_parse(&after, c->path, out->buf, out->len, &ignored);
+	now = row->cell[KOPT_COL_ID] ?
+	      kopt_catalog_find(&after, row->cell[KOPT_COL_ID]) : NULL;
+	if (!now || now->line != row->line || now->kind != row->kind)
+		ret = -1;
+	for (k = 0; !ret && k < KOPT_COL_NR; k++)
+		if (!cells[k] && (!row->cell[k] != !now->cell[k] ||
+				  (row->cell[k] &&
+				   strcmp(row->cell[k], now->cell[k]))))
+			ret = -1;
+	if (ret) {
+		kopt_buf_reset(out);
+		ret = kopt_error_at(c->path, row->line, "%s: the row would not "
+				    "read back with its new cells; edit it by "
+				    "hand", row->cell[KOPT_COL_ID] ?
+				    row->cell[KOPT_COL_ID] : "row");
+	}
+	kopt_catalog_release(&after);
+	kopt_problems_clear(&ignored);
+	kopt_buf_release(&line);
+	return ret;
+}
+
+/*
+ * A quantity of an evidence cell: its value and whether it is a time
+ * (ns, us, μs, ms, s: scaled to us) or a rate (anything per second,
+ * FLOP/s): 1 time, 2 rate, 0 neither or no number.
+ */
+static int quantity(const char *s, double *v)
+{
+	const char *p = s;
+	char *end;
+	double d;
+
+	if (!s)
+		return 0;
+	while (*p && !isdigit((unsigned char)*p) && *p != '.')
+		p++;
+	errno = 0;
+	d = strtod(p, &end);
+	if (end == p || errno || !isfinite(d) || d <= 0)
+		return 0;
+	for (p = end; *p == ' ' || *p == ','; p++)
+		;
+	*v = d;
+	if (strstr(p, "/s") || strcasestr(p, "flops"))
+		return 2;
+	if (!strncmp(p, "us", 2) || !strncmp(p, "\xce\xbcs", 3) ||
+	    !strncmp(p, "\xc2\xb5s", 3))
+		return 1;
+	if (!strncmp(p, "ms", 2)) {
+		*v = d * 1e3;
+		return 1;
+	}
+	if (!strncmp(p, "ns", 2)) {
+		*v = d / 1e3;
+		return 1;
+	}
+	if (*p == 's' && !isalpha((unsigned char)p[1])) {
+		*v = d * 1e6;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The gain an evidence row shows, in percent (1.5x faster is 50): from
+ * Before and After when both are times or both rates, else from the
+ * Change cell ("-12.3% duration", "1.8x", "+25% throughput",
+ * "12% faster").  -1 when it says none of these.
+ */
+static int evidence_gain(const struct kopt_detail_evidence *e, double *gain)
+{
+	double b, a, v;
+	int kb = quantity(e->before, &b), ka = quantity(e->after, &a);
+	const char *p, *c = e->change;
+	char *end;
+	int neg = 0;
+
+	if (kb && kb == ka) {
+		*gain = kb == 1 ? (b / a - 1) * 100 : (a / b - 1) * 100;
+		return 0;
+	}
+	if (!c)
+		return -1;
+	for (p = c; *p && !isdigit((unsigned char)*p) && *p != '.'; p++)
+		if (*p == '-' || !strncmp(p, "\xe2\x88\x92", 3))
+			neg = 1;
+	errno = 0;
+	v = strtod(p, &end);
+	if (end == p || errno || !isfinite(v))
+		return -1;
+	while (*end == ' ')
+		end++;
+	if (*end == 'x' || !strncmp(end, "\xc3\x97", 2)) {
+		if (v <= 0)
+			return -1;
+		*gain = (v - 1) * 100;
+		return 0;
+	}
+	if (*end != '%')
+		return -1;
+	if (neg)
+		v = -v;
+	if (strcasestr(end, "slower"))
+		v = -fabs(v);
+	if (strcasestr(end, "duration") || strcasestr(end, "time") ||
+	    strcasestr(end, "latency")) {
+		if (v <= -100)
+			return -1;
+		*gain = (100 / (100 + v) - 1) * 100;
+		return 0;
+	}
+	if (strcasestr(end, "faster") || strcasestr(end, "speed") ||
+	    strcasestr(end, "throughput") || strcasestr(end, "slower")) {
+		*gain = v;
+		return 0;
+	}
+	return -1;
+}
+
+/* "~12%", "8-15%", "~1.8x", "1.5-2.2x", from the gains measured. */
+static char *impact_of(const struct kopt_detail *d)
+{
+	double lo = 0, hi = 0, g;
+	size_t i, n = 0;
+
+	for (i = 0; i < d->evidence_nr; i++) {
+		if (evidence_gain(&d->evidence[i], &g))
+			continue;
+		if (!n || g < lo)
+			lo = g;
+		if (!n || g > hi)
+			hi = g;
+		n++;
+	}
+	if (!n || hi <= 0)
+		return NULL;
+	if (lo < 0)
+		lo = 0;
+	if (hi >= 100) {
+		if (lo < 100 && (lo + 100) / 100 < 1.05)
+			lo = 5;
+		if (fabs(hi - lo) < 5)
+			return kopt_xstrfmt("~%.1fx", 1 + hi / 100);
+		return kopt_xstrfmt("%.1f-%.1fx", 1 + lo / 100, 1 + hi / 100);
+	}
+	if (hi - lo < 1 || n == 1)
+		return kopt_xstrfmt("~%.0f%%", hi);
+	return kopt_xstrfmt("%.0f-%.0f%%", lo, hi);
+}
+
+/* The first sentence of a paragraph. */
+static char *first_sentence(const char *s)
+{
+	const char *p;
+
+	for (p = s; *p; p++)
+		if ((*p == '.' || *p == ';') &&
+		    (!p[1] || isspace((unsigned char)p[1])))
+			return kopt_strndup(s, (size_t)(p - s));
+	return kopt_strdup(s);
+}
+
+/* The Source type line without its label. */
+static char *source_of(const char *line)
+{
+	struct kopt_buf b = KOPT_BUF_INIT;
+	const char *p;
+
+	for (p = line; *p; p++)
+		if (*p != '*' && *p != '_')
+			kopt_buf_addch(&b, *p);
+	kopt_buf_trim(&b);
+	if (!strncasecmp(b.buf, "source type:", 12))
+		kopt_buf_splice(&b, 0, 12, "", 0);
+	kopt_buf_trim(&b);
+	return kopt_buf_detach(&b, NULL);
+}
+
+void kopt_catalog_cells_from_detail(char *cells[KOPT_COL_NR],
+				    const struct kopt_detail *d,
+				    enum kopt_kind kind)
+{
+	struct kopt_buf b = KOPT_BUF_INIT;
+	size_t i, plen;
+
+	for (i = 0; i < KOPT_COL_NR; i++)
+		cells[i] = NULL;
+	if (d->name && *d->name && kopt_knowledge_placeholder(d->name,
+							       &plen) < 0)
+		cells[KOPT_COL_NAME] = kopt_strdup(d->name);
+	if (kind == KOPT_KIND_ANTI_PATTERN) {
+		if (d->mechanism)
+			cells[KOPT_COL_FAILURE] = first_sentence(d->mechanism);
+		if (d->source)
+			cells[KOPT_COL_SOURCE] = source_of(d->source);
+		return;
+	}
+	/* the triggers as expressions, else the contexts as prose */
+	for (i = 0; i < d->triggers_nr; i++)
+		kopt_buf_addf(&b, "%s`%s`", i ? " and " : "",
+			      d->triggers[i].text);
+	for (i = 0; !d->triggers_nr && i < d->contexts.nr; i++)
+		kopt_buf_addf(&b, "%s%s", i ? "; " : "", d->contexts.v[i]);
+	if (b.len)
+		cells[KOPT_COL_TRIGGER] = kopt_buf_detach(&b, NULL);
+	cells[KOPT_COL_IMPACT] = impact_of(d);
+	kopt_buf_reset(&b);
+	for (i = 0; i < d->pitfalls.nr; i++)
+		kopt_buf_addf(&b, "%s%s", i ? "; " : "", d->pitfalls.v[i]);
+	if (b.len)
+		cells[KOPT_COL_PITFALLS] = kopt_buf_detach(&b, NULL);
+	kopt_buf_release(&b);
+	/* a context or trigger still as the template wrote it says nothing */
+	for (i = 0; i < KOPT_COL_NR; i++)
+		if (cells[i] &&
+		    kopt_knowledge_placeholder(cells[i], &plen) >= 0) {
+			free(cells[i]);
+			cells[i] = NULL;
+		}
+}
+
+/* Lower case, no markup, one space between words, no final stop. */
+static void normalized(struct kopt_buf *out, const char *s)
+{
+	kopt_buf_reset(out);
+	for (; s && *s; s++) {
+		if (*s == '`' || *s == '*' || *s == '_' || *s == '\\')
+			continue;
+		if (isspace((unsigned char)*s)) {
+			if (out->len && out->buf[out->len - 1] != ' ')
+				kopt_buf_addch(out, ' ');
+			continue;
+		}
+		kopt_buf_addch(out, (char)tolower((unsigned char)*s));
+	}
+	kopt_buf_rtrim(out);
+	while (out->len && out->buf[out->len - 1] == '.')
+		kopt_buf_setlen(out, out->len - 1);
+}
+
+static int same_conjuncts(const struct kopt_trigger *a, size_t an,
+			  const struct kopt_trigger *b, size_t bn)
+{
+	struct kopt_strvec x = KOPT_STRVEC_INIT, y = KOPT_STRVEC_INIT;
+	size_t i;
+	int same = 1;
+
+	for (i = 0; i < an; i++)
+		kopt_trigger_conjuncts(&a[i], &x);
+	for (i = 0; i < bn; i++)
+		kopt_trigger_conjuncts(&b[i], &y);
+	for (i = 0; same && i < x.nr; i++)
+		same = kopt_strvec_has(&y, x.v[i]);
+	for (i = 0; same && i < y.nr; i++)
+		same = kopt_strvec_has(&x, y.v[i]);
+	kopt_strvec_clear(&x);
+	kopt_strvec_clear(&y);
+	return same;
+}
+
+int kopt_catalog_cell_agrees(const struct kopt_catalog_row *r, int col,
+			     const struct kopt_detail *d, const char *derived,
+			     int words)
+{
+	struct kopt_buf a = KOPT_BUF_INIT, b = KOPT_BUF_INIT;
+	const char *have = r->cell[col];
+	double x, y;
+	size_t plen;
+	int agree;
+
+	if (!derived || !have)
+		return 1;
+	if (!*have || kopt_knowledge_placeholder(have, &plen) >= 0)
+		return 0;
+	/* prose in the row is the author's reading of prose in the file */
+	if (col == KOPT_COL_TRIGGER && !d->triggers_nr)
+		return 1;
+	if (col == KOPT_COL_TRIGGER)
+		return r->triggers_nr &&
+		       same_conjuncts(r->triggers, r->triggers_nr,
+				      d->triggers, d->triggers_nr);
+	/* a summary in the author's words says what the file says */
+	if (!words)
+		return 1;
+	if (col == KOPT_COL_IMPACT) {
+		/* an estimate agrees with what was measured within 2x */
+		if (kopt_impact_parse(have, &x) || kopt_impact_parse(derived, &y))
+			return 0;
+		return fabs(x - y) < 5 || (x > 0 && y > 0 && x / y <= 2 &&
+					   y / x <= 2);
+	}
+	normalized(&a, have);
+	normalized(&b, derived);
+	agree = !strcmp(a.buf, b.buf);
+	kopt_buf_release(&a);
+	kopt_buf_release(&b);
+	return agree;
 }

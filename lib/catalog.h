@@ -125,6 +125,51 @@ int kopt_catalog_append(struct kopt_buf *out, const struct kopt_catalog *c,
 			const struct kopt_catalog_row *row);
 
 /*
+ * The catalog's text with the cells of `row` (one of c's rows) that
+ * `cells` sets (non-NULL, Markdown) rewritten; every other byte, the
+ * other cells of the row included, stays as it was.  KOPT_EINVALID
+ * (printed), `out` empty, when the row would not read back so.
+ */
+int kopt_catalog_set_cells(struct kopt_buf *out, const struct kopt_catalog *c,
+			   const struct kopt_catalog_row *row,
+			   char *const cells[KOPT_COL_NR]);
+
+/*
+ * What a row of an entry says, as its detail file says it: the one rule
+ * that `learn sync`, `learn new` and lint share.  Each cell is Markdown
+ * (owned by the caller), NULL where the file says nothing usable
+ * (missing, or a template placeholder):
+ *   name      the H1
+ *   trigger   the When to Apply triggers, each in backticks, joined by
+ *             "and"; with none, its contexts joined by "; " (prose)
+ *   impact    the gains of the Performance Evidence rows: "~12%",
+ *             "8-15%", "1.5-2.2x" (from Before/After times or rates,
+ *             else the Change cell)
+ *   pitfalls  the Pitfalls bullets joined by "; "
+ *   failure   (anti-patterns) the first sentence of Mechanism
+ *   source    (anti-patterns) the Source type line
+ * The ID and Detail File cells are never set.
+ */
+void kopt_catalog_cells_from_detail(char *cells[KOPT_COL_NR],
+				    const struct kopt_detail *d,
+				    enum kopt_kind kind);
+
+/*
+ * Whether column `col` of row `r` says what `derived` (its cell from
+ * kopt_catalog_cells_from_detail() for the row's detail file `d`) says:
+ * 1 when there is nothing to compare (derived NULL, no such column);
+ * 0 when the cell is empty or a placeholder.  Triggers agree when both
+ * name the same conditions, in any order or spelling (a file with prose
+ * only agrees with any prose the row holds).  Any other text is the
+ * author's summary and agrees, unless `words`: then an Est. Impact
+ * agrees within 2x (or 5 points) of the measured gain, and other cells
+ * when their words are the same, case, markup and spacing aside.
+ */
+int kopt_catalog_cell_agrees(const struct kopt_catalog_row *r, int col,
+			     const struct kopt_detail *d, const char *derived,
+			     int words);
+
+/*
  * An Est. Impact cell as a percentage gain: "20-40%" is 30, "~15%" 15,
  * "1.5x" 50, "up to 2x" 100, "high" 30, "medium" 15, "low" 5.
  * KOPT_EINVALID when the text says none of these.

@@ -910,6 +910,23 @@ static int check_template(const struct source *src, int line, const char *key,
 	return 0;
 }
 
+/* Both command templates; `used` marks the tuning parameters named. */
+static int check_templates(const struct source *src,
+			   const struct kopt_kernel *k, unsigned char *used)
+{
+	int ret = 0;
+
+	if (k->build)
+		ret = check_template(src, find_line(src, "kernel", k->name,
+						    "build", 0),
+				     "build", k->build, k, used);
+	if (!ret && k->run)
+		ret = check_template(src, find_line(src, "kernel", k->name,
+						    "run", 0),
+				     "run", k->run, k, used);
+	return ret;
+}
+
 static int validate_tuning(const struct kopt_config *cfg,
 			   const struct source *src, struct kopt_kernel *k)
 {
@@ -922,7 +939,10 @@ static int validate_tuning(const struct kopt_config *cfg,
 
 	k->tune_default_id = NULL;
 	if (!k->tune_nr) {
+		unsigned char none = 0;
 		free(dtext);
+		if (check_templates(src, k, &none))
+			return KOPT_EINVALID;
 		if (dtext || k->restricts_nr || k->tune_time)
 			return bad(src, dtext ? dline : k->restricts_nr ?
 				   k->restricts[0].line : k->line,
@@ -932,14 +952,7 @@ static int validate_tuning(const struct kopt_config *cfg,
 		return 0;
 	}
 	used = kopt_calloc(k->tune_nr, 1);
-	if (k->build)
-		ret = check_template(src, find_line(src, "kernel", k->name,
-						    "build", 0),
-				     "build", k->build, k, used);
-	if (!ret && k->run)
-		ret = check_template(src, find_line(src, "kernel", k->name,
-						    "run", 0),
-				     "run", k->run, k, used);
+	ret = check_templates(src, k, used);
 	for (i = 0; !ret && i < k->tune_nr; i++)
 		if (!used[i])
 			ret = bad(src, k->tune[i].line, "tuning parameter '%s' "

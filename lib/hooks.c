@@ -47,6 +47,7 @@ struct row {
 	char *id;
 	char *target;           /* as written */
 	char *detail;           /* resolved, or NULL when it names nothing */
+	char *wanted;           /* resolved from the catalog, there or not */
 };
 
 struct loaded {
@@ -339,6 +340,7 @@ static void parse_catalog(struct ctx *c, const char *path, const char *text,
 		row->id = kopt_strdup(r->cell[KOPT_COL_ID] ?
 				      r->cell[KOPT_COL_ID] : "");
 		row->target = kopt_strdup(r->detail ? r->detail : "");
+		row->wanted = detail ? kopt_strdup(detail) : NULL;
 		/* a link read from the catalog's folder, or from the top */
 		if (detail && snap_has(c, detail)) {
 			row->detail = detail;
@@ -622,7 +624,9 @@ static void check_detail(struct ctx *c, const char *path, const char *text,
 		else
 			v = add(c, "knowledge", "%s: %s", problems.v[i].file,
 				problems.v[i].what);
-		kopt_strvec_push(&v->fix, "git kopt learn lint");
+		v->hint = kopt_xstrfmt("edit %s where it says ('git kopt "
+				       "learn lint' lists every problem)",
+				       problems.v[i].file);
 	}
 	kopt_problems_clear(&problems);
 	kopt_detail_release(&d);
@@ -651,6 +655,30 @@ static int is_catalog(const struct ctx *c, const char *path)
 	return kopt_strvec_has(&c->catalogs, path);
 }
 
+/*
+ * `git kopt learn new <kind> <name> [--language <l>]` for a detail file
+ * at `path` as the fix of `v`; 0 when the path is no detail file's.
+ */
+static int learn_new_fix(const struct ctx *c, struct kopt_violation *v,
+			 const char *path)
+{
+	enum kopt_kind kind;
+	char *language = NULL, *name = NULL;
+	struct kopt_buf why = KOPT_BUF_INIT;
+	int ok = !kopt_knowledge_locate(c->kroot, path, &kind, &language,
+					&name, &why);
+
+	if (ok)
+		kopt_strvec_pushf(&v->fix, "git kopt learn new %s %s%s%s",
+				  kopt_kind_name(kind), name,
+				  language ? " --language " : "",
+				  language ? language : "");
+	free(language);
+	free(name);
+	kopt_buf_release(&why);
+	return ok;
+}
+
 static void rule_catalog(struct ctx *c)
 {
 	size_t i;
@@ -670,10 +698,12 @@ static void rule_catalog(struct ctx *c)
 			v = add(c, "catalog", "%s has no row in the %s index of "
 				"the catalog", path, k == KIND_ANTI_PATTERN ?
 				"anti-pattern" : "optimization");
-			kopt_strvec_pushf(&v->fix, "git kopt learn lint");
-			v->hint = kopt_xstrfmt("add its row to '%s' (the Detail "
-					       "File column links to it)",
-					       c->catalogs.nr ? c->catalogs.v[0] :
+			learn_new_fix(c, v, path);
+			v->hint = kopt_xstrfmt("it writes the row from the file; "
+					       "or add the row to '%s' by hand "
+					       "(the Detail File column links "
+					       "to it)", c->catalogs.nr ?
+					       c->catalogs.v[0] :
 					       KOPT_DEFAULT_CATALOG);
 		}
 	}
@@ -693,7 +723,15 @@ static void rule_catalog(struct ctx *c)
 		if (k == c->changes_nr)
 			continue;
 		v = add(c, "catalog", "%s", p);
-		kopt_strvec_push(&v->fix, "git kopt learn lint");
+		if (strstr(p, "template placeholder")) {
+			kopt_strvec_push(&v->fix, "git kopt learn sync");
+			v->hint = kopt_strdup("it fills the row from its detail "
+					      "file once that is written; or "
+					      "edit the row at that line");
+		} else {
+			v->hint = kopt_strdup("edit the catalog at that line as "
+					      "it says");
+		}
 	}
 	for (i = 0; i < c->rows_nr; i++) {
 		const struct row *r = &c->rows[i];
@@ -702,7 +740,14 @@ static void rule_catalog(struct ctx *c)
 			continue;
 		v = add(c, "catalog", "%s:%d: row '%s' links to '%s', which "
 			"is not there", r->catalog, r->line, r->id, r->target);
-		kopt_strvec_pushf(&v->fix, "git kopt learn lint");
+		if (r->wanted && learn_new_fix(c, v, r->wanted))
+			v->hint = kopt_xstrfmt("it creates the file from the "
+					       "template; or correct the row's "
+					       "Detail File at %s:%d",
+					       r->catalog, r->line);
+		else
+			v->hint = kopt_xstrfmt("correct the row's Detail File "
+					       "at %s:%d", r->catalog, r->line);
 	}
 }
 
@@ -1225,6 +1270,7 @@ done:
 		free(c.rows[i].catalog);
 		free(c.rows[i].id);
 		free(c.rows[i].target);
+		free(c.rows[i].wanted);
 		free(c.rows[i].detail);
 	}
 	free(c.rows);
@@ -1408,6 +1454,8 @@ void kopt_gate_format_commit(struct kopt_buf *out, const git_commit *commit,
 		kopt_buf_addf(out, "%s %s %s", id, v->rule, v->what);
 		if (v->fix.nr)
 			kopt_buf_addf(out, "; fix: %s", v->fix.v[0]);
+		else if (v->hint)
+			kopt_buf_addf(out, "; %s", v->hint);
 		kopt_buf_addch(out, '\n');
 	}
 	if (g->skip_reason)

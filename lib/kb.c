@@ -797,3 +797,41 @@ void kopt_kb_entry_prose(struct kopt_buf *out, const struct kopt_kb_entry *e)
 		kopt_buf_addf(out, "%s%s", i ? "; " : "",
 			      e->detail->contexts.v[i]);
 }
+
+void kopt_kb_sync_warnings(const struct kopt_kb *kb, struct kopt_problems *out)
+{
+	static const char *const names[KOPT_COL_NR] = {
+		"ID", "name", "Trigger Conditions", "Est. Impact", "Pitfalls",
+		"Failure Mode", "Source", "Detail File",
+	};
+	size_t i;
+	int c;
+
+	for (i = 0; i < kb->entries_nr; i++) {
+		const struct kopt_kb_entry *e = &kb->entries[i];
+		struct kopt_buf cols = KOPT_BUF_INIT, id = KOPT_BUF_INIT;
+		char *cells[KOPT_COL_NR];
+
+		if (!e->row || !e->detail || !e->catalog)
+			continue;
+		kopt_catalog_cells_from_detail(cells, e->detail, e->kind);
+		for (c = 0; c < KOPT_COL_NR; c++) {
+			if (cells[c] && !kopt_catalog_cell_agrees(e->row, c,
+						e->detail, cells[c], 0))
+				kopt_buf_addf(&cols, "%s%s", cols.len ?
+					      ", " : "", names[c]);
+			free(cells[c]);
+		}
+		kopt_kb_entry_id(&id, e);
+		if (cols.len)
+			kopt_problems_add(out, e->catalog->path, e->row->line,
+					  "%s: %s disagree%s with '%s'; 'git "
+					  "kopt learn sync %s' copies the "
+					  "file's", e->row->cell[KOPT_COL_ID],
+					  cols.buf, strchr(cols.buf, ',') ?
+					  "" : "s", e->path, id.buf);
+		kopt_buf_release(&cols);
+		kopt_buf_release(&id);
+	}
+	kopt_problems_sort(out);
+}

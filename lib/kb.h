@@ -87,6 +87,13 @@ void kopt_kb_release(struct kopt_kb *kb);
 void kopt_kb_prose_warnings(const struct kopt_kb *kb,
 			    struct kopt_problems *out);
 /*
+ * Warnings, not problems: catalog rows whose cells disagree with their
+ * detail files (lib/catalog's kopt_catalog_cell_agrees: empty cells,
+ * placeholders, other triggers, an Est. Impact far from the evidence),
+ * each naming `git kopt learn sync <id>`, which rewrites them.
+ */
+void kopt_kb_sync_warnings(const struct kopt_kb *kb, struct kopt_problems *out);
+/*
  * The trigger of an entry as its catalog row writes it, for an entry
  * whose triggers are prose: the Trigger Conditions (or When to Apply)
  * column's text, else the detail file's When to Apply contexts joined

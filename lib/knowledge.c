@@ -15,7 +15,7 @@ static const char *const sections[] = {
 	"Performance Evidence", "Generalization", "Pitfalls", "Interactions",
 };
 #define NSECTIONS ((int)KOPT_ARRAY_SIZE(sections))
-enum { WHEN = 0, EVIDENCE = 4 };
+enum { WHEN = 0, MECHANISM = 1, EVIDENCE = 4, PITFALLS = 6 };
 
 /*
  * What the templates hold until someone fills them in (and what
@@ -351,6 +351,64 @@ static int is_evidence_table(cmark_node *table)
 	return ok && i == 4;
 }
 
+/* Plain text with no placeholder, or NULL. */
+static char *filled_text(cmark_node *n)
+{
+	struct kopt_buf t = KOPT_BUF_INIT;
+	size_t plen;
+
+	kopt_md_text(&t, n);
+	kopt_buf_trim(&t);
+	if (!t.len || kopt_knowledge_placeholder(t.buf, &plen) >= 0) {
+		kopt_buf_release(&t);
+		return NULL;
+	}
+	return kopt_buf_detach(&t, NULL);
+}
+
+static void keep_evidence(struct kopt_detail *d, cmark_node *row)
+{
+	struct kopt_detail_evidence *e;
+	cmark_node *cell = cmark_node_first_child(row);
+	char **at[4];
+	size_t i;
+
+	KOPT_ALLOC_GROW(d->evidence, d->evidence_nr + 1, d->evidence_alloc);
+	e = &d->evidence[d->evidence_nr++];
+	memset(e, 0, sizeof(*e));
+	at[0] = &e->config;
+	at[1] = &e->before;
+	at[2] = &e->after;
+	at[3] = &e->change;
+	for (i = 0; i < 4 && cell; i++, cell = cmark_node_next(cell))
+		*at[i] = filled_text(cell);
+}
+
+/* The first paragraph of Mechanism, the bullets of Pitfalls. */
+static void keep_prose(struct parse *ps, const struct section *sec)
+{
+	struct kopt_detail *d = ps->d;
+	cmark_node *n, *item;
+	char *t;
+
+	for (n = cmark_node_next(sec->heading); n; n = cmark_node_next(n)) {
+		if (kopt_md_heading_level(n) && kopt_md_heading_level(n) <= 2)
+			break;
+		if (sec->index == MECHANISM && !d->mechanism &&
+		    cmark_node_get_type(n) == CMARK_NODE_PARAGRAPH)
+			d->mechanism = filled_text(n);
+		if (sec->index != PITFALLS ||
+		    cmark_node_get_type(n) != CMARK_NODE_LIST)
+			continue;
+		for (item = cmark_node_first_child(n); item;
+		     item = cmark_node_next(item))
+			if ((t = filled_text(item))) {
+				kopt_strvec_push(&d->pitfalls, t);
+				free(t);
+			}
+	}
+}
+
 static void check_evidence(struct parse *ps, const struct section *sec)
 {
 	struct kopt_detail *d = ps->d;
@@ -413,8 +471,10 @@ static void check_evidence(struct parse *ps, const struct section *sec)
 		found_table = 1;
 		for (row = cmark_node_first_child(n); row;
 		     row = cmark_node_next(row))
-			if (kopt_md_is(row, "table_row"))
+			if (kopt_md_is(row, "table_row")) {
+				keep_evidence(d, row);
 				rows++;
+			}
 		break;
 	}
 	if (!found_table)
@@ -530,6 +590,7 @@ int kopt_detail_parse(struct kopt_detail *out, const char *path,
 
 	memset(out, 0, sizeof(*out));
 	kopt_strvec_init(&out->contexts);
+	kopt_strvec_init(&out->pitfalls);
 	out->path = kopt_strdup(path);
 	doc = kopt_md_parse(text, len);
 
@@ -593,6 +654,9 @@ int kopt_detail_parse(struct kopt_detail *out, const char *path,
 		}
 		if (secs[i].index == WHEN)
 			check_when(&ps, &secs[i]);
+		else if (secs[i].index == MECHANISM ||
+			 secs[i].index == PITFALLS)
+			keep_prose(&ps, &secs[i]);
 		else if (secs[i].index == EVIDENCE)
 			check_evidence(&ps, &secs[i]);
 	}
@@ -617,5 +681,14 @@ void kopt_detail_release(struct kopt_detail *d)
 	free(d->triggers);
 	free(d->source_type);
 	free(d->source);
+	for (i = 0; i < d->evidence_nr; i++) {
+		free(d->evidence[i].config);
+		free(d->evidence[i].before);
+		free(d->evidence[i].after);
+		free(d->evidence[i].change);
+	}
+	free(d->evidence);
+	free(d->mechanism);
+	kopt_strvec_clear(&d->pitfalls);
 	memset(d, 0, sizeof(*d));
 }

@@ -89,6 +89,17 @@ struct kopt_detail {
 	char *source_type;            /* "local experiment", ... or NULL */
 	char *source;                 /* the Source type line as written */
 	int evidence_rows;
+	/*
+	 * What a catalog row repeats (lib/catalog): the evidence table's
+	 * rows as plain text, the first paragraph of Mechanism, and the
+	 * Pitfalls bullets; placeholders are left out.
+	 */
+	struct kopt_detail_evidence {
+		char *config, *before, *after, *change;
+	} *evidence;
+	size_t evidence_nr, evidence_alloc;
+	char *mechanism;              /* NULL: none or a placeholder */
+	struct kopt_strvec pitfalls;
 };
 
 #define KOPT_DETAIL_INIT { 0 }

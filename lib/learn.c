@@ -270,6 +270,22 @@ static void fill_row(struct kopt_catalog_row *row,
 	}
 }
 
+/* What an existing detail file says, in place of the placeholders. */
+static void fill_from_detail(struct kopt_catalog_row *row,
+			     const struct kopt_detail *d)
+{
+	char *cells[KOPT_COL_NR];
+	int i;
+
+	kopt_catalog_cells_from_detail(cells, d, row->kind);
+	for (i = 0; i < KOPT_COL_NR; i++) {
+		if (!cells[i])
+			continue;
+		free(row->cell[i]);
+		row->cell[i] = cells[i];
+	}
+}
+
 static void release_row(struct kopt_catalog_row *row)
 {
 	int i;
@@ -359,6 +375,8 @@ int kopt_learn_new(const struct kopt_kb *kb, const char *top,
 				   cattext.len, &ignored);
 		fill_row(&row, req, kopt_catalog_next_id(&cat, req->kind),
 			 title_for_row, rel);
+		if (!need_file && have && have->detail)
+			fill_from_detail(&row, have->detail);
 		if ((ret = kopt_catalog_append(&newcat, &cat, &row)) ||
 		    (ret = kopt_lock_write(&clock, newcat.buf, newcat.len)))
 			goto done;
@@ -398,4 +416,148 @@ done:
 	free(dpath);
 	free(cpath);
 	return ret;
+}
+
+/* Whether `e` is one of those named (ID, language/ID or detail path). */
+static int selected(const struct kopt_kb_entry *e, const char *const *only,
+		    size_t only_nr, char *used)
+{
+	struct kopt_buf id = KOPT_BUF_INIT;
+	size_t i;
+	int hit = !only_nr;
+
+	kopt_kb_entry_id(&id, e);
+	for (i = 0; i < only_nr; i++)
+		if (!strcmp(only[i], id.buf) ||
+		    (!e->language && e->row &&
+		     !strcmp(only[i], e->row->cell[KOPT_COL_ID])) ||
+		    (e->path && !strcmp(only[i], e->path))) {
+			used[i] = 1;
+			hit = 1;
+		}
+	kopt_buf_release(&id);
+	return hit;
+}
+
+static const char *col_name(enum kopt_kind kind, int col)
+{
+	static const char *const names[KOPT_COL_NR] = {
+		"ID", "Optimization", "Trigger Conditions", "Est. Impact",
+		"Pitfalls", "Failure Mode", "Source", "Detail File",
+	};
+	return col == KOPT_COL_NAME && kind == KOPT_KIND_ANTI_PATTERN ?
+	       "Anti-Pattern" : names[col];
+}
+
+/* One catalog: its rows of the selected entries, rewritten under its lock. */
+static int sync_catalog(const struct kopt_kb *kb, const char *top,
+			const struct kopt_kb_catalog *kc,
+			const char *const *only, size_t only_nr, char *used,
+			int dry_run, int words, struct kopt_buf *report,
+			int *changed)
+{
+	struct kopt_lock lock = KOPT_LOCK_INIT;
+	struct kopt_buf text = KOPT_BUF_INIT, next = KOPT_BUF_INIT;
+	struct kopt_problems ignored = KOPT_PROBLEMS_INIT;
+	struct kopt_catalog cat = KOPT_CATALOG_INIT;
+	char *path = kopt_xstrfmt("%s%s", top, kc->path);
+	size_t i;
+	int ret = 0, rows = 0, c;
+
+	if (!dry_run &&
+	    (ret = kopt_lock_acquire_timeout(&lock, path,
+					     KOPT_LEARN_LOCK_WAIT_MS)))
+		goto done;
+	/* read under the lock: what another writer added stays */
+	if (kopt_buf_read_file(&text, path)) {
+		ret = kopt_error("cannot read '%s': %s", kc->path,
+				 strerror(errno));
+		goto done;
+	}
+	kopt_catalog_parse(&cat, kc->path, text.buf, text.len, &ignored);
+	for (i = 0; i < kb->entries_nr; i++) {
+		const struct kopt_kb_entry *e = &kb->entries[i];
+		const struct kopt_catalog_row *row;
+		struct kopt_buf cols = KOPT_BUF_INIT;
+		char *cells[KOPT_COL_NR];
+
+		if (e->catalog != kc || !e->row || !e->detail ||
+		    !selected(e, only, only_nr, used))
+			continue;
+		row = kopt_catalog_find(&cat, e->row->cell[KOPT_COL_ID]);
+		if (!row || row->kind != e->kind)
+			continue;
+		kopt_catalog_cells_from_detail(cells, e->detail, e->kind);
+		for (c = 0; c < KOPT_COL_NR; c++) {
+			if (!cells[c] || !row->cell[c] ||
+			    kopt_catalog_cell_agrees(row, c, e->detail,
+						     cells[c], words)) {
+				free(cells[c]);
+				cells[c] = NULL;
+				continue;
+			}
+			kopt_buf_addf(&cols, "%s%s", cols.len ? ", " : "",
+				      col_name(e->kind, c));
+		}
+		if (cols.len) {
+			ret = kopt_catalog_set_cells(&next, &cat, row, cells);
+			if (!ret) {
+				kopt_catalog_release(&cat);
+				kopt_problems_clear(&ignored);
+				kopt_catalog_parse(&cat, kc->path, next.buf,
+						   next.len, &ignored);
+				kopt_buf_addf(report, "%s %s: %s from %s\n",
+					      kc->path,
+					      e->row->cell[KOPT_COL_ID],
+					      cols.buf, e->path);
+				rows++;
+			}
+		}
+		for (c = 0; c < KOPT_COL_NR; c++)
+			free(cells[c]);
+		kopt_buf_release(&cols);
+		if (ret)
+			goto done;
+	}
+	if (rows && !dry_run &&
+	    ((ret = kopt_lock_write(&lock, cat.text.buf, cat.text.len)) ||
+	     (ret = kopt_lock_commit(&lock))))
+		goto done;
+	*changed += rows;
+done:
+	kopt_lock_rollback(&lock);
+	kopt_catalog_release(&cat);
+	kopt_problems_clear(&ignored);
+	kopt_buf_release(&text);
+	kopt_buf_release(&next);
+	free(path);
+	return ret;
+}
+
+int kopt_learn_sync(const struct kopt_kb *kb, const char *top,
+		    const char *const *only, size_t only_nr, int dry_run,
+		    int words, struct kopt_buf *report)
+{
+	char *used = kopt_calloc(only_nr ? only_nr : 1, 1);
+	size_t i;
+	int ret = 0, changed = 0;
+
+	for (i = 0; i < kb->entries_nr && only_nr; i++)
+		selected(&kb->entries[i], only, only_nr, used);
+	for (i = 0; i < only_nr; i++)
+		if (!used[i]) {
+			kopt_error("'%s' is neither a catalog ID nor the path "
+				   "of a detail file with a row", only[i]);
+			ret = KOPT_ENOTFOUND;
+			goto done;
+		}
+	memset(used, 0, only_nr ? only_nr : 1);
+	for (i = 0; i < kb->catalogs_nr && !ret; i++)
+		if (kb->catalogs[i].exists)
+			ret = sync_catalog(kb, top, &kb->catalogs[i], only,
+					   only_nr, used, dry_run, words,
+					   report, &changed);
+done:
+	free(used);
+	return ret ? ret : changed;
 }

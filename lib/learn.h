@@ -69,4 +69,21 @@ int kopt_learn_new(const struct kopt_kb *kb, const char *top,
 		   const struct kopt_learn_request *req,
 		   struct kopt_buf *report);
 
+/*
+ * `learn sync`: rewrite the cells of catalog rows that disagree with
+ * their detail files (lib/catalog's kopt_catalog_cells_from_detail and
+ * kopt_catalog_cell_agrees: the rule lint warns by), splicing each row's
+ * line and nothing else, each catalog under its lock.  `only` names
+ * entries by ID ("O3", "cute-dsl/O2") or detail path; none: every entry
+ * with a row and a readable file.  With `words`, cells whose words
+ * differ from the file's are rewritten too (kopt_catalog_cell_agrees).
+ * With `dry_run` nothing is written.
+ * `report` receives "<catalog> <ID>: <columns> from <file>" per row.
+ * The number of rows changed, KOPT_ENOTFOUND (printed) for a name that
+ * is none of these, or a negative code (printed).
+ */
+int kopt_learn_sync(const struct kopt_kb *kb, const char *top,
+		    const char *const *only, size_t only_nr, int dry_run,
+		    int words, struct kopt_buf *report);
+
 #endif

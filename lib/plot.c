@@ -96,27 +96,53 @@ static void line_at(struct kopt_buf *out, double x1, double y1, double x2,
 	kopt_buf_addf(out, "\" %s/>\n", style);
 }
 
+/* The y of duration `v`: linear up to `top`, or over decades d0..d1. */
+static double y_of(double v, int logy, double top, double d0, double d1,
+		   double ph)
+{
+	double f = logy ? (log10(v > 0 ? v : pow(10, d0)) - d0) / (d1 - d0) :
+		   v / top;
+
+	return MT + ph - ph * f;
+}
+
 void kopt_plot_history_svg(struct kopt_buf *out,
 			   const struct kopt_chart_series *s,
 			   const char *kernel, double noise_pct)
 {
 	struct kopt_buf title = KOPT_BUF_INIT, t = KOPT_BUF_INIT;
 	struct kopt_buf path = KOPT_BUF_INIT, missing = KOPT_BUF_INIT;
-	double max = 0, top, pw = W - ML - MR, ph = H - MT - MB;
+	double max = 0, lo = 0, top, pw = W - ML - MR, ph = H - MT - MB;
+	double d0 = 0, d1 = 1;
 	size_t i, n = kopt_chart_measured(s), k;
-	int any_regression = 0;
+	int any_regression = 0, logy;
 
 	kopt_buf_addf(&title, "%s: %s (%s) on %s", kernel, s->trial,
 		      s->config, s->device);
 	header(out, W, H, title.buf);
-	for (i = 0; i < s->points_nr; i++)
-		if (!isnan(s->points[i].value) && s->points[i].value > max)
-			max = s->points[i].value;
+	for (i = 0; i < s->points_nr; i++) {
+		double v = s->points[i].value;
+		if (isnan(v) || v <= 0)
+			continue;
+		if (v > max)
+			max = v;
+		if (!lo || v < lo)
+			lo = v;
+	}
 	top = kopt_chart_nice_max(max * 1.08);
+	/* a history that spans more than 20x reads on decades */
+	logy = lo > 0 && max / lo > 20;
+	if (logy) {
+		d0 = floor(log10(lo));
+		d1 = ceil(log10(max * 1.08));
+		if (d1 <= d0)
+			d1 = d0 + 1;
+	}
 
 	/* axes, grid and y ticks */
-	for (k = 0; k <= 5; k++) {
-		double v = top * (double)k / 5, y = MT + ph - ph * v / top;
+	for (k = 0; k <= (logy ? (size_t)(d1 - d0) : 5); k++) {
+		double v = logy ? pow(10, d0 + (double)k) : top * (double)k / 5;
+		double y = y_of(v, logy, top, d0, d1, ph);
 		line_at(out, ML, y, ML + pw, y, k ? "stroke=\"#e0e0e0\"" :
 			"stroke=\"#333333\"");
 		kopt_buf_reset(&t);
@@ -125,8 +151,9 @@ void kopt_plot_history_svg(struct kopt_buf *out,
 	}
 	line_at(out, ML, MT, ML, MT + ph, "stroke=\"#333333\"");
 	kopt_buf_addf(out, "<text x=\"18\" y=\"%d\" text-anchor=\"middle\" "
-		      "transform=\"rotate(-90 18 %d)\">duration (us), lower "
-		      "is better</text>\n", MT + (int)ph / 2, MT + (int)ph / 2);
+		      "transform=\"rotate(-90 18 %d)\">duration (us%s), lower "
+		      "is better</text>\n", MT + (int)ph / 2, MT + (int)ph / 2,
+		      logy ? ", log scale" : "");
 
 	/* the points, evenly spaced in version order */
 	k = 0;
@@ -141,7 +168,7 @@ void kopt_plot_history_svg(struct kopt_buf *out,
 		}
 		x = ML + (n > 1 ? pw * (0.04 + 0.92 * (double)k / (double)(n - 1))
 			  : pw / 2);
-		y = MT + ph - ph * p->value / top;
+		y = y_of(p->value, logy, top, d0, d1, ph);
 		kopt_buf_addstr(&path, k ? " L " : "M ");
 		coord(&path, x);
 		kopt_buf_addch(&path, ' ');
@@ -162,7 +189,7 @@ void kopt_plot_history_svg(struct kopt_buf *out,
 			continue;
 		x = ML + (n > 1 ? pw * (0.04 + 0.92 * (double)k / (double)(n - 1))
 			  : pw / 2);
-		y = MT + ph - ph * p->value / top;
+		y = y_of(p->value, logy, top, d0, d1, ph);
 		k++;
 		if (p->regression) {
 			any_regression = 1;
@@ -193,8 +220,26 @@ void kopt_plot_history_svg(struct kopt_buf *out,
 			kopt_buf_addf(&t, " (%+.1f%%)", p->change_pct);
 		if (p->replayed)
 			kopt_buf_addstr(&t, " r");
-		text_at(out, x, y - 11, "middle", p->regression ?
-			"fill=\"" RED "\"" : NULL, t.buf);
+		/*
+		 * Neighbours' labels alternate above and below their points,
+		 * inside the plot; one that would leave it on the right ends
+		 * at its point.
+		 */
+		{
+			double half = 3.3 * (double)t.len, ly = y - 11;
+			const char *anchor = "middle";
+			if (!(k % 2) && y - 11 >= MT + 12 &&
+			    y + 20 <= MT + ph - 4)
+				ly = y + 20;
+			if (x + half > W - 4) {
+				anchor = "end";
+				x += 6;
+			}
+			text_at(out, x, ly, anchor, p->regression ?
+				"fill=\"" RED "\"" : NULL, t.buf);
+			if (*anchor == 'e')
+				x -= 6;
+		}
 		text_at(out, x, MT + ph + 18, "middle", NULL, p->version);
 	}
 	if (!n)

@@ -10,6 +10,25 @@
 
 /* ---- layout ---- */
 
+void kopt_layout_start_advice(struct kopt_buf *out, const struct kopt_kernel *k)
+{
+	struct kopt_layout l = KOPT_LAYOUT_INIT;
+	struct kopt_buf dir = KOPT_BUF_INIT;
+	struct kopt_error_catch quiet = KOPT_ERROR_CATCH_INIT;
+
+	kopt_error_catch(&quiet);
+	if (!kopt_layout_init(&l, k) && !kopt_layout_dir(&dir, &l, "v0"))
+		kopt_buf_addf(out, "commit the base version v0 under '%s'",
+			      dir.buf);
+	else
+		kopt_buf_addf(out, "commit the base version v0 under '%s'",
+			      k->source ? k->source : "");
+	kopt_error_uncatch(&quiet);
+	kopt_error_catch_release(&quiet);
+	kopt_layout_release(&l);
+	kopt_buf_release(&dir);
+}
+
 int kopt_layout_init(struct kopt_layout *out, const struct kopt_kernel *k)
 {
 	struct kopt_vars vars = { 0 };

@@ -60,6 +60,12 @@ void kopt_layout_release(struct kopt_layout *l);
 /* The folder of `version` ("kernels/mla_decode/v3"). */
 int kopt_layout_dir(struct kopt_buf *out, const struct kopt_layout *l,
 		    const char *version);
+/*
+ * What to do for a kernel with no version yet, the one advice every step
+ * gives: "commit the base version v0 under 'kernels/mla/v0'" (the
+ * pattern itself when it has no usable {version}).
+ */
+void kopt_layout_start_advice(struct kopt_buf *out, const struct kopt_kernel *k);
 /* The version a root entry named `name` holds, or NULL (owned by caller). */
 char *kopt_layout_match(const struct kopt_layout *l, const char *name);
 /* The versions with a folder in `tree`, sorted by number. */

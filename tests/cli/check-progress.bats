@@ -96,3 +96,28 @@ setup() {
 	[[ "$last" =~ ^copying\ kernels/mla_decode/v0/?\ to\ kernels/mla_decode/v1/?:\ 100%\ \([0-9]+/[0-9]+\),\ [0-9.]+\ s,\ done\.\ *$ ]] ||
 		fail "stderr: $stderr"
 }
+
+@test "-q silences profile, verify and design too" {
+	cat >>.kopt <<-'KOPT'
+	[kernel "mm"]
+		language = cuda-c
+		source = k/{version}
+		run = ./bench --b {b} --s {s} --t {t}
+	KOPT
+	for step in profile verify; do
+		KOPT_PROGRESS=1 KOPT_PROGRESS_DELAY=0 run --separate-stderr \
+			git kopt $step mm v0 --no-devlog -q \
+			--replay "$FIXTURES/gpu/pytorch-matmul.json" \
+			--replay "$FIXTURES/gpu/pytorch-matmul.json"
+		[[ "$stderr" != *"% ("* ]] || fail "$step -q drew: $stderr"
+	done
+	git checkout -q main
+	KOPT_PROGRESS=1 KOPT_PROGRESS_DELAY=0 run --separate-stderr \
+		git kopt design mla-decode --to v1 -q
+	assert_success
+	[[ "$stderr" != *"copying"* ]] || fail "design -q drew: $stderr"
+	for step in tune cycle; do
+		run git kopt $step -h
+		assert_output --partial "-q, --quiet"
+	done
+}

@@ -90,9 +90,9 @@ script_history() {
 	git commit -q --no-verify -m "Add a broken file"
 	run git kopt check main..HEAD
 	assert_failure 1
-	assert_line --index 0 --regexp "^[0-9a-f]+ trailer 'Kopt-Step: deploy' is not a step \(design, verify or learn\)$"
-	assert_line --index 1 --regexp "^[0-9a-f]+ knowledge docs/knowledge/optimizations/broken.md:1: missing section '## When to Apply'; fix: git kopt learn lint$"
-	assert_line --regexp "^[0-9a-f]+ catalog docs/knowledge/optimizations/broken.md has no row in the optimization index of the catalog; fix: git kopt learn lint$"
+	assert_line --index 0 --regexp "^[0-9a-f]+ trailer 'Kopt-Step: deploy' is not a step \(design, verify or learn\); fix the message: trailers are 'Kopt-<Key>: <value>' lines in its last paragraph$"
+	assert_line --index 1 --regexp "^[0-9a-f]+ knowledge docs/knowledge/optimizations/broken.md:1: missing section '## When to Apply'; edit docs/knowledge/optimizations/broken.md where it says \('git kopt learn lint' lists every problem\)$"
+	assert_line --regexp "^[0-9a-f]+ catalog docs/knowledge/optimizations/broken.md has no row in the optimization index of the catalog; fix: git kopt learn new optimization broken$"
 }
 
 @test "check takes A...B and a single revision" {

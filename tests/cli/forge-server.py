@@ -19,6 +19,7 @@ matched ("ok") or not ("wrong", "none").
 --seed FILE holds a JSON list of comments already on every pull request.
 """
 import argparse
+import ssl
 import json
 import os
 import re
@@ -202,9 +203,15 @@ def main():
     p.add_argument("--fail")
     p.add_argument("--page-size", type=int, default=0)
     p.add_argument("--seed")
+    p.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"),
+                   help="serve HTTPS with this certificate and key")
     ARGS = p.parse_args()
     ARGS.token = os.environ["FORGE_TOKEN"]
     srv = HTTPServer(("127.0.0.1", 0), Handler)
+    if ARGS.tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(ARGS.tls[0], ARGS.tls[1])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     tmp = ARGS.port_file + ".tmp"
     with open(tmp, "w") as f:
         f.write("%d\n" % srv.server_address[1])

@@ -23,8 +23,7 @@ error: docs/knowledge/optimizations/swizzle.md:7: missing section '## Performanc
 error: docs/knowledge/optimizations/swizzle.md:7: missing section '## Generalization'
 error: docs/knowledge/optimizations/swizzle.md:7: missing section '## Pitfalls'
 error: docs/knowledge/optimizations/swizzle.md:7: missing section '## Interactions'
-hint: fix it with:
-hint:   git kopt learn lint
+hint: edit docs/knowledge/optimizations/swizzle.md where it says ('git kopt learn lint' lists every problem)
 error: commit refused by the kopt gate (6 problems)"
 	[ "$stderr" = "$expected" ]
 }
@@ -59,6 +58,9 @@ error: commit refused by the kopt gate (6 problems)"
 	run --separate-stderr git commit -q -m "Add the row"
 	assert_failure 1
 	[[ "$stderr" == "error: .claude/skills/optimization-catalog/SKILL.md:13: row 'O9' links to '../../../docs/knowledge/optimizations/swizzle.md', which is not there"* ]]
+	[[ "$stderr" == *"hint:   git kopt learn new optimization swizzle
+hint: it creates the file from the template; or correct the row's Detail File at .claude/skills/optimization-catalog/SKILL.md:13"* ]] ||
+		fail "$stderr"
 }
 
 @test "deleting a detail file that a row links to is refused" {
@@ -76,8 +78,8 @@ error: commit refused by the kopt gate (6 problems)"
 	assert_failure 1
 	expected="error: docs/knowledge/optimizations/swizzle.md has no row in the optimization index of the catalog
 hint: fix it with:
-hint:   git kopt learn lint
-hint: add its row to '.claude/skills/optimization-catalog/SKILL.md' (the Detail File column links to it)
+hint:   git kopt learn new optimization swizzle
+hint: it writes the row from the file; or add the row to '.claude/skills/optimization-catalog/SKILL.md' by hand (the Detail File column links to it)
 error: commit refused by the kopt gate (1 problem)"
 	[ "$stderr" = "$expected" ]
 }

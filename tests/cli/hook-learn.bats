@@ -57,7 +57,8 @@ error: commit refused by the kopt gate (1 problem)"
 	[[ "$stderr" == "error: docs/knowledge/anti-patterns/wide-tiles.md:16: template placeholder '[Context 1: "* ]]
 	[[ "$stderr" == *"error: .claude/skills/optimization-catalog/SKILL.md:18: A1: template placeholder '[failure mode]' left in the 'Failure Mode' column
 hint: fix it with:
-hint:   git kopt learn lint
+hint:   git kopt learn sync
+hint: it fills the row from its detail file once that is written; or edit the row at that line
 error: commit refused by the kopt gate (14 problems)" ]]
 	# what a person or the agent writes in
 	cp "$GATE/wide-tiles.md" docs/knowledge/anti-patterns/wide-tiles.md

@@ -28,6 +28,7 @@ assert_nothing_written() {
 }
 
 @test "kernel add appends the section and creates the devlog" {
+	mkdir -p kernels/mla_decode/v0
 	run --separate-stderr add_mla
 	assert_success
 	assert_output "added kernel 'mla-decode' to .kopt
@@ -72,12 +73,12 @@ kernel.k.run k/{version}/run"
 
 @test "a .kopt without a final newline is extended cleanly" {
 	printf '[kopt]\n\tnoise = 3%%\n[language "c"]\n\tcontrol = thread' >.kopt
-	git kopt kernel add k --language c --source s --run r
+	git kopt kernel add k --language c --source 's/{version}' --run r
 	run git config -f .kopt --list
 	assert_output "kopt.noise=3%
 language.c.control=thread
 kernel.k.language=c
-kernel.k.source=s
+kernel.k.source=s/{version}
 kernel.k.run=r"
 }
 
@@ -179,4 +180,41 @@ kept: docs/kernels/mla-decode.md"
 	assert_success
 	assert_line --index 0 "usage: git kopt kernel add <name> --language <l> --source <pattern> --run <cmd>"
 	[ -z "$stderr" ]
+}
+
+@test "a source folder without versions gets the advice every step gives" {
+	run --separate-stderr add_mla
+	assert_success
+	[ "$stderr" = "warning: there is no folder 'kernels/mla_decode' yet: commit the base version v0 under 'kernels/mla_decode/v0'" ] ||
+		fail "$stderr"
+	mkdir -p kernels/other/notes
+	run --separate-stderr git kopt kernel add other --language cuda-c --source 'kernels/other/{version}/src' --run 'x {version}'
+	assert_success
+	[ "$stderr" = "warning: 'kernels/other' holds no version of 'other' yet: commit the base version v0 under 'kernels/other/v0/src'" ] ||
+		fail "$stderr"
+	git add -A && git commit -qm kernels
+	run git kopt analyze mla-decode
+	assert_line "No versions yet: commit the base version v0 under 'kernels/mla_decode/v0', then profile it with 'git kopt profile mla-decode v0'."
+	run --separate-stderr git kopt design mla-decode
+	assert_failure 128
+	[[ $stderr == *"commit the base version v0 under 'kernels/mla_decode/v0' first" ]] || fail "$stderr"
+	run git kopt status
+	assert_output --partial "next: commit the base version v0 under 'kernels/mla_decode/v0'"
+}
+
+@test "a source without {version} and unknown placeholders are refused, nothing written" {
+	run --separate-stderr git kopt kernel add k --language cuda-c --source 'kernels/k' --run 'k/run'
+	assert_failure 128
+	[ "$stderr" = "fatal: cannot add kernel 'k': kernel 'k': 'source' must name {version} once (e.g. kernels/k/{version})" ] ||
+		fail "$stderr"
+	assert_nothing_written
+	run --separate-stderr git kopt kernel add k --language cuda-c --source 'k/{version}' --run 'k/{vresion}/run --b {b}'
+	assert_failure 128
+	[ "$stderr" = "fatal: cannot add kernel 'k': unknown placeholder '{vresion}' in 'run'" ] ||
+		fail "$stderr"
+	run --separate-stderr git kopt kernel add k --language cuda-c --source 'k/{version}' --build 'make {target}' --run 'k/{version}/run'
+	assert_failure 128
+	[ "$stderr" = "fatal: cannot add kernel 'k': unknown placeholder '{target}' in 'build'" ] ||
+		fail "$stderr"
+	assert_nothing_written
 }

@@ -34,7 +34,7 @@ gemm        cutile-dsl  gemm/{version}"
 	git kopt kernel add mla-decode --language cuda-c --source 'k/{version}' \
 		--run 'k/{version}/bench --b {b}' --flops '2*b*h' \
 		--param h=128 --param scale=0.5 --target 'decode duration_us < 60' >/dev/null
-	git kopt kernel add tiny --language cute-dsl --source t --run r >/dev/null
+	git kopt kernel add tiny --language cute-dsl --source 't/{version}' --run r 2>/dev/null >/dev/null
 	run --separate-stderr git kopt kernel list --json
 	assert_success
 	assert_output '[{
@@ -56,7 +56,7 @@ gemm        cutile-dsl  gemm/{version}"
 	}, {
 		"name":	"tiny",
 		"language":	"cute-dsl",
-		"source":	"t",
+		"source":	"t/{version}",
 		"build":	null,
 		"run":	"r",
 		"flops":	null,

@@ -174,3 +174,29 @@ wrote out/roofline.svg"
 	assert_failure 128
 	assert_equal "$stderr" "fatal: unknown kernel 'nope' (known: mla-decode)"
 }
+
+@test "a history spanning more than 20x reads on decades, labels inside the plot" {
+	write_measured v3 v2 3.9 100
+	git add -A && git commit -q --no-verify -m "v3"
+	git kopt plot mla-decode --no-devlog >/dev/null
+	# decode: 95.1 -> 3.9 us, log scale with a tick per decade
+	grep -q 'duration (us, log scale), lower is better' "$PLOTS/history-decode.svg"
+	for tick in 1 10 100; do
+		grep -q ">$tick</text>" "$PLOTS/history-decode.svg" || fail "no tick $tick"
+	done
+	# spec-decode: 140 -> 100 us, linear
+	grep -q 'duration (us), lower is better' "$PLOTS/history-spec-decode.svg"
+	rendered "$PLOTS/history-decode.svg"
+	xmllint --noout "$PLOTS/history-decode.svg"
+	# every label within the picture's width
+	python3 - "$PLOTS/history-decode.svg" <<-'PY'
+	import re, sys
+	svg = open(sys.argv[1]).read()
+	w = float(re.search(r'<svg[^>]* width="([0-9.]+)"', svg).group(1))
+	for x, anchor, text in re.findall(r'<text x="([0-9.]+)"[^>]*text-anchor="(\w+)"[^>]*>([^<]*)<', svg):
+	    half = 3.3 * len(text)
+	    right = float(x) + (half if anchor == "middle" else 0 if anchor == "end" else 2 * half)
+	    if right > w + 1:
+	        sys.exit("label %r runs off the right edge (%.0f > %.0f)" % (text, right, w))
+	PY
+}

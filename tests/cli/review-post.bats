@@ -305,3 +305,60 @@ gh_post() {
 	[[ "$stderr" == "error: --post posts Markdown; drop --json"$'\n'usage:* ]] ||
 		fail "stderr: $stderr"
 }
+
+# start_proxy: the forwarding proxy stand-in (tests/cli/http-proxy.py)
+start_proxy() {
+	python3 "$TOP/tests/cli/http-proxy.py" \
+		--port-file "$BATS_TEST_TMPDIR/proxy-port" \
+		--log "$BATS_TEST_TMPDIR/proxy.log" 3>&- &
+	PROXY_PID=$!
+	for _ in $(seq 100); do
+		[ -s "$BATS_TEST_TMPDIR/proxy-port" ] && break
+		sleep 0.05
+	done
+	[ -s "$BATS_TEST_TMPDIR/proxy-port" ] || fail "the proxy did not start"
+	PROXY="http://127.0.0.1:$(cat "$BATS_TEST_TMPDIR/proxy-port")"
+}
+
+@test "a proxy from the environment carries every request; no_proxy bypasses it" {
+	start_server
+	start_proxy
+	http_proxy=$PROXY no_proxy= gh_post
+	kill "$PROXY_PID"; wait "$PROXY_PID" 2>/dev/null || true
+	assert_success
+	assert_output --partial "created the review on octo/kernels#7"
+	run cat "$BATS_TEST_TMPDIR/proxy.log"
+	assert_line --index 0 "{\"method\": \"GET\", \"url\": \"$API/repos/octo/kernels/issues/7/comments?per_page=100\", \"absolute\": true}"
+	assert_line --index 1 "{\"method\": \"POST\", \"url\": \"$API/repos/octo/kernels/issues/7/comments\", \"absolute\": true}"
+	[ "$(requests)" = 2 ]
+	# a proxy that is not there fails with one line; no_proxy goes direct
+	http_proxy=http://127.0.0.1:9 no_proxy= gh_post
+	assert_failure 128
+	[[ $stderr == "error: GET $API/repos/octo/kernels/issues/7/comments?per_page=100: Failed to connect to 127.0.0.1 port 9 "* ]] ||
+		fail "stderr: $stderr"
+	[ "$(printf '%s\n' "$stderr" | wc -l)" = 1 ] || fail "stderr: $stderr"
+	http_proxy=http://127.0.0.1:9 no_proxy=127.0.0.1 gh_post
+	assert_success
+	no_token_anywhere
+}
+
+@test "https: the CA from CURL_CA_BUNDLE or SSL_CERT_FILE is trusted, no other" {
+	command -v openssl >/dev/null || fail "openssl missing (tools/install-deps installs it)"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 \
+		-keyout "$BATS_TEST_TMPDIR/key.pem" -out "$BATS_TEST_TMPDIR/cert.pem" 2>/dev/null
+	start_server --tls "$BATS_TEST_TMPDIR/cert.pem" "$BATS_TEST_TMPDIR/key.pem"
+	API="https://127.0.0.1:$PORT"
+	# not trusted: one line naming the certificate problem, nothing sent
+	CURL_CA_BUNDLE= SSL_CERT_FILE=/dev/null SSL_CERT_DIR=/nonexistent gh_post
+	assert_failure 128
+	[[ $stderr == error:*[Cc]ertificate* || $stderr == error:*SSL* ]] || fail "stderr: $stderr"
+	[ "$(requests)" = 0 ]
+	CURL_CA_BUNDLE="$BATS_TEST_TMPDIR/cert.pem" gh_post
+	assert_success
+	assert_output --partial "created the review on octo/kernels#7"
+	CURL_CA_BUNDLE= SSL_CERT_FILE="$BATS_TEST_TMPDIR/cert.pem" gh_post
+	assert_success
+	assert_output --partial "unchanged the review on octo/kernels#7"
+	no_token_anywhere
+}

@@ -57,7 +57,7 @@ Kopt-Learn: skip throttled"
 	run git kopt status
 	assert_output "mla-decode       v1     evaluate  regression   measured     next: back to SELECT: git kopt select mla-decode
                  LEARN skipped: throttled
-other            -      none      -            -            next: commit the base version v0 under 'kernels/other/{version}'"
+other            -      none      -            -            next: commit the base version v0 under 'kernels/other/v0'"
 }
 
 @test "status --json" {

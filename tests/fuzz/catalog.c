@@ -3,12 +3,14 @@
  * on what parses, look up each row, its detail path and impact, and
  * append a row of each kind: the old bytes stay as they were around the
  * new row, and the result parses with one more row, or the append is
- * refused (the end lies in an open fence) and writes nothing.
+ * refused (the end lies in an open fence) and writes nothing; rewrite
+ * cells of the first rows: only the row's line changes, or nothing.
  */
 #include "fuzz.h"
 
 #include "buf.h"
 #include "catalog.h"
+#include "md.h"
 #include "problem.h"
 
 static void check_append(const struct kopt_catalog *c, enum kopt_kind kind)
@@ -67,6 +69,41 @@ done:
 	kopt_buf_release(&id);
 }
 
+/*
+ * Rewrite cells of a row: only the row's line changes (the bytes before
+ * and after it are the old ones), or the rewrite is refused whole.
+ */
+static void check_set_cells(const struct kopt_catalog *c,
+			    const struct kopt_catalog_row *r)
+{
+	struct kopt_buf out = KOPT_BUF_INIT;
+	char *cells[KOPT_COL_NR] = { 0 };
+	size_t a, b, n = c->text.len;
+
+	cells[KOPT_COL_NAME] = "Fuzzed | name";
+	cells[KOPT_COL_PITFALLS] = "none\nat all";
+	cells[KOPT_COL_SOURCE] = "`x`";
+	if (kopt_catalog_set_cells(&out, c, r, cells)) {
+		FUZZ_CHECK(!out.len, "a refused rewrite left %zu bytes",
+			   out.len);
+		kopt_buf_release(&out);
+		return;
+	}
+	a = kopt_md_line_start(c->text.buf, n, r->line);
+	b = kopt_md_line_end(c->text.buf, n, r->line);
+	while (b > a && (c->text.buf[b - 1] == '\n' ||
+			 c->text.buf[b - 1] == '\r'))
+		b--;
+	FUZZ_CHECK(out.len >= a && !memcmp(out.buf, c->text.buf, a),
+		   "bytes before the row changed");
+	FUZZ_CHECK(out.len >= n - b &&
+		   !memcmp(out.buf + out.len - (n - b), c->text.buf + b, n - b),
+		   "bytes after the row changed");
+	FUZZ_CHECK(!memchr(out.buf + a, '\n', out.len - (n - b) - a),
+		   "the row became more than one line");
+	kopt_buf_release(&out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct kopt_catalog c = KOPT_CATALOG_INIT;
@@ -93,6 +130,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(p);
 		free(alt);
 	}
+	for (i = 0; i < c.rows_nr && i < 4; i++)
+		check_set_cells(&c, &c.rows[i]);
 	if (!probs.nr) {
 		check_append(&c, KOPT_KIND_OPTIMIZATION);
 		check_append(&c, KOPT_KIND_ANTI_PATTERN);

@@ -286,6 +286,131 @@ static void test_append_refused(void **state)
 	}
 }
 
+static void detail_of(struct kopt_detail *d, const char *evidence,
+		      const char *extra)
+{
+	struct kopt_problems probs = KOPT_PROBLEMS_INIT;
+	char *text = kopt_xstrfmt(
+		"# Wide loads\n\n## When to Apply\n- Element-wise kernels\n%s"
+		"\n## Mechanism\nFewer requests. Then more.\n\n"
+		"## Affected Metrics\n- DRAM\n\n## Implementation\nx\n\n"
+		"## Performance Evidence\nSource type: **external report** "
+		"(a paper)\n\n| Config | Before | After | Change |\n"
+		"|---|---|---|---|\n%s\n## Generalization\nA rule.\n\n"
+		"## Pitfalls\n- Alignment\n- [Known failure modes]\n\n"
+		"## Interactions\n- None\n", extra, evidence);
+
+	kopt_detail_parse(d, "k/wide.md", text, strlen(text), &probs);
+	kopt_problems_clear(&probs);
+	free(text);
+}
+
+/* What a row says, from its detail file. */
+static void test_cells_from_detail(void **state)
+{
+	static const struct { const char *rows, *impact; } ev[] = {
+		{ "| a | 41.0 \xce\xbcs | 33.2 \xce\xbcs | x |\n", "~23%" },
+		{ "| a | 2 ms | 1 ms | x |\n| b | 10 us | 8 us | x |\n",
+		  "1.2-2.0x" },
+		{ "| a | 2 ms | 0.5 ms | x |\n| b | 3 s | 1 s | x |\n",
+		  "3.0-4.0x" },
+		{ "| a | 900 GB/s | 1.2 TB/s | x |\n", NULL },
+		{ "| a | 900 GB/s | 1200 GB/s | x |\n", "~33%" },
+		{ "| a | slow | fast | 1.8x |\n", "~80%" },
+		{ "| a | - | - | +25% throughput |\n", "~25%" },
+		{ "| a | - | - | -20% duration |\n", "~25%" },
+		{ "| a | - | - | 12% faster |\n| b | - | - | 4% slower |\n",
+		  "0-12%" },
+		{ "| a | slow | fast | faster |\n", NULL },
+		{ "| a | 5 us | 6 us | x |\n", NULL },
+	};
+	struct kopt_detail d;
+	char *cells[KOPT_COL_NR];
+	size_t i;
+	int k;
+
+	(void)state;
+	for (i = 0; i < KOPT_ARRAY_SIZE(ev); i++) {
+		detail_of(&d, ev[i].rows, "- `dram_pct < 60`\n"
+			  "- `gbps < 2000 and occ_pct > 50`\n");
+		kopt_catalog_cells_from_detail(cells, &d,
+					       KOPT_KIND_OPTIMIZATION);
+		if (!ev[i].impact != !cells[KOPT_COL_IMPACT] ||
+		    (ev[i].impact && strcmp(ev[i].impact,
+					    cells[KOPT_COL_IMPACT])))
+			fail_msg("%s: impact %s, want %s", ev[i].rows,
+				 cells[KOPT_COL_IMPACT] ?
+				 cells[KOPT_COL_IMPACT] : "none",
+				 ev[i].impact ? ev[i].impact : "none");
+		assert_string_equal(cells[KOPT_COL_NAME], "Wide loads");
+		assert_string_equal(cells[KOPT_COL_TRIGGER], "`dram_pct < 60` "
+				    "and `gbps < 2000 and occ_pct > 50`");
+		assert_string_equal(cells[KOPT_COL_PITFALLS], "Alignment");
+		assert_null(cells[KOPT_COL_ID]);
+		assert_null(cells[KOPT_COL_DETAIL]);
+		assert_null(cells[KOPT_COL_FAILURE]);
+		for (k = 0; k < KOPT_COL_NR; k++)
+			free(cells[k]);
+		kopt_detail_release(&d);
+	}
+
+	/* prose only: the contexts; an anti-pattern: Mechanism, Source */
+	detail_of(&d, "| a | 1 us | 2 us | x |\n", "- Control: warp\n");
+	kopt_catalog_cells_from_detail(cells, &d, KOPT_KIND_OPTIMIZATION);
+	assert_string_equal(cells[KOPT_COL_TRIGGER], "Element-wise kernels");
+	for (k = 0; k < KOPT_COL_NR; k++)
+		free(cells[k]);
+	kopt_catalog_cells_from_detail(cells, &d, KOPT_KIND_ANTI_PATTERN);
+	assert_string_equal(cells[KOPT_COL_FAILURE], "Fewer requests");
+	assert_string_equal(cells[KOPT_COL_SOURCE], "external report (a paper)");
+	assert_null(cells[KOPT_COL_TRIGGER]);
+	assert_null(cells[KOPT_COL_PITFALLS]);
+	for (k = 0; k < KOPT_COL_NR; k++)
+		free(cells[k]);
+	kopt_detail_release(&d);
+}
+
+/* Rewriting cells keeps every other byte; a refused rewrite, none. */
+static void test_set_cells(void **state)
+{
+	static const struct { const char *in, *out; } t[] = {
+		{ "| ID | Optimization | Pitfalls | Detail File |\n|--|--|--|--|\n"
+		  "| O1 |  a \\| b  | old | `d/x.md` |\r\n\nafter\n",
+		  "| ID | Optimization | Pitfalls | Detail File |\n|--|--|--|--|\n"
+		  "| O1 |  a \\| b  | new \\| one | `d/x.md` |\r\n\nafter\n" },
+		/* no outer pipes */
+		{ "ID | Optimization | Pitfalls | Detail File\n--|--|--|--\n"
+		  "O1 | a | old | `d/x.md`",
+		  "ID | Optimization | Pitfalls | Detail File\n--|--|--|--\n"
+		  "O1 | a | new \\| one | `d/x.md`" },
+		/* a row shorter than its header */
+		{ "| ID | Optimization | Pitfalls | Detail File |\n|--|--|--|--|\n"
+		  "| O1 | a |\n",
+		  "| ID | Optimization | Pitfalls | Detail File |\n|--|--|--|--|\n"
+		  "| O1 | a | new \\| one |\n" },
+	};
+	char *cells[KOPT_COL_NR] = { 0 };
+	size_t i;
+
+	(void)state;
+	cells[KOPT_COL_PITFALLS] = "new | one";
+	for (i = 0; i < KOPT_ARRAY_SIZE(t); i++) {
+		struct kopt_problems probs = KOPT_PROBLEMS_INIT;
+		struct kopt_buf out = KOPT_BUF_INIT;
+		struct kopt_catalog c;
+
+		kopt_catalog_parse(&c, "c.md", t[i].in, strlen(t[i].in), &probs);
+		assert_int_equal(c.rows_nr, 1);
+		assert_int_equal(kopt_catalog_set_cells(&out, &c, &c.rows[0],
+							cells), 0);
+		if (strcmp(out.buf, t[i].out))
+			fail_msg("%zu: got\n%s\nwant\n%s", i, out.buf, t[i].out);
+		kopt_catalog_release(&c);
+		kopt_problems_clear(&probs);
+		kopt_buf_release(&out);
+	}
+}
+
 static void test_impact(void **state)
 {
 	static const struct { const char *text; double pct; } ok[] = {
@@ -320,6 +445,8 @@ int main(void)
 		cmocka_unit_test(test_detail_paths),
 		cmocka_unit_test(test_append),
 		cmocka_unit_test(test_append_refused),
+		cmocka_unit_test(test_cells_from_detail),
+		cmocka_unit_test(test_set_cells),
 		cmocka_unit_test(test_impact),
 	};
 
