@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "builtin.h"
+#include "cache.h"
 #include "analysis.h"
 #include "verdict.h"
 #include "banned.h"
@@ -109,12 +110,13 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 	const struct kopt_config *cfg;
 	const struct kopt_kernel *k;
 	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
+	struct kopt_cache cache = KOPT_CACHE_INIT;
 	struct kopt_source src;
 	const struct kopt_results **all;
 	struct kopt_target_result *res;
 	struct kopt_buf line = KOPT_BUF_INIT, next = KOPT_BUF_INIT;
 	size_t nr = 0, i;
-	int met = 1;
+	int met = 1, ret;
 
 	argc = kopt_parse_options(argc, argv, options, evaluate_usage, 0);
 	if (argc != 1)
@@ -127,7 +129,13 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 			 "to [kernel \"%s\"] in .kopt (e.g. 'target = "
 			 "spec-decode duration_us <= 60')", k->name, k->name);
 	kopt_source_worktree(&src, ctx->top);
-	kopt_lib_or_die(kopt_analysis_load(&a, &src, k->name, cfg));
+	/* the models analyze reads, through its cache */
+	kopt_cache_open(&cache, ctx->repo, "analyze");
+	src.cache = &cache;
+	ret = kopt_analysis_load(&a, &src, k->name, cfg);
+	kopt_cache_save(&cache);
+	kopt_cache_release(&cache);
+	kopt_lib_or_die(ret);
 	all = kopt_analysis_numbers(&a, &nr);
 	res = kopt_calloc(k->targets_nr, sizeof(*res));
 	for (i = 0; i < k->targets_nr; i++) {

@@ -21,6 +21,7 @@
 
 #include "analysis.h"
 #include "builtin.h"
+#include "cache.h"
 #include "cycle.h"
 #include "devlog.h"
 #include "hooks.h"
@@ -295,7 +296,8 @@ static void newer_with_numbers(struct row *r, const struct kopt_analysis *a)
 
 static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		       const struct kopt_kernel *k, git_tree *head,
-		       const struct history *h, struct row *r)
+		       const struct history *h, struct kopt_cache *cache,
+		       struct row *r)
 {
 	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
 	struct kopt_source src;
@@ -310,6 +312,7 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	if (current_version(r, ctx, head, k))
 		return;
 	kopt_source_worktree(&src, ctx->top);
+	src.cache = cache;
 	if (kopt_analysis_load(&a, &src, k->name, cfg)) {
 		r->step = "error";
 		kopt_buf_addf(&r->next, "fix the devlog or results of %s "
@@ -425,6 +428,7 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 	};
 	const struct kopt_config *cfg;
 	struct history h = { KOPT_STRVEC_INIT, KOPT_STRVEC_INIT };
+	struct kopt_cache cache = KOPT_CACHE_INIT;
 	struct row *rows;
 	git_tree *head = NULL;
 	size_t i;
@@ -437,8 +441,13 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_lib_or_die(kopt_repo_rev_tree(&head, ctx->repo, "HEAD"));
 	read_history(ctx->repo, &h);
 	rows = kopt_calloc(cfg->kernels_nr + 1, sizeof(*rows));
+	/* the models analyze reads, through its cache */
+	kopt_cache_open(&cache, ctx->repo, "analyze");
 	for (i = 0; i < cfg->kernels_nr; i++)
-		kernel_row(ctx, cfg, &cfg->kernels[i], head, &h, &rows[i]);
+		kernel_row(ctx, cfg, &cfg->kernels[i], head, &h, &cache,
+			   &rows[i]);
+	kopt_cache_save(&cache);
+	kopt_cache_release(&cache);
 	if (json)
 		print_json(rows, cfg->kernels_nr);
 	else
