@@ -87,19 +87,26 @@ static void render_devlog(struct kopt_buf *out, const struct kernel_opts *o)
 	kopt_buf_release(&target);
 }
 
-/* A new kernel needs a new name and a configured language. */
-static void check_new(const struct kopt_config *cfg,
-		      const struct kernel_opts *o)
+/*
+ * A new kernel needs a new name and a configured language.  1 when the
+ * kernel is in .kopt already with these very settings but has no
+ * devlog: an add killed halfway, which this one finishes.
+ */
+static int check_new(const struct kopt_config *cfg,
+		     const struct kernel_opts *o, int have_devlog)
 {
 	const struct kopt_kernel *old = kopt_config_kernel(cfg, o->name);
 	struct kopt_buf known = KOPT_BUF_INIT;
 	size_t i;
 
+	/* the same settings and no devlog: an add killed halfway, finished */
+	if (old && !have_devlog && round_trips(old, o))
+		return 1;
 	if (old)
 		kopt_die("kernel '%s' already exists (%s:%d)", o->name,
 			 cfg->path, old->line);
 	if (kopt_config_language(cfg, o->language))
-		return;
+		return 0;
 	for (i = 0; i < cfg->languages_nr; i++)
 		kopt_buf_addf(&known, "%s%s", i ? ", " : "",
 			      cfg->languages[i].name);
@@ -193,6 +200,20 @@ static void new_settings(struct kopt_buf *text, struct kopt_config *check,
 	kopt_error_catch_release(&caught);
 }
 
+/* .kopt as it is, holding the kernel already: into *check and *layout. */
+static void load_settings(struct kopt_config *check, struct kopt_layout *layout,
+			  const char *kopt_path, const struct kernel_opts *o)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+
+	if (kopt_buf_read_file(&text, kopt_path))
+		kopt_die("cannot read '.kopt': %s", strerror(errno));
+	if (kopt_config_load_buf(check, text.buf, text.len, ".kopt") ||
+	    kopt_layout_init(layout, kopt_config_kernel(check, o->name)))
+		kopt_die("cannot finish adding kernel '%s'", o->name);
+	kopt_buf_release(&text);
+}
+
 static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	struct kernel_opts o = { 0 };
@@ -222,7 +243,7 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	struct kopt_filetx tx = KOPT_FILETX_INIT;
 	struct kopt_layout layout = KOPT_LAYOUT_INIT;
 	char *kopt_path, *devlog_path, *devlog_label;
-	int have_devlog;
+	int have_devlog, resumed;
 
 	kopt_strvec_init(&o.params);
 	argc = kopt_parse_options(argc, argv, options, kernel_add_usage, 0);
@@ -241,9 +262,6 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_die("bad kernel name '%s' (use lower-case letters, digits, "
 			 "'.', '_' and '-'; no '/' or '..')", o.name);
 
-	check_new(kopt_ctx_config_or_die(ctx), &o);
-	kopt_path = kopt_ctx_path(ctx, ".kopt");
-	new_settings(&text, &check, &layout, kopt_path, &o);
 	{
 		struct kopt_buf b = KOPT_BUF_INIT;
 		kopt_path_devlog(&b, o.name);
@@ -251,7 +269,15 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	}
 	devlog_path = kopt_ctx_path(ctx, devlog_label);
 	have_devlog = !access(devlog_path, F_OK);
-	kopt_filetx_add(&tx, kopt_path, ".kopt", text.buf, text.len, 0, NULL);
+	resumed = check_new(kopt_ctx_config_or_die(ctx), &o, have_devlog);
+	kopt_path = kopt_ctx_path(ctx, ".kopt");
+	if (resumed)
+		load_settings(&check, &layout, kopt_path, &o);
+	else
+		new_settings(&text, &check, &layout, kopt_path, &o);
+	if (!resumed)
+		kopt_filetx_add(&tx, kopt_path, ".kopt", text.buf, text.len,
+				0, NULL);
 	if (!have_devlog) {
 		render_devlog(&devlog, &o);
 		kopt_filetx_add(&tx, devlog_path, devlog_label, devlog.buf,
@@ -259,7 +285,11 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	}
 	KOPT_OR_DIE(kopt_filetx_commit(&tx), "; nothing was written");
 
-	printf("added kernel '%s' to .kopt\n", o.name);
+	if (resumed)
+		printf("kernel '%s' was in .kopt already, without its devlog\n",
+		       o.name);
+	else
+		printf("added kernel '%s' to .kopt\n", o.name);
 	if (have_devlog)
 		printf("kept: %s\n", devlog_label);
 	else
