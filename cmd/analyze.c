@@ -376,115 +376,129 @@ static void describe_target(struct kopt_buf *out, const struct target_state *ts)
 	}
 }
 
-static void print_kernel(const struct kernel_view *kv,
-			 const struct kopt_config *cfg)
+static void print_overview(struct kopt_buf *out, const struct kopt_analysis *a)
+{
+	kopt_buf_addf(out, "# Analyze: %s\n\n## Overview\n\n", a->kernel);
+	if (a->has_devlog && a->devlog.overview) {
+		kopt_buf_addf(out, "%s\n", a->devlog.overview);
+	} else {
+		kopt_buf_addstr(out, "(no overview in ");
+		kopt_path_devlog(out, a->kernel);
+		kopt_buf_addstr(out, ")\n");
+	}
+}
+
+static void version_row(struct kopt_mdtable *t, const struct kopt_analysis *a,
+			const struct kopt_analysis_version *v,
+			const struct kopt_strvec *trials, int devices)
+{
+	struct kopt_buf cell = KOPT_BUF_INIT;
+	const char *note = v->entry ? v->entry->note : NULL;
+	size_t j;
+
+	kopt_mdtable_addf(t, "%s%s%s%s", v->name, note ? " (" : "",
+			  note ? note : "", note ? ")" : "");
+	kopt_mdtable_add(t, title_of(v));
+	kopt_mdtable_add(t, v->parent >= 0 ? a->versions[v->parent].name :
+			 v->has_results && v->results.parent ?
+			 v->results.parent : "--");
+	for (j = 0; j < trials->nr; j++) {
+		kopt_buf_reset(&cell);
+		duration_cell(&cell, v->has_results ?
+			      trial_of(v, trials->v[j], devices) : NULL);
+		kopt_mdtable_add(t, cell.buf);
+	}
+	kopt_mdtable_add(t, v->has_results ? kopt_change_name(v->change) :
+			 "no results");
+	kopt_buf_reset(&cell);
+	bottlenecks(&cell, v);
+	kopt_mdtable_add(t, cell.buf);
+	kopt_buf_release(&cell);
+}
+
+static void print_versions(struct kopt_buf *out, const struct kernel_view *kv,
+			   const struct kopt_config *cfg,
+			   const struct kopt_strvec *trials, int devices)
 {
 	const struct kopt_analysis *a = &kv->a;
-	struct kopt_strvec trials = KOPT_STRVEC_INIT, header = KOPT_STRVEC_INIT;
-	struct kopt_buf out = KOPT_BUF_INIT, cell = KOPT_BUF_INIT;
+	struct kopt_strvec header = KOPT_STRVEC_INIT;
 	struct kopt_mdtable t;
 	size_t i, j;
-	int any, devices = several_devices(a);
+	int any = 0;
 
-	collect_trials(&trials, cfg, a);
-	kopt_buf_addf(&out, "# Analyze: %s\n\n## Overview\n\n", a->kernel);
-	if (a->has_devlog && a->devlog.overview) {
-		kopt_buf_addf(&out, "%s\n", a->devlog.overview);
-	} else {
-		kopt_buf_addstr(&out, "(no overview in ");
-		kopt_path_devlog(&out, a->kernel);
-		kopt_buf_addstr(&out, ")\n");
-	}
-
-	kopt_buf_addstr(&out, "\n## Versions\n\n");
+	kopt_buf_addstr(out, "\n## Versions\n\n");
 	kopt_strvec_push(&header, "Version");
 	kopt_strvec_push(&header, "Title");
 	kopt_strvec_push(&header, "Parent");
-	for (i = 0; i < trials.nr; i++)
-		kopt_strvec_push(&header, trials.v[i]);
+	for (i = 0; i < trials->nr; i++)
+		kopt_strvec_push(&header, trials->v[i]);
 	kopt_strvec_push(&header, "Verdict");
 	kopt_strvec_push(&header, "Bottleneck");
 	kopt_mdtable_init(&t, header.nr, header.v);
-	for (i = 0; i < a->versions_nr; i++) {
-		const struct kopt_analysis_version *v = &a->versions[i];
-		kopt_mdtable_addf(&t, "%s%s%s%s", v->name,
-				  v->entry && v->entry->note ? " (" : "",
-				  v->entry && v->entry->note ?
-				  v->entry->note : "",
-				  v->entry && v->entry->note ? ")" : "");
-		kopt_mdtable_add(&t, title_of(v));
-		kopt_mdtable_add(&t, v->parent >= 0 ?
-				 a->versions[v->parent].name :
-				 v->has_results && v->results.parent ?
-				 v->results.parent : "--");
-		for (j = 0; j < trials.nr; j++) {
-			kopt_buf_reset(&cell);
-			duration_cell(&cell, v->has_results ?
-				      trial_of(v, trials.v[j], devices) : NULL);
-			kopt_mdtable_add(&t, cell.buf);
-		}
-		kopt_mdtable_add(&t, v->has_results ?
-				 kopt_change_name(v->change) : "no results");
-		kopt_buf_reset(&cell);
-		bottlenecks(&cell, v);
-		kopt_mdtable_add(&t, cell.buf);
-	}
+	for (i = 0; i < a->versions_nr; i++)
+		version_row(&t, a, &a->versions[i], trials, devices);
 	if (a->versions_nr)
-		kopt_mdtable_render(&out, &t);
+		kopt_mdtable_render(out, &t);
 	else if (kv->folders.nr)
-		kopt_buf_addf(&out, "No version measured yet: profile the base "
+		kopt_buf_addf(out, "No version measured yet: profile the base "
 			      "version with 'git kopt profile %s %s'.\n",
 			      a->kernel, kv->folders.v[0]);
 	else {
 		struct kopt_buf start = KOPT_BUF_INIT;
 		kopt_layout_start_advice(&start, kv->kernel);
-		kopt_buf_addf(&out, "No versions yet: %s, then profile it with "
+		kopt_buf_addf(out, "No versions yet: %s, then profile it with "
 			      "'git kopt profile %s v0'.\n", start.buf,
 			      a->kernel);
 		kopt_buf_release(&start);
 	}
 	kopt_mdtable_release(&t);
-	if (trials.nr) {
-		kopt_buf_addstr(&out, "\nTrials:");
-		for (j = 0; j < trials.nr; j++) {
+	kopt_strvec_clear(&header);
+	if (trials->nr) {
+		kopt_buf_addstr(out, "\nTrials:");
+		for (j = 0; j < trials->nr; j++) {
 			const struct kopt_trial *tr =
-				kopt_config_trial(cfg, trials.v[j]);
-			kopt_buf_addf(&out, "%s %s", j ? ";" : "",
-				      trials.v[j]);
+				kopt_config_trial(cfg, trials->v[j]);
+			kopt_buf_addf(out, "%s %s", j ? ";" : "",
+				      trials->v[j]);
 			if (tr)
-				kopt_buf_addf(&out, " (b=%ld, s=%ld, t=%ld)",
+				kopt_buf_addf(out, " (b=%ld, s=%ld, t=%ld)",
 					      tr->b, tr->s, tr->t);
 		}
-		kopt_buf_addf(&out, ". Noise: %g%%.\n", cfg->noise_pct);
+		kopt_buf_addf(out, ". Noise: %g%%.\n", cfg->noise_pct);
 	}
-	any = 0;
 	for (i = 0; i < a->versions_nr; i++) {
 		const struct kopt_analysis_version *v = &a->versions[i];
 		for (j = 0; j < v->disagree.nr; j++) {
 			if (!any++)
-				kopt_buf_addf(&out, "\nThe devlog and the "
+				kopt_buf_addf(out, "\nThe devlog and the "
 					      "results files disagree (the "
 					      "results file is used):\n");
-			kopt_buf_addf(&out, "- %s %s\n", v->name,
+			kopt_buf_addf(out, "- %s %s\n", v->name,
 				      v->disagree.v[j]);
 		}
 	}
+}
 
-	kopt_buf_addstr(&out, "\n## Best per trial\n\n");
-	{
-		static const char *const h[] = { "Trial", "Version",
-						  "Duration", "Configuration" };
-		kopt_mdtable_init(&t, 4, h);
-	}
-	any = 0;
-	for (j = 0; j < trials.nr; j++) {
+static void print_best(struct kopt_buf *out, const struct kopt_analysis *a,
+		       const struct kopt_strvec *trials, int devices)
+{
+	static const char *const h[] = { "Trial", "Version", "Duration",
+					  "Configuration" };
+	struct kopt_buf cell = KOPT_BUF_INIT;
+	struct kopt_mdtable t;
+	size_t j;
+	int any = 0;
+
+	kopt_buf_addstr(out, "\n## Best per trial\n\n");
+	kopt_mdtable_init(&t, 4, h);
+	for (j = 0; j < trials->nr; j++) {
 		const struct kopt_analysis_version *bv;
 		const struct kopt_results_entry *e =
-			best_of(a, trials.v[j], devices, &bv);
+			best_of(a, trials->v[j], devices, &bv);
 		if (!e)
 			continue;
 		any = 1;
-		kopt_mdtable_add(&t, trials.v[j]);
+		kopt_mdtable_add(&t, trials->v[j]);
 		kopt_mdtable_add(&t, bv->name);
 		kopt_buf_reset(&cell);
 		kopt_render_value(&cell, KOPT_METRIC_DURATION_US,
@@ -495,47 +509,76 @@ static void print_kernel(const struct kernel_view *kv,
 		kopt_mdtable_addf(&t, "b=%ld, s=%ld, t=%ld", e->b, e->s, e->t);
 	}
 	if (any)
-		kopt_mdtable_render(&out, &t);
+		kopt_mdtable_render(out, &t);
 	else
-		kopt_buf_addstr(&out, "No results yet: measure a version with "
+		kopt_buf_addstr(out, "No results yet: measure a version with "
 				"'git kopt profile'.\n");
 	kopt_mdtable_release(&t);
+	kopt_buf_release(&cell);
+}
 
-	kopt_buf_addstr(&out, "\n## Target\n\n");
+static void print_targets(struct kopt_buf *out, const struct kernel_view *kv)
+{
+	const struct kopt_analysis *a = &kv->a;
+	size_t i;
+
+	kopt_buf_addstr(out, "\n## Target\n\n");
 	for (i = 0; i < kv->targets_nr; i++) {
-		kopt_buf_addstr(&out, "- ");
-		describe_target(&out, &kv->targets[i]);
-		kopt_buf_addch(&out, '\n');
+		kopt_buf_addstr(out, "- ");
+		describe_target(out, &kv->targets[i]);
+		kopt_buf_addch(out, '\n');
 	}
 	if (!kv->targets_nr && a->has_devlog && a->devlog.target)
-		kopt_buf_addf(&out, "%s\n\n(no `target` in .kopt to measure "
+		kopt_buf_addf(out, "%s\n\n(no `target` in .kopt to measure "
 			      "it against)\n", a->devlog.target);
 	else if (!kv->targets_nr)
-		kopt_buf_addf(&out, "No target: add one to .kopt (`target = "
+		kopt_buf_addf(out, "No target: add one to .kopt (`target = "
 			      "<trial> duration_us <= <us>`).\n");
+}
 
-	kopt_buf_addstr(&out, "\n## Versions without results\n\n");
-	any = 0;
+static void print_unmeasured(struct kopt_buf *out,
+			     const struct kernel_view *kv)
+{
+	const struct kopt_analysis *a = &kv->a;
+	size_t i;
+	int any = 0;
+
+	kopt_buf_addstr(out, "\n## Versions without results\n\n");
 	for (i = 0; i < a->versions_nr; i++) {
 		const struct kopt_analysis_version *v = &a->versions[i];
 		if (v->has_results && v->results.entries_nr)
 			continue;
 		any = 1;
-		kopt_buf_addf(&out, "- %s", v->name);
+		kopt_buf_addf(out, "- %s", v->name);
 		if (v->entry && v->entry->note)
-			kopt_buf_addf(&out, " (%s)", v->entry->note);
+			kopt_buf_addf(out, " (%s)", v->entry->note);
 		if (v->entry && v->entry->title && *v->entry->title)
-			kopt_buf_addf(&out, ": %s", v->entry->title);
-		kopt_buf_addch(&out, '\n');
+			kopt_buf_addf(out, ": %s", v->entry->title);
+		kopt_buf_addch(out, '\n');
 	}
 	for (i = 0; i < kv->folders.nr; i++) {
 		any = 1;
-		kopt_buf_addf(&out, "- %s (source folder only)\n",
+		kopt_buf_addf(out, "- %s (source folder only)\n",
 			      kv->folders.v[i]);
 	}
 	if (!any)
-		kopt_buf_addstr(&out, "None.\n");
+		kopt_buf_addstr(out, "None.\n");
+}
 
+static void print_kernel(const struct kernel_view *kv,
+			 const struct kopt_config *cfg)
+{
+	struct kopt_strvec trials = KOPT_STRVEC_INIT;
+	struct kopt_buf out = KOPT_BUF_INIT;
+	int devices = several_devices(&kv->a);
+	size_t i;
+
+	collect_trials(&trials, cfg, &kv->a);
+	print_overview(&out, &kv->a);
+	print_versions(&out, kv, cfg, &trials, devices);
+	print_best(&out, &kv->a, &trials, devices);
+	print_targets(&out, kv);
+	print_unmeasured(&out, kv);
 	kopt_buf_addstr(&out, "\n## Open LEARN obligations\n\n");
 	for (i = 0; i < kv->obligations_nr; i++) {
 		kopt_buf_addstr(&out, "- ");
@@ -546,9 +589,7 @@ static void print_kernel(const struct kernel_view *kv,
 		kopt_buf_addstr(&out, "None.\n");
 	fwrite(out.buf, 1, out.len, stdout);
 	kopt_buf_release(&out);
-	kopt_buf_release(&cell);
 	kopt_strvec_clear(&trials);
-	kopt_strvec_clear(&header);
 }
 
 static cJSON *num_or_null(double v)
@@ -559,6 +600,76 @@ static cJSON *num_or_null(double v)
 static cJSON *str_or_null(const char *s)
 {
 	return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static cJSON *entry_json(const struct kopt_compare_trial *ct)
+{
+	cJSON *eo = cJSON_CreateObject();
+
+	cJSON_AddItemToObject(eo, "trial", str_or_null(ct->cur->trial));
+	cJSON_AddNumberToObject(eo, "b", ct->cur->b);
+	cJSON_AddNumberToObject(eo, "s", ct->cur->s);
+	cJSON_AddNumberToObject(eo, "t", ct->cur->t);
+	cJSON_AddItemToObject(eo, "duration_us", num_or_null(
+		ct->cur->metrics[KOPT_METRIC_DURATION_US]));
+	cJSON_AddItemToObject(eo, "change_pct", num_or_null(ct->change_pct));
+	cJSON_AddItemToObject(eo, "verdict", ct->change ?
+		cJSON_CreateString(kopt_change_name(ct->change)) :
+		cJSON_CreateNull());
+	cJSON_AddBoolToObject(eo, "replayed", ct->cur->replayed);
+	cJSON_AddStringToObject(eo, "source", kopt_numbers_source_name(
+		kopt_numbers_entry_source(ct->cur)));
+	cJSON_AddItemToObject(eo, "bottleneck",
+			      str_or_null(ct->cur->bottleneck));
+	return eo;
+}
+
+static cJSON *version_json(const struct kopt_analysis_version *v)
+{
+	cJSON *vo = cJSON_CreateObject(), *dis, *to;
+	size_t j;
+
+	cJSON_AddStringToObject(vo, "version", v->name);
+	cJSON_AddItemToObject(vo, "title", str_or_null(
+		v->entry ? v->entry->title : NULL));
+	cJSON_AddItemToObject(vo, "note", str_or_null(
+		v->entry ? v->entry->note : NULL));
+	cJSON_AddItemToObject(vo, "parent", str_or_null(
+		v->has_results ? v->results.parent : NULL));
+	cJSON_AddBoolToObject(vo, "has_results", v->has_results);
+	cJSON_AddItemToObject(vo, "source", v->has_results ?
+			      cJSON_CreateString(
+				      kopt_numbers_source_name(v->source)) :
+			      cJSON_CreateNull());
+	dis = cJSON_AddArrayToObject(vo, "disagreements");
+	for (j = 0; j < v->disagree.nr; j++)
+		cJSON_AddItemToArray(dis, cJSON_CreateString(
+			v->disagree.v[j]));
+	cJSON_AddItemToObject(vo, "verdict", v->has_results && v->change ?
+			      cJSON_CreateString(kopt_change_name(v->change)) :
+			      cJSON_CreateNull());
+	to = cJSON_AddArrayToObject(vo, "entries");
+	for (j = 0; v->has_results && j < v->results.entries_nr; j++)
+		cJSON_AddItemToArray(to, entry_json(&v->trials[j]));
+	return vo;
+}
+
+static cJSON *target_json(const struct target_state *ts)
+{
+	cJSON *x = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(x, "target", ts->target->text);
+	cJSON_AddStringToObject(x, "trial", ts->target->trial);
+	cJSON_AddBoolToObject(x, "met", ts->met);
+	cJSON_AddItemToObject(x, "version", str_or_null(
+		ts->version ? ts->version->name : NULL));
+	cJSON_AddItemToObject(x, "value", num_or_null(ts->value));
+	cJSON_AddItemToObject(x, "goal", num_or_null(ts->goal));
+	cJSON_AddItemToObject(x, "gap_pct", num_or_null(
+		ts->met ? NAN : ts->gap_pct));
+	if (ts->problem)
+		cJSON_AddStringToObject(x, "problem", ts->problem);
+	return x;
 }
 
 static cJSON *kernel_json(const struct kernel_view *kv,
@@ -581,57 +692,8 @@ static cJSON *kernel_json(const struct kernel_view *kv,
 	for (j = 0; j < trials.nr; j++)
 		cJSON_AddItemToArray(arr, cJSON_CreateString(trials.v[j]));
 	arr = cJSON_AddArrayToObject(o, "versions");
-	for (i = 0; i < a->versions_nr; i++) {
-		const struct kopt_analysis_version *v = &a->versions[i];
-		cJSON *vo = cJSON_CreateObject(), *to;
-		cJSON_AddItemToArray(arr, vo);
-		cJSON_AddStringToObject(vo, "version", v->name);
-		cJSON_AddItemToObject(vo, "title", str_or_null(
-			v->entry ? v->entry->title : NULL));
-		cJSON_AddItemToObject(vo, "note", str_or_null(
-			v->entry ? v->entry->note : NULL));
-		cJSON_AddItemToObject(vo, "parent", str_or_null(
-			v->has_results ? v->results.parent : NULL));
-		cJSON_AddBoolToObject(vo, "has_results", v->has_results);
-		cJSON_AddItemToObject(vo, "source", v->has_results ?
-				      cJSON_CreateString(
-					      kopt_numbers_source_name(v->source)) :
-				      cJSON_CreateNull());
-		{
-			cJSON *dis = cJSON_AddArrayToObject(vo, "disagreements");
-			for (j = 0; j < v->disagree.nr; j++)
-				cJSON_AddItemToArray(dis, cJSON_CreateString(
-						v->disagree.v[j]));
-		}
-		cJSON_AddItemToObject(vo, "verdict", v->has_results &&
-				      v->change ? cJSON_CreateString(
-					      kopt_change_name(v->change)) :
-				      cJSON_CreateNull());
-		to = cJSON_AddArrayToObject(vo, "entries");
-		for (j = 0; v->has_results && j < v->results.entries_nr; j++) {
-			const struct kopt_compare_trial *ct = &v->trials[j];
-			cJSON *eo = cJSON_CreateObject();
-			cJSON_AddItemToArray(to, eo);
-			cJSON_AddItemToObject(eo, "trial",
-					      str_or_null(ct->cur->trial));
-			cJSON_AddNumberToObject(eo, "b", ct->cur->b);
-			cJSON_AddNumberToObject(eo, "s", ct->cur->s);
-			cJSON_AddNumberToObject(eo, "t", ct->cur->t);
-			cJSON_AddItemToObject(eo, "duration_us", num_or_null(
-				ct->cur->metrics[KOPT_METRIC_DURATION_US]));
-			cJSON_AddItemToObject(eo, "change_pct",
-					      num_or_null(ct->change_pct));
-			cJSON_AddItemToObject(eo, "verdict", ct->change ?
-				cJSON_CreateString(kopt_change_name(ct->change))
-				: cJSON_CreateNull());
-			cJSON_AddBoolToObject(eo, "replayed", ct->cur->replayed);
-			cJSON_AddStringToObject(eo, "source",
-				kopt_numbers_source_name(
-					kopt_numbers_entry_source(ct->cur)));
-			cJSON_AddItemToObject(eo, "bottleneck",
-					      str_or_null(ct->cur->bottleneck));
-		}
-	}
+	for (i = 0; i < a->versions_nr; i++)
+		cJSON_AddItemToArray(arr, version_json(&a->versions[i]));
 	best = cJSON_AddObjectToObject(o, "best");
 	for (j = 0; j < trials.nr; j++) {
 		const struct kopt_analysis_version *bv;
@@ -648,22 +710,8 @@ static cJSON *kernel_json(const struct kernel_view *kv,
 					kopt_numbers_entry_source(e)));
 	}
 	arr = cJSON_AddArrayToObject(o, "targets");
-	for (i = 0; i < kv->targets_nr; i++) {
-		const struct target_state *ts = &kv->targets[i];
-		x = cJSON_CreateObject();
-		cJSON_AddItemToArray(arr, x);
-		cJSON_AddStringToObject(x, "target", ts->target->text);
-		cJSON_AddStringToObject(x, "trial", ts->target->trial);
-		cJSON_AddBoolToObject(x, "met", ts->met);
-		cJSON_AddItemToObject(x, "version", str_or_null(
-			ts->version ? ts->version->name : NULL));
-		cJSON_AddItemToObject(x, "value", num_or_null(ts->value));
-		cJSON_AddItemToObject(x, "goal", num_or_null(ts->goal));
-		cJSON_AddItemToObject(x, "gap_pct", num_or_null(
-			ts->met ? NAN : ts->gap_pct));
-		if (ts->problem)
-			cJSON_AddStringToObject(x, "problem", ts->problem);
-	}
+	for (i = 0; i < kv->targets_nr; i++)
+		cJSON_AddItemToArray(arr, target_json(&kv->targets[i]));
 	cJSON_AddItemToObject(o, "target_text", str_or_null(
 		a->has_devlog ? a->devlog.target : NULL));
 	arr = cJSON_AddArrayToObject(o, "without_results");
@@ -747,11 +795,80 @@ static void summary_row(struct kopt_mdtable *t, const struct kernel_view *kv,
 	kopt_buf_release(&cell);
 }
 
-int cmd_analyze(int argc, const char **argv, struct kopt_ctx *ctx)
+/* One kernel in full. */
+static void analyze_kernel(struct kopt_ctx *ctx, const struct kopt_config *cfg,
+			   const char *name, struct kopt_obligations *learn,
+			   struct kopt_cache *cache, int json)
+{
+	const struct kopt_kernel *k = kopt_ctx_kernel_or_die(ctx, name);
+	struct kernel_view kv;
+
+	if (load_view(&kv, ctx, k, learn, cache)) {
+		release_view(&kv);
+		kopt_obligations_release(learn);
+		kopt_cache_release(cache);
+		kopt_die("cannot analyze '%s'", k->name);
+	}
+	if (json)
+		print_json(kernel_json(&kv, cfg));
+	else
+		print_kernel(&kv, cfg);
+	release_view(&kv);
+}
+
+/* Every kernel, a line each (or each in full as JSON). */
+static void analyze_all(struct kopt_ctx *ctx, const struct kopt_config *cfg,
+			struct kopt_obligations *learn,
+			struct kopt_cache *cache, int json)
 {
 	static const char *const h[] = { "Kernel", "Versions", "Latest",
 					 "Best", "Target", "LEARN" };
-	int json = 0, ret = 0;
+	struct kernel_view *views =
+		kopt_calloc(cfg->kernels_nr + 1, sizeof(*views));
+	struct kopt_mdtable t;
+	struct kopt_buf out = KOPT_BUF_INIT;
+	cJSON *arr = NULL;
+	size_t i;
+	int bad = 0;
+
+	for (i = 0; i < cfg->kernels_nr; i++)
+		if (load_view(&views[i], ctx, &cfg->kernels[i], learn, cache))
+			bad = 1;
+	if (bad) {
+		for (i = 0; i < cfg->kernels_nr; i++)
+			release_view(&views[i]);
+		free(views);
+		kopt_obligations_release(learn);
+		kopt_cache_release(cache);
+		kopt_die("cannot analyze the kernels");
+	}
+	if (json)
+		arr = cJSON_CreateArray();
+	kopt_mdtable_init(&t, 6, h);
+	for (i = 0; i < cfg->kernels_nr; i++) {
+		if (json)
+			cJSON_AddItemToArray(arr, kernel_json(&views[i], cfg));
+		else
+			summary_row(&t, &views[i], cfg);
+		release_view(&views[i]);
+	}
+	if (json) {
+		print_json(arr);
+	} else if (!cfg->kernels_nr) {
+		fputs("No kernels yet: add one with 'git kopt kernel add'.\n",
+		      stdout);
+	} else {
+		kopt_mdtable_render(&out, &t);
+		fwrite(out.buf, 1, out.len, stdout);
+	}
+	kopt_mdtable_release(&t);
+	kopt_buf_release(&out);
+	free(views);
+}
+
+int cmd_analyze(int argc, const char **argv, struct kopt_ctx *ctx)
+{
+	int json = 0;
 	const struct kopt_option options[] = {
 		OPT_BOOL(0, "json", &json, "print JSON instead of Markdown"),
 		OPT_END()
@@ -759,7 +876,6 @@ int cmd_analyze(int argc, const char **argv, struct kopt_ctx *ctx)
 	const struct kopt_config *cfg;
 	struct kopt_obligations learn;
 	struct kopt_cache cache = KOPT_CACHE_INIT;
-	size_t i;
 
 	argc = kopt_parse_options(argc, argv, options, analyze_usage, 0);
 	if (argc > 1)
@@ -767,69 +883,13 @@ int cmd_analyze(int argc, const char **argv, struct kopt_ctx *ctx)
 	cfg = kopt_ctx_config_or_die(ctx);
 	kopt_obligations_init(&learn, ctx->repo, ctx->top, cfg);
 	kopt_cache_open(&cache, ctx->repo, "analyze");
-
-	if (argc == 1) {
-		const struct kopt_kernel *k =
-			kopt_ctx_kernel_or_die(ctx, argv[0]);
-		struct kernel_view kv;
-		if (load_view(&kv, ctx, k, &learn, &cache)) {
-			release_view(&kv);
-			kopt_obligations_release(&learn);
-			kopt_cache_release(&cache);
-			kopt_die("cannot analyze '%s'", k->name);
-		}
-		if (json)
-			print_json(kernel_json(&kv, cfg));
-		else
-			print_kernel(&kv, cfg);
-		release_view(&kv);
-	} else {
-		struct kernel_view *views =
-			kopt_calloc(cfg->kernels_nr + 1, sizeof(*views));
-		struct kopt_mdtable t;
-		struct kopt_buf out = KOPT_BUF_INIT;
-		cJSON *arr = NULL;
-		int bad = 0;
-
-		for (i = 0; i < cfg->kernels_nr; i++)
-			if (load_view(&views[i], ctx, &cfg->kernels[i], &learn,
-				      &cache))
-				bad = 1;
-		if (bad) {
-			for (i = 0; i < cfg->kernels_nr; i++)
-				release_view(&views[i]);
-			free(views);
-			kopt_obligations_release(&learn);
-			kopt_cache_release(&cache);
-			kopt_die("cannot analyze the kernels");
-		}
-		if (json)
-			arr = cJSON_CreateArray();
-		kopt_mdtable_init(&t, 6, h);
-		for (i = 0; i < cfg->kernels_nr; i++) {
-			if (json)
-				cJSON_AddItemToArray(arr, kernel_json(&views[i],
-								      cfg));
-			else
-				summary_row(&t, &views[i], cfg);
-			release_view(&views[i]);
-		}
-		if (json) {
-			print_json(arr);
-		} else if (!cfg->kernels_nr) {
-			fputs("No kernels yet: add one with 'git kopt kernel "
-			      "add'.\n", stdout);
-		} else {
-			kopt_mdtable_render(&out, &t);
-			fwrite(out.buf, 1, out.len, stdout);
-		}
-		kopt_mdtable_release(&t);
-		kopt_buf_release(&out);
-		free(views);
-	}
+	if (argc == 1)
+		analyze_kernel(ctx, cfg, argv[0], &learn, &cache, json);
+	else
+		analyze_all(ctx, cfg, &learn, &cache, json);
 	kopt_obligations_release(&learn);
 	/* what was read stays valid for the next run */
 	kopt_cache_save(&cache);
 	kopt_cache_release(&cache);
-	return ret;
+	return 0;
 }

@@ -35,6 +35,12 @@ struct kopt_ctx {
 void kopt_die(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
 /*
+ * The one rule for a lib failure in a step: a negative `code` was
+ * reported by lib already (lib/error.h), so exit 128 without a second
+ * message.  Returns `code` when it is 0 or more.
+ */
+int kopt_lib_or_die(int code);
+/*
  * Run `ret = call` with lib's messages caught, and die "fatal: <what
  * was reported><suffix>" when it failed: one line for a failure that a
  * lib function reported in its own words.

@@ -25,6 +25,7 @@
 #include "runner.h"
 #include "trailers.h"
 #include "scaffold.h"
+#include "strategy.h"
 #include "paths.h"
 #include "banned.h"
 
@@ -95,32 +96,6 @@ static long newest(const struct kopt_strvec *v)
 		if (kopt_version_number(v->v[i]) > n)
 			n = kopt_version_number(v->v[i]);
 	return n;
-}
-
-/* "## Optimization Task: mla-decode v2 -> v3" names the current version */
-static char *task_current(const struct kopt_buf *task)
-{
-	const char *p = strstr(task->buf, "Optimization Task:");
-	const char *eol;
-
-	if (!p)
-		return NULL;
-	eol = strchr(p, '\n');
-	if (!eol)
-		eol = task->buf + task->len;
-	for (p += 18; p < eol; p++) {
-		const char *s = p;
-		char *v;
-		if (*p != 'v' || (p > task->buf && p[-1] != ' ' && p[-1] != '['))
-			continue;
-		while (p < eol && p[1] >= '0' && p[1] <= '9')
-			p++;
-		v = kopt_strndup(s, (size_t)(p - s + 1));
-		if (kopt_version_number(v) >= 0)
-			return v;
-		free(v);
-	}
-	return NULL;
 }
 
 /* ---- the devlog entry ---- */
@@ -674,6 +649,39 @@ static void print_prompt(struct design *d)
 /* ---- the designer agent ---- */
 
 /*
+ * Move this work tree to the branch the designer committed on; the task
+ * strategize left here is in the branch now, so the checkout brings the
+ * same bytes back (put back when the checkout fails).
+ */
+static void switch_to_branch(struct design *d, const char *branch)
+{
+	struct kopt_child c = KOPT_CHILD_INIT;
+	struct kopt_buf have = KOPT_BUF_INIT;
+	char *task = kopt_ctx_path(d->ctx, d->task_path.buf);
+	int moved = d->task.len && !kopt_buf_read_file(&have, task) &&
+		    have.len == d->task.len &&
+		    !memcmp(have.buf, d->task.buf, have.len) && !unlink(task);
+
+	kopt_strvec_push(&c.args, "git");
+	kopt_strvec_push(&c.args, "checkout");
+	kopt_strvec_push(&c.args, "-q");
+	kopt_strvec_push(&c.args, branch);
+	c.dir = d->ctx->top;
+	c.flags = KOPT_CHILD_NO_STDIN | KOPT_CHILD_OUT_TO_ERR;
+	if (kopt_child_run(&c) || c.exit_code) {
+		if (moved)
+			kopt_write_file_atomic(task, have.buf, have.len, 0644);
+		fprintf(stderr, "hint: switch to it with 'git checkout %s'\n",
+			branch);
+	} else {
+		fprintf(stderr, "Switched to branch '%s'\n", branch);
+	}
+	kopt_child_release(&c);
+	kopt_buf_release(&have);
+	free(task);
+}
+
+/*
  * The version made by an agent in a worktree of its own under
  * .git/kopt/worktrees; this work tree moves to its branch afterwards, as
  * design without an agent does.
@@ -689,10 +697,8 @@ static int design_with_agent(struct design *d, const char *agent_name,
 	char *wt, *logs;
 	int ret;
 
-	if (kopt_agent_lookup(&agent, d->ctx->repo, agent_name))
-		exit(128);
-	if (kopt_self_exe(&exe))
-		exit(128);
+	kopt_lib_or_die(kopt_agent_lookup(&agent, d->ctx->repo, agent_name));
+	kopt_lib_or_die(kopt_self_exe(&exe));
 	git_oid_tostr(head, sizeof(head), &d->head_id);
 	wt = kopt_xstrfmt("%skopt/worktrees/%s-%s",
 			  git_repository_commondir(d->ctx->repo),
@@ -735,37 +741,7 @@ static int design_with_agent(struct design *d, const char *agent_name,
 		ret = 1;
 		goto done;
 	}
-	{
-		struct kopt_child c = KOPT_CHILD_INIT;
-		struct kopt_buf have = KOPT_BUF_INIT;
-		char *task = kopt_ctx_path(d->ctx, d->task_path.buf);
-		/*
-		 * the task strategize left here is in the branch now: the
-		 * checkout brings the same bytes back
-		 */
-		int moved = d->task.len && !kopt_buf_read_file(&have, task) &&
-			    have.len == d->task.len &&
-			    !memcmp(have.buf, d->task.buf, have.len) &&
-			    !unlink(task);
-		kopt_strvec_push(&c.args, "git");
-		kopt_strvec_push(&c.args, "checkout");
-		kopt_strvec_push(&c.args, "-q");
-		kopt_strvec_push(&c.args, branch.buf);
-		c.dir = d->ctx->top;
-		c.flags = KOPT_CHILD_NO_STDIN | KOPT_CHILD_OUT_TO_ERR;
-		if (kopt_child_run(&c) || c.exit_code) {
-			if (moved)
-				kopt_write_file_atomic(task, have.buf, have.len,
-						       0644);
-			fprintf(stderr, "hint: switch to it with 'git checkout "
-				"%s'\n", branch.buf);
-		} else
-			fprintf(stderr, "Switched to branch '%s'\n",
-				branch.buf);
-		kopt_child_release(&c);
-		kopt_buf_release(&have);
-		free(task);
-	}
+	switch_to_branch(d, branch.buf);
 	fprintf(stderr, "designed %s %s with agent '%s' in %.0f s: %s\n",
 		d->kernel->name, d->to, agent.name, w.agent_s, w.commit.buf);
 	{
@@ -806,14 +782,12 @@ static void check_clean(struct design *d)
 	kopt_path_kernel_dir(&dir, d->kernel->name);
 	kopt_strvec_push(&specs, dir.buf);
 	kopt_buf_release(&dir);
-	if (kopt_repo_changed_paths(&dirty, d->ctx->repo, &specs,
-				    KOPT_REPO_UNTRACKED))
-		exit(128);
+	kopt_lib_or_die(kopt_repo_changed_paths(&dirty, d->ctx->repo, &specs,
+						KOPT_REPO_UNTRACKED));
 	kopt_strvec_clear(&specs);
 	kopt_strvec_push(&specs, *d->layout.root ? d->layout.root :
 			 d->from_dir.buf);
-	if (kopt_repo_changed_paths(&dirty, d->ctx->repo, &specs, 0))
-		exit(128);
+	kopt_lib_or_die(kopt_repo_changed_paths(&dirty, d->ctx->repo, &specs, 0));
 	kopt_strvec_sort(&dirty);
 	for (i = 0; i < dirty.nr; i++) {
 		/* the task strategize wrote for this version is expected */
@@ -870,9 +844,10 @@ static void choose_versions(struct design *d, const char *from_opt,
 		kopt_die("'%s' is not a version (v0, v1, ...)", from_opt);
 	if (to_opt && kopt_version_number(to_opt) < 0)
 		kopt_die("'%s' is not a version (v0, v1, ...)", to_opt);
-	if (kopt_layout_versions(versions, d->ctx->repo, d->head, &d->layout) ||
-	    kopt_repo_branch_list(d->ctx->repo, d->kernel->name, &branches))
-		exit(128);
+	kopt_lib_or_die(kopt_layout_versions(versions, d->ctx->repo, d->head,
+					     &d->layout));
+	kopt_lib_or_die(kopt_repo_branch_list(d->ctx->repo, d->kernel->name,
+					      &branches));
 	work_tree_versions(d, &on_disk);
 	next = newest(versions);
 	if (newest(&branches) > next)
@@ -901,6 +876,134 @@ static void choose_versions(struct design *d, const char *from_opt,
 	kopt_strvec_clear(&on_disk);
 }
 
+/* The design of a version of `kernel` at HEAD, nothing chosen yet. */
+static void design_init(struct design *d, struct kopt_ctx *ctx,
+			const char *kernel)
+{
+	memset(d, 0, sizeof(*d));
+	d->ctx = ctx;
+	kopt_buf_init(&d->from_dir, 0);
+	kopt_buf_init(&d->to_dir, 0);
+	kopt_buf_init(&d->devlog_path, 0);
+	kopt_buf_init(&d->devlog_old, 0);
+	kopt_buf_init(&d->devlog_new, 0);
+	kopt_buf_init(&d->task_path, 0);
+	kopt_buf_init(&d->task, 0);
+	kopt_rename_init(&d->rename, 0, 0, 0);
+	kopt_ctx_config_or_die(ctx);
+	d->kernel = kopt_ctx_kernel_or_die(ctx, kernel);
+	if (!kopt_repo_has_commits(ctx->repo))
+		kopt_die("the repository has no commits yet; commit %s's base "
+			 "version (v0) first", d->kernel->name);
+	kopt_lib_or_die(kopt_layout_init(&d->layout, d->kernel));
+	if (git_reference_name_to_id(&d->head_id, ctx->repo, "HEAD") < 0 ||
+	    kopt_repo_rev_tree(&d->head, ctx->repo, "HEAD"))
+		kopt_die("cannot read HEAD: %s", kopt_git_error("unknown error"));
+}
+
+/* The task: the one --task names, else the one strategize wrote. */
+static void read_task(struct design *d, const char *task_opt)
+{
+	struct kopt_ctx *ctx = d->ctx;
+	char *path = kopt_ctx_path(ctx, d->task_path.buf);
+	int err;
+
+	d->task_existed = !access(path, F_OK);
+	if (task_opt) {
+		char *file = task_opt[0] == '/' ? kopt_strdup(task_opt) :
+			     kopt_xstrfmt("%s%s", ctx->prefix, task_opt);
+		char *abs = file[0] == '/' ? kopt_strdup(file) :
+			    kopt_ctx_path(ctx, file);
+		err = kopt_buf_read_file(&d->task, abs) ? errno : 0;
+		free(file);
+		free(abs);
+		free(path);
+		if (err)
+			kopt_die("cannot read the task '%s': %s", task_opt,
+				 strerror(err));
+		if (!d->task.len)
+			kopt_die("the task '%s' is empty", task_opt);
+		return;
+	}
+	err = d->task_existed && kopt_buf_read_file(&d->task, path) ? errno : 0;
+	free(path);
+	if (err)
+		kopt_die("cannot read '%s': %s", d->task_path.buf,
+			 strerror(err));
+}
+
+/*
+ * The version to start from: --from, else the task's, else the newest
+ * at HEAD; *from_task keeps the task's name alive for d->from.
+ */
+static void choose_from(struct design *d, const char *from_opt,
+			const struct kopt_strvec *versions, char **from_task)
+{
+	if (d->task.len && !from_opt)
+		*from_task = kopt_strategy_task_current(d->task.buf,
+							 d->task.len);
+	d->from = from_opt ? from_opt : *from_task;
+	if (!d->from) {
+		if (!versions->nr) {
+			struct kopt_buf start = KOPT_BUF_INIT;
+			kopt_layout_start_advice(&start, d->kernel);
+			kopt_die("%s has no version at HEAD (no folder matching "
+				 "'%s'); %s first", d->kernel->name,
+				 d->kernel->source, start.buf);
+		}
+		d->from = versions->v[versions->nr - 1];
+	}
+	kopt_layout_dir(&d->from_dir, &d->layout, d->from);
+	if (!kopt_strvec_has(versions, d->from))
+		kopt_die("%s has no version '%s' ('%s' is not at HEAD)",
+			 d->kernel->name, d->from, d->from_dir.buf);
+	if (!strcmp(d->from, d->to))
+		kopt_die("cannot design %s from itself", d->to);
+}
+
+/* The task file to hand an agent, absolute, or NULL. */
+static char *agent_task(const struct design *d, const char *task_opt)
+{
+	const struct kopt_ctx *ctx = d->ctx;
+
+	if (task_opt)
+		return task_opt[0] == '/' ? kopt_strdup(task_opt) :
+		       kopt_xstrfmt("%s%s%s", ctx->top, ctx->prefix, task_opt);
+	if (d->task_existed)
+		return kopt_ctx_path(ctx, d->task_path.buf);
+	return NULL;
+}
+
+/* The version made here: copied, its entry added, committed. */
+static int design_by_copy(struct design *d, const char *title)
+{
+	kopt_rename_init(&d->rename, kopt_version_number(d->from),
+			 kopt_version_number(d->to),
+			 !d->kernel->rename ||
+			 strcmp(d->kernel->rename, "none"));
+	kopt_lib_or_die(plan_copy(d));
+	d->devlog_existed = !kopt_repo_read_tree(&d->devlog_old, d->ctx->repo,
+						 d->head, d->devlog_path.buf);
+	if (add_entry(d, title))
+		kopt_die("cannot add the entry of %s to '%s'", d->to,
+			 d->devlog_path.buf);
+	if (write_and_commit(d, title)) {
+		fprintf(stderr, "fatal: nothing was changed\n");
+		return 128;
+	}
+	fprintf(stderr, "Switched to a new branch 'kopt/%s/%s'\n",
+		d->kernel->name, d->to);
+	fprintf(stderr, "created %s from %s: %zu file%s (%zu renamed, %zu "
+		"binary copied as is)\n", d->to_dir.buf, d->from, d->plan.nr,
+		d->plan.nr == 1 ? "" : "s", d->plan.renamed, d->plan.binary);
+	if (!d->task.len)
+		fprintf(stderr, "hint: no task for %s; write %s or run 'git "
+			"kopt strategize %s'\n", d->to, d->task_path.buf,
+			d->kernel->name);
+	print_prompt(d);
+	return 0;
+}
+
 int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	const char *from_opt = NULL, *to_opt = NULL, *task_opt = NULL;
@@ -926,8 +1029,7 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 	};
 	struct design d;
 	struct kopt_strvec versions = KOPT_STRVEC_INIT;
-	const struct kopt_config *cfg;
-	char *from_task = NULL, *path;
+	char *from_task = NULL;
 	int ret;
 
 	argc = kopt_parse_options(argc, argv, options, design_usage, 0);
@@ -938,125 +1040,26 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 				 "arguments" : "which kernel?");
 	if (title && strchr(title, '\n'))
 		kopt_usage_error(design_usage, options, "--title is one line");
-	memset(&d, 0, sizeof(d));
-	d.ctx = ctx;
-	kopt_buf_init(&d.from_dir, 0);
-	kopt_buf_init(&d.to_dir, 0);
-	kopt_buf_init(&d.devlog_path, 0);
-	kopt_buf_init(&d.devlog_old, 0);
-	kopt_buf_init(&d.devlog_new, 0);
-	kopt_buf_init(&d.task_path, 0);
-	kopt_buf_init(&d.task, 0);
-	kopt_rename_init(&d.rename, 0, 0, 0);
-	cfg = kopt_ctx_config_or_die(ctx);
-	d.kernel = kopt_ctx_kernel_or_die(ctx, argv[0]);
-	(void)cfg;
-	if (!kopt_repo_has_commits(ctx->repo))
-		kopt_die("the repository has no commits yet; commit %s's base "
-			 "version (v0) first", d.kernel->name);
-	if (kopt_layout_init(&d.layout, d.kernel))
-		exit(128);
-	if (git_reference_name_to_id(&d.head_id, ctx->repo, "HEAD") < 0 ||
-	    kopt_repo_rev_tree(&d.head, ctx->repo, "HEAD"))
-		kopt_die("cannot read HEAD: %s", kopt_git_error("unknown error"));
-
+	design_init(&d, ctx, argv[0]);
 	choose_versions(&d, from_opt, to_opt, &versions);
 	kopt_path_devlog(&d.devlog_path, d.kernel->name);
 	kopt_path_task(&d.task_path, d.kernel->name, d.to);
-
-	/* the task: the one --task names, else the one strategize wrote */
-	path = kopt_ctx_path(ctx, d.task_path.buf);
-	d.task_existed = !access(path, F_OK);
-	if (task_opt) {
-		char *file = task_opt[0] == '/' ? kopt_strdup(task_opt) :
-			     kopt_xstrfmt("%s%s", ctx->prefix, task_opt);
-		char *abs = file[0] == '/' ? kopt_strdup(file) :
-			    kopt_ctx_path(ctx, file);
-		int err = kopt_buf_read_file(&d.task, abs) ? errno : 0;
-		free(file);
-		free(abs);
-		free(path);
-		if (err)
-			kopt_die("cannot read the task '%s': %s", task_opt,
-				 strerror(err));
-		if (!d.task.len)
-			kopt_die("the task '%s' is empty", task_opt);
-	} else {
-		int err = d.task_existed && kopt_buf_read_file(&d.task, path) ?
-			  errno : 0;
-		free(path);
-		if (err)
-			kopt_die("cannot read '%s': %s", d.task_path.buf,
-				 strerror(err));
-	}
-	if (d.task.len && !from_opt)
-		from_task = task_current(&d.task);
-
-	d.from = from_opt ? from_opt : from_task;
-	if (!d.from) {
-		if (!versions.nr) {
-			struct kopt_buf start = KOPT_BUF_INIT;
-			kopt_layout_start_advice(&start, d.kernel);
-			kopt_die("%s has no version at HEAD (no folder matching "
-				 "'%s'); %s first", d.kernel->name,
-				 d.kernel->source, start.buf);
-		}
-		d.from = versions.v[versions.nr - 1];
-	}
-	kopt_layout_dir(&d.from_dir, &d.layout, d.from);
-	if (!kopt_strvec_has(&versions, d.from))
-		kopt_die("%s has no version '%s' ('%s' is not at HEAD)",
-			 d.kernel->name, d.from, d.from_dir.buf);
-	if (!strcmp(d.from, d.to))
-		kopt_die("cannot design %s from itself", d.to);
+	read_task(&d, task_opt);
+	choose_from(&d, from_opt, &versions, &from_task);
 	check_clean(&d);
 	/* the commit and the index go together, or nothing is written */
 	KOPT_OR_DIE(kopt_repo_index_unlocked(ctx->repo), "");
 	if (agent) {
-		char *task_abs = NULL;
-		if (task_opt)
-			task_abs = task_opt[0] == '/' ? kopt_strdup(task_opt) :
-				   kopt_xstrfmt("%s%s%s", ctx->top, ctx->prefix,
-						task_opt);
-		else if (d.task_existed)
-			task_abs = kopt_ctx_path(ctx, d.task_path.buf);
+		char *task_abs = agent_task(&d, task_opt);
 		if (timeout_s < 0)
 			kopt_usage_error(design_usage, options, "--timeout "
 					 "must be positive");
 		ret = design_with_agent(&d, *agent ? agent : NULL, task_abs,
 					title, timeout_s);
 		free(task_abs);
-		goto done;
+	} else {
+		ret = design_by_copy(&d, title);
 	}
-
-	kopt_rename_init(&d.rename, kopt_version_number(d.from),
-			 kopt_version_number(d.to),
-			 !d.kernel->rename || strcmp(d.kernel->rename, "none"));
-	if (plan_copy(&d))
-		exit(128);
-	d.devlog_existed = !kopt_repo_read_tree(&d.devlog_old, ctx->repo,
-						d.head, d.devlog_path.buf);
-	if (add_entry(&d, title))
-		kopt_die("cannot add the entry of %s to '%s'", d.to,
-			 d.devlog_path.buf);
-
-	ret = write_and_commit(&d, title);
-	if (ret) {
-		fprintf(stderr, "fatal: nothing was changed\n");
-		ret = 128;
-		goto done;
-	}
-	fprintf(stderr, "Switched to a new branch 'kopt/%s/%s'\n",
-		d.kernel->name, d.to);
-	fprintf(stderr, "created %s from %s: %zu file%s (%zu renamed, %zu "
-		"binary copied as is)\n", d.to_dir.buf, d.from, d.plan.nr,
-		d.plan.nr == 1 ? "" : "s", d.plan.renamed, d.plan.binary);
-	if (!d.task.len)
-		fprintf(stderr, "hint: no task for %s; write %s or run 'git "
-			"kopt strategize %s'\n", d.to, d.task_path.buf,
-			d.kernel->name);
-	print_prompt(&d);
-done:
 	free(from_task);
 	kopt_strvec_clear(&versions);
 	release(&d);

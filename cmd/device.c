@@ -107,13 +107,12 @@ int cmd_device(int argc, const char **argv, struct kopt_ctx *ctx)
 	argc = kopt_parse_options(argc, argv, options, device_usage, 0);
 	if (argc)
 		kopt_usage_error(device_usage, options, "too many arguments");
-	if (kopt_device_query(&d, gpu))
-		exit(128);
+	kopt_lib_or_die(kopt_device_query(&d, gpu));
 	if (calibrate) {
 		fprintf(stderr, "calibrating %s: copy bandwidth and bf16 "
 			"matrix rate...\n", d.name);
-		if (kopt_device_calibrate(&d) || kopt_device_cache_save(&d))
-			exit(128);
+		kopt_lib_or_die(kopt_device_calibrate(&d));
+		kopt_lib_or_die(kopt_device_cache_save(&d));
 	} else {
 		kopt_device_cache_load(&d);
 	}

@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "builtin.h"
+#include "cache.h"
 #include "analysis.h"
 #include "verdict.h"
 #include "banned.h"
@@ -53,6 +54,52 @@ static void describe(struct kopt_buf *out, const struct kopt_target_result *r)
 		kopt_buf_addf(out, " [%s]", kopt_numbers_source_name(r->source));
 }
 
+static cJSON *target_json(const struct kopt_target_result *r)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "target", r->target->text);
+	cJSON_AddStringToObject(o, "trial", r->target->trial);
+	cJSON_AddBoolToObject(o, "met", r->met);
+	if (r->version)
+		cJSON_AddStringToObject(o, "version", r->version);
+	else
+		cJSON_AddNullToObject(o, "version");
+	if (*r->metric)
+		cJSON_AddStringToObject(o, "metric", r->metric);
+	if (*r->metric && !isnan(r->value))
+		cJSON_AddNumberToObject(o, "value", r->value);
+	if (!isnan(r->bound))
+		cJSON_AddNumberToObject(o, "bound", r->bound);
+	if (!r->met && *r->metric && !isnan(r->value) && !isnan(r->bound))
+		cJSON_AddNumberToObject(o, "gap", fabs(r->value - r->bound));
+	cJSON_AddBoolToObject(o, "replayed", r->replayed);
+	if (r->version)
+		cJSON_AddStringToObject(o, "source",
+					kopt_numbers_source_name(r->source));
+	return o;
+}
+
+static void print_json(const struct kopt_kernel *k,
+		       const struct kopt_target_result *res, int met,
+		       const char *next)
+{
+	cJSON *root = cJSON_CreateObject(), *arr;
+	char *text;
+	size_t i;
+
+	cJSON_AddStringToObject(root, "kernel", k->name);
+	cJSON_AddBoolToObject(root, "met", met);
+	arr = cJSON_AddArrayToObject(root, "targets");
+	for (i = 0; i < k->targets_nr; i++)
+		cJSON_AddItemToArray(arr, target_json(&res[i]));
+	cJSON_AddStringToObject(root, "next", next);
+	text = cJSON_Print(root);
+	printf("%s\n", text);
+	free(text);
+	cJSON_Delete(root);
+}
+
 int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	int json = 0;
@@ -63,12 +110,13 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 	const struct kopt_config *cfg;
 	const struct kopt_kernel *k;
 	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
+	struct kopt_cache cache = KOPT_CACHE_INIT;
 	struct kopt_source src;
 	const struct kopt_results **all;
 	struct kopt_target_result *res;
 	struct kopt_buf line = KOPT_BUF_INIT, next = KOPT_BUF_INIT;
 	size_t nr = 0, i;
-	int met = 1;
+	int met = 1, ret;
 
 	argc = kopt_parse_options(argc, argv, options, evaluate_usage, 0);
 	if (argc != 1)
@@ -81,14 +129,18 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 			 "to [kernel \"%s\"] in .kopt (e.g. 'target = "
 			 "spec-decode duration_us <= 60')", k->name, k->name);
 	kopt_source_worktree(&src, ctx->top);
-	if (kopt_analysis_load(&a, &src, k->name, cfg))
-		exit(128);
+	/* the models analyze reads, through its cache */
+	kopt_cache_open(&cache, ctx->repo, "analyze");
+	src.cache = &cache;
+	ret = kopt_analysis_load(&a, &src, k->name, cfg);
+	kopt_cache_save(&cache);
+	kopt_cache_release(&cache);
+	kopt_lib_or_die(ret);
 	all = kopt_analysis_numbers(&a, &nr);
 	res = kopt_calloc(k->targets_nr, sizeof(*res));
 	for (i = 0; i < k->targets_nr; i++) {
-		if (kopt_target_evaluate(&res[i], cfg, &k->targets[i],
-					     all, nr))
-			exit(128);
+		kopt_lib_or_die(kopt_target_evaluate(&res[i], cfg,
+						     &k->targets[i], all, nr));
 		met &= res[i].met;
 	}
 	if (met)
@@ -102,42 +154,7 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 			      k->name);
 
 	if (json) {
-		cJSON *root = cJSON_CreateObject(), *arr;
-		char *text;
-		cJSON_AddStringToObject(root, "kernel", k->name);
-		cJSON_AddBoolToObject(root, "met", met);
-		arr = cJSON_AddArrayToObject(root, "targets");
-		for (i = 0; i < k->targets_nr; i++) {
-			cJSON *o = cJSON_CreateObject();
-			const struct kopt_target_result *r = &res[i];
-			cJSON_AddStringToObject(o, "target", r->target->text);
-			cJSON_AddStringToObject(o, "trial", r->target->trial);
-			cJSON_AddBoolToObject(o, "met", r->met);
-			if (r->version)
-				cJSON_AddStringToObject(o, "version", r->version);
-			else
-				cJSON_AddNullToObject(o, "version");
-			if (*r->metric)
-				cJSON_AddStringToObject(o, "metric", r->metric);
-			if (*r->metric && !isnan(r->value))
-				cJSON_AddNumberToObject(o, "value", r->value);
-			if (!isnan(r->bound))
-				cJSON_AddNumberToObject(o, "bound", r->bound);
-			if (!r->met && *r->metric && !isnan(r->value) &&
-			    !isnan(r->bound))
-				cJSON_AddNumberToObject(o, "gap",
-							fabs(r->value - r->bound));
-			cJSON_AddBoolToObject(o, "replayed", r->replayed);
-			if (r->version)
-				cJSON_AddStringToObject(o, "source",
-							kopt_numbers_source_name(r->source));
-			cJSON_AddItemToArray(arr, o);
-		}
-		cJSON_AddStringToObject(root, "next", next.buf);
-		text = cJSON_Print(root);
-		printf("%s\n", text);
-		free(text);
-		cJSON_Delete(root);
+		print_json(k, res, met, next.buf);
 	} else {
 		printf("%s: target %s\n", k->name, met ? "met" : "not met");
 		for (i = 0; i < k->targets_nr; i++) {

@@ -84,6 +84,15 @@ void kopt_die(const char *fmt, ...)
 	exit(128);
 }
 
+int kopt_lib_or_die(int code)
+{
+	if (code < 0) {
+		fflush(stdout);
+		exit(128);
+	}
+	return code;
+}
+
 const struct kopt_config *kopt_ctx_config_or_die(struct kopt_ctx *ctx)
 {
 	int ret;
@@ -94,8 +103,7 @@ const struct kopt_config *kopt_ctx_config_or_die(struct kopt_ctx *ctx)
 	if (ret == KOPT_ENOTFOUND)
 		kopt_die("no .kopt in '%s'; run 'git kopt init' first",
 			 ctx->top);
-	if (ret)
-		exit(128);
+	kopt_lib_or_die(ret);
 	ctx->config_loaded = 1;
 	return &ctx->config;
 }
@@ -248,6 +256,11 @@ int main(int argc, const char **argv)
 		return 129;
 	}
 	git_libgit2_init();
+	/*
+	 * As git does, trust the object database on reading: hashing every
+	 * object read again made the hooks and check pay twice for each.
+	 */
+	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
 	kopt_progress_terminal(1);
 	ctx.prefix = "";
 	/* -h works anywhere, before the repository is looked for */

@@ -133,11 +133,10 @@ static int run_commit_hook(struct kopt_ctx *ctx, const char *msg_file)
 	if (msg_file && kopt_buf_read_file(&msg, msg_file))
 		kopt_die("cannot read the commit message '%s': %s", msg_file,
 			 strerror(errno));
-	if (kopt_index_open(&index, ctx->repo))
-		exit(128);
+	kopt_lib_or_die(kopt_index_open(&index, ctx->repo));
 	if (kopt_repo_has_commits(ctx->repo) &&
 	    (ret = kopt_repo_rev_tree(&head, ctx->repo, "HEAD")) < 0)
-		exit(128);
+		kopt_lib_or_die(ret);
 	ret = gate_config(&cfg, ctx->repo, head, index);
 	if (ret) {
 		/* no .kopt anywhere: not a kernel repository, nothing to do */

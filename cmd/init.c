@@ -52,6 +52,30 @@ static void gitlab_include_hint(const struct kopt_setup *setup)
 	free(path);
 }
 
+/* What init did to one file. */
+static void print_done(const struct kopt_setup_item *it)
+{
+	switch (it->action) {
+	case KOPT_SETUP_CREATE:
+		printf("%s: %s\n", it->is_hook ? "installed" : "created",
+		       it->label);
+		break;
+	case KOPT_SETUP_RESTORE:
+		printf("restored: %s\n", it->label);
+		break;
+	case KOPT_SETUP_UPDATE:
+		printf("updated: %s\n", it->label);
+		break;
+	case KOPT_SETUP_CHAIN:
+		printf("chained: %s (the hook that was there runs first, as "
+		       "%s)\n", it->label, chain_name(it->keep_as));
+		break;
+	default:
+		print_kept(it);
+		break;
+	}
+}
+
 int cmd_init(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	int force = 0, quiet = 0;
@@ -107,29 +131,8 @@ int cmd_init(int argc, const char **argv, struct kopt_ctx *ctx)
 	}
 	KOPT_OR_DIE(kopt_setup_apply(&setup), "; nothing was written");
 
-	for (i = 0; i < setup.nr && !quiet; i++) {
-		const struct kopt_setup_item *it = &setup.items[i];
-		switch (it->action) {
-		case KOPT_SETUP_CREATE:
-			printf("%s: %s\n", it->is_hook ? "installed" : "created",
-			       it->label);
-			break;
-		case KOPT_SETUP_RESTORE:
-			printf("restored: %s\n", it->label);
-			break;
-		case KOPT_SETUP_UPDATE:
-			printf("updated: %s\n", it->label);
-			break;
-		case KOPT_SETUP_CHAIN:
-			printf("chained: %s (the hook that was there runs "
-			       "first, as %s)\n", it->label,
-			       chain_name(it->keep_as));
-			break;
-		default:
-			print_kept(it);
-			break;
-		}
-	}
+	for (i = 0; i < setup.nr && !quiet; i++)
+		print_done(&setup.items[i]);
 	if (!quiet)
 		printf("Initialised git kopt in %s\n", setup.top);
 done:

@@ -88,6 +88,34 @@ static void render_devlog(struct kopt_buf *out, const struct kernel_opts *o)
 }
 
 /*
+ * A new kernel needs a new name and a configured language.  1 when the
+ * kernel is in .kopt already with these very settings but has no
+ * devlog: an add killed halfway, which this one finishes.
+ */
+static int check_new(const struct kopt_config *cfg,
+		     const struct kernel_opts *o, int have_devlog)
+{
+	const struct kopt_kernel *old = kopt_config_kernel(cfg, o->name);
+	struct kopt_buf known = KOPT_BUF_INIT;
+	size_t i;
+
+	/* the same settings and no devlog: an add killed halfway, finished */
+	if (old && !have_devlog && round_trips(old, o))
+		return 1;
+	if (old)
+		kopt_die("kernel '%s' already exists (%s:%d)", o->name,
+			 cfg->path, old->line);
+	if (kopt_config_language(cfg, o->language))
+		return 0;
+	for (i = 0; i < cfg->languages_nr; i++)
+		kopt_buf_addf(&known, "%s%s", i ? ", " : "",
+			      cfg->languages[i].name);
+	kopt_die("unknown language '%s' (known: %s)", o->language,
+		 known.len ? known.buf : "none; add a [language] section to "
+		 ".kopt");
+}
+
+/*
  * A kernel whose source folder holds no version yet: say where the base
  * version goes (every step gives the same advice).
  */
@@ -122,6 +150,70 @@ static void warn_no_versions(struct kopt_ctx *ctx, const struct kopt_layout *l,
 	free(root);
 }
 
+/*
+ * .kopt with the kernel's section appended, into `text`, validated
+ * before anything is written: it loads into *check, its values read
+ * back, and its source pattern makes a layout (*layout).
+ */
+static void new_settings(struct kopt_buf *text, struct kopt_config *check,
+			 struct kopt_layout *layout, const char *kopt_path,
+			 const struct kernel_opts *o)
+{
+	struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
+	size_t i;
+	int ret;
+
+	if (kopt_buf_read_file(text, kopt_path))
+		kopt_die("cannot read '.kopt': %s", strerror(errno));
+	if (text->len && text->buf[text->len - 1] != '\n')
+		kopt_buf_addch(text, '\n');
+	if (text->len)
+		kopt_buf_addch(text, '\n');
+	/* a valid name needs no escaping inside the quotes */
+	kopt_buf_addf(text, "[kernel \"%s\"]\n", o->name);
+	add_key(text, "language", o->language);
+	add_key(text, "source", o->source);
+	add_key(text, "build", o->build);
+	add_key(text, "run", o->run);
+	add_key(text, "flops", o->flops);
+	add_key(text, "bytes", o->bytes);
+	for (i = 0; i < o->params.nr; i++)
+		add_key(text, "param", o->params.v[i]);
+	add_key(text, "target", o->target);
+
+	kopt_error_catch(&caught);
+	ret = kopt_config_load_buf(check, text->buf, text->len, ".kopt");
+	kopt_error_uncatch(&caught);
+	if (ret)
+		kopt_die("cannot add kernel '%s': %s", o->name,
+			 caught.cause.buf);
+	if (!round_trips(kopt_config_kernel(check, o->name), o))
+		kopt_die("cannot add kernel '%s': its values do not read back "
+			 "unchanged from .kopt", o->name);
+	kopt_error_catch_release(&caught);
+	kopt_error_catch(&caught);
+	ret = kopt_layout_init(layout, kopt_config_kernel(check, o->name));
+	kopt_error_uncatch(&caught);
+	if (ret)
+		kopt_die("cannot add kernel '%s': %s", o->name,
+			 caught.cause.buf);
+	kopt_error_catch_release(&caught);
+}
+
+/* .kopt as it is, holding the kernel already: into *check and *layout. */
+static void load_settings(struct kopt_config *check, struct kopt_layout *layout,
+			  const char *kopt_path, const struct kernel_opts *o)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+
+	if (kopt_buf_read_file(&text, kopt_path))
+		kopt_die("cannot read '.kopt': %s", strerror(errno));
+	if (kopt_config_load_buf(check, text.buf, text.len, ".kopt") ||
+	    kopt_layout_init(layout, kopt_config_kernel(check, o->name)))
+		kopt_die("cannot finish adding kernel '%s'", o->name);
+	kopt_buf_release(&text);
+}
+
 static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	struct kernel_opts o = { 0 };
@@ -146,16 +238,12 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 			   "duration_us <= 60'"),
 		OPT_END()
 	};
-	const struct kopt_config *cfg;
-	const struct kopt_kernel *old;
 	struct kopt_config check = KOPT_CONFIG_INIT;
 	struct kopt_buf text = KOPT_BUF_INIT, devlog = KOPT_BUF_INIT;
-	struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
 	struct kopt_filetx tx = KOPT_FILETX_INIT;
 	struct kopt_layout layout = KOPT_LAYOUT_INIT;
 	char *kopt_path, *devlog_path, *devlog_label;
-	int have_devlog, ret;
-	size_t i;
+	int have_devlog, resumed;
 
 	kopt_strvec_init(&o.params);
 	argc = kopt_parse_options(argc, argv, options, kernel_add_usage, 0);
@@ -174,58 +262,6 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_die("bad kernel name '%s' (use lower-case letters, digits, "
 			 "'.', '_' and '-'; no '/' or '..')", o.name);
 
-	cfg = kopt_ctx_config_or_die(ctx);
-	old = kopt_config_kernel(cfg, o.name);
-	if (old)
-		kopt_die("kernel '%s' already exists (%s:%d)", o.name,
-			 cfg->path, old->line);
-	if (!kopt_config_language(cfg, o.language)) {
-		struct kopt_buf known = KOPT_BUF_INIT;
-		for (i = 0; i < cfg->languages_nr; i++)
-			kopt_buf_addf(&known, "%s%s", i ? ", " : "",
-				      cfg->languages[i].name);
-		kopt_die("unknown language '%s' (known: %s)", o.language,
-			 known.len ? known.buf : "none; add a [language] "
-			 "section to .kopt");
-	}
-
-	kopt_path = kopt_ctx_path(ctx, ".kopt");
-	if (kopt_buf_read_file(&text, kopt_path))
-		kopt_die("cannot read '.kopt': %s", strerror(errno));
-	if (text.len && text.buf[text.len - 1] != '\n')
-		kopt_buf_addch(&text, '\n');
-	if (text.len)
-		kopt_buf_addch(&text, '\n');
-	/* a valid name needs no escaping inside the quotes */
-	kopt_buf_addf(&text, "[kernel \"%s\"]\n", o.name);
-	add_key(&text, "language", o.language);
-	add_key(&text, "source", o.source);
-	add_key(&text, "build", o.build);
-	add_key(&text, "run", o.run);
-	add_key(&text, "flops", o.flops);
-	add_key(&text, "bytes", o.bytes);
-	for (i = 0; i < o.params.nr; i++)
-		add_key(&text, "param", o.params.v[i]);
-	add_key(&text, "target", o.target);
-
-	/* Validate the new settings before anything is written. */
-	kopt_error_catch(&caught);
-	ret = kopt_config_load_buf(&check, text.buf, text.len, ".kopt");
-	kopt_error_uncatch(&caught);
-	if (ret)
-		kopt_die("cannot add kernel '%s': %s", o.name,
-			 caught.cause.buf);
-	if (!round_trips(kopt_config_kernel(&check, o.name), &o))
-		kopt_die("cannot add kernel '%s': its values do not read back "
-			 "unchanged from .kopt", o.name);
-	kopt_error_catch_release(&caught);
-	kopt_error_catch(&caught);
-	ret = kopt_layout_init(&layout, kopt_config_kernel(&check, o.name));
-	kopt_error_uncatch(&caught);
-	if (ret)
-		kopt_die("cannot add kernel '%s': %s", o.name,
-			 caught.cause.buf);
-
 	{
 		struct kopt_buf b = KOPT_BUF_INIT;
 		kopt_path_devlog(&b, o.name);
@@ -233,7 +269,15 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	}
 	devlog_path = kopt_ctx_path(ctx, devlog_label);
 	have_devlog = !access(devlog_path, F_OK);
-	kopt_filetx_add(&tx, kopt_path, ".kopt", text.buf, text.len, 0, NULL);
+	resumed = check_new(kopt_ctx_config_or_die(ctx), &o, have_devlog);
+	kopt_path = kopt_ctx_path(ctx, ".kopt");
+	if (resumed)
+		load_settings(&check, &layout, kopt_path, &o);
+	else
+		new_settings(&text, &check, &layout, kopt_path, &o);
+	if (!resumed)
+		kopt_filetx_add(&tx, kopt_path, ".kopt", text.buf, text.len,
+				0, NULL);
 	if (!have_devlog) {
 		render_devlog(&devlog, &o);
 		kopt_filetx_add(&tx, devlog_path, devlog_label, devlog.buf,
@@ -241,7 +285,11 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	}
 	KOPT_OR_DIE(kopt_filetx_commit(&tx), "; nothing was written");
 
-	printf("added kernel '%s' to .kopt\n", o.name);
+	if (resumed)
+		printf("kernel '%s' was in .kopt already, without its devlog\n",
+		       o.name);
+	else
+		printf("added kernel '%s' to .kopt\n", o.name);
 	if (have_devlog)
 		printf("kept: %s\n", devlog_label);
 	else
@@ -253,7 +301,6 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	kopt_filetx_release(&tx);
 	kopt_buf_release(&text);
 	kopt_buf_release(&devlog);
-	kopt_error_catch_release(&caught);
 	kopt_strvec_clear(&o.params);
 	free(kopt_path);
 	free(devlog_path);

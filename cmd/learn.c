@@ -61,8 +61,61 @@ static void load_kb_or_die(struct kopt_kb *kb, struct kopt_ctx *ctx,
 	struct kopt_kb_source src;
 
 	kopt_kb_source_worktree(&src, ctx->top);
-	if (kopt_kb_load(kb, &src, cfg, language))
-		exit(128);
+	kopt_lib_or_die(kopt_kb_load(kb, &src, cfg, language));
+}
+
+/*
+ * The catalog a new entry's row goes to: the language's (which sets
+ * req->language), else the shared one, which must exist.
+ */
+static char *choose_catalog(struct kopt_learn_request *req,
+			    struct kopt_ctx *ctx, const char *language)
+{
+	const struct kopt_config *cfg = kopt_ctx_config_or_die(ctx);
+	const struct kopt_language *l;
+	struct kopt_buf known = KOPT_BUF_INIT;
+	char *catalog, *abs;
+	size_t i;
+
+	if (!language) {
+		catalog = kopt_strdup(cfg->catalog ? cfg->catalog :
+				      KOPT_DEFAULT_CATALOG);
+		abs = kopt_ctx_path(ctx, catalog);
+		if (access(abs, F_OK))
+			kopt_die("the shared catalog '%s' does not exist; run "
+				 "'git kopt init'", catalog);
+		free(abs);
+		return catalog;
+	}
+	l = kopt_config_language(cfg, language);
+	if (!l) {
+		for (i = 0; i < cfg->languages_nr; i++)
+			kopt_buf_addf(&known, "%s%s", i ? ", " : "",
+				      cfg->languages[i].name);
+		kopt_die("unknown language '%s' (known: %s)", language,
+			 known.len ? known.buf : "none in .kopt");
+	}
+	req->language = l->name;
+	return kopt_language_catalog_path(l);
+}
+
+/* --from: the numbers of `version` of `kernel` and of its parent. */
+static void evidence(struct kopt_results *before, struct kopt_results *after,
+		     struct kopt_ctx *ctx, const char *kernel,
+		     const char *version)
+{
+	struct kopt_analysis numbers = KOPT_ANALYSIS_INIT;
+
+	kopt_ctx_kernel_or_die(ctx, kernel);
+	if (!kopt_version_valid(version))
+		kopt_die("'%s' is not a version (v0, v1, ...)", version);
+	kopt_numbers_load_or_die(&numbers, ctx, kernel);
+	kopt_numbers_take_or_die(after, &numbers, version);
+	if (!after->parent)
+		kopt_die("%s %s has no parent to compare with; --from needs a "
+			 "version designed from another", kernel, version);
+	kopt_numbers_take_or_die(before, &numbers, after->parent);
+	kopt_analysis_release(&numbers);
 }
 
 static int learn_new(int argc, const char **argv, struct kopt_ctx *ctx)
@@ -78,10 +131,8 @@ static int learn_new(int argc, const char **argv, struct kopt_ctx *ctx)
 	struct kopt_learn_request req = { 0 };
 	struct kopt_results before = KOPT_RESULTS_INIT;
 	struct kopt_results after = KOPT_RESULTS_INIT;
-	struct kopt_analysis numbers = KOPT_ANALYSIS_INIT;
 	struct kopt_buf tmpl = KOPT_BUF_INIT, report = KOPT_BUF_INIT;
 	struct kopt_kb kb = KOPT_KB_INIT;
-	const struct kopt_config *cfg;
 	char *catalog = NULL, *kernel = NULL, *slug;
 	int ret;
 
@@ -101,58 +152,22 @@ static int learn_new(int argc, const char **argv, struct kopt_ctx *ctx)
 	if (ret)
 		kopt_die("'%s' is not a usable name; use letters and digits",
 			 req.name);
-	cfg = kopt_ctx_config_or_die(ctx);
-	if (language) {
-		const struct kopt_language *l =
-			kopt_config_language(cfg, language);
-		struct kopt_buf known = KOPT_BUF_INIT;
-		size_t i;
-		if (!l) {
-			for (i = 0; i < cfg->languages_nr; i++)
-				kopt_buf_addf(&known, "%s%s", i ? ", " : "",
-					      cfg->languages[i].name);
-			kopt_die("unknown language '%s' (known: %s)", language,
-				 known.len ? known.buf : "none in .kopt");
-		}
-		req.language = l->name;
-		catalog = kopt_language_catalog_path(l);
-	} else {
-		char *abs;
-		catalog = kopt_strdup(cfg->catalog ? cfg->catalog :
-				      KOPT_DEFAULT_CATALOG);
-		abs = kopt_ctx_path(ctx, catalog);
-		if (access(abs, F_OK))
-			kopt_die("the shared catalog '%s' does not exist; run "
-				 "'git kopt init'", catalog);
-		free(abs);
-	}
+	catalog = choose_catalog(&req, ctx, language);
 	req.catalog = catalog;
 	if (from) {
 		const char *slash = strchr(from, '/');
-		const char *version;
 		if (!slash || slash == from || !slash[1])
 			kopt_usage_error(new_usage, options, "--from takes "
 					 "<kernel>/<version>, not '%s'", from);
 		kernel = kopt_strndup(from, (size_t)(slash - from));
-		version = slash + 1;
-		kopt_ctx_kernel_or_die(ctx, kernel);
-		if (!kopt_version_valid(version))
-			kopt_die("'%s' is not a version (v0, v1, ...)",
-				 version);
-		kopt_numbers_load_or_die(&numbers, ctx, kernel);
-		kopt_numbers_take_or_die(&after, &numbers, version);
-		if (!after.parent)
-			kopt_die("%s %s has no parent to compare with; --from "
-				 "needs a version designed from another",
-				 kernel, version);
-		kopt_numbers_take_or_die(&before, &numbers, after.parent);
-		kopt_analysis_release(&numbers);
+		evidence(&before, &after, ctx, kernel, slash + 1);
 		req.before = &before;
 		req.after = &after;
 	}
-	if (kopt_templates_read(&tmpl, req.kind == KOPT_KIND_ANTI_PATTERN ?
-				"anti-pattern.md" : "optimization.md"))
-		exit(128);
+	kopt_lib_or_die(kopt_templates_read(&tmpl,
+					    req.kind == KOPT_KIND_ANTI_PATTERN ?
+					    "anti-pattern.md" :
+					    "optimization.md"));
 	req.template_text = tmpl.buf;
 	req.template_len = tmpl.len;
 
@@ -349,8 +364,7 @@ static int learn_sync(int argc, const char **argv, struct kopt_ctx *ctx)
 	n = kopt_learn_sync(&kb, ctx->top, argv, (size_t)argc, dry_run,
 			    words, &report);
 	kopt_kb_release(&kb);
-	if (n < 0)
-		exit(128);
+	kopt_lib_or_die(n);
 	fputs(report.buf, stdout);
 	if (!n)
 		printf("every row agrees with its detail file; nothing to do\n");

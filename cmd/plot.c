@@ -32,10 +32,76 @@ static int same_bytes(const char *path, const struct kopt_buf *want)
 	return same;
 }
 
+/* The plots that changed, into `tx`, under `dir`. */
+static void add_plots(struct kopt_filetx *tx, const struct kopt_ctx *ctx,
+		      const struct kopt_plot_set *set, const char *dir)
+{
+	struct kopt_buf path = KOPT_BUF_INIT, label = KOPT_BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < set->files_nr; i++) {
+		kopt_buf_reset(&label);
+		kopt_buf_addf(&label, "%s/%s", dir, set->files[i].name);
+		kopt_buf_reset(&path);
+		if (label.buf[0] == '/')
+			kopt_buf_addbuf(&path, &label);
+		else
+			kopt_buf_addf(&path, "%s%s", ctx->top, label.buf);
+		if (same_bytes(path.buf, &set->files[i].content))
+			continue;
+		kopt_filetx_add(tx, path.buf, label.buf,
+				set->files[i].content.buf,
+				set->files[i].content.len, 0, NULL);
+	}
+	kopt_buf_release(&path);
+	kopt_buf_release(&label);
+}
+
+/*
+ * The devlog's Results section, into `tx` when it changes; links go to
+ * the default folder unless --out named another.  0, or 128.
+ */
+static int add_devlog(struct kopt_filetx *tx, struct kopt_ctx *ctx,
+		      const struct kopt_kernel *k, const struct kopt_analysis *a,
+		      const struct kopt_plot_set *set, int default_dir)
+{
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	struct kopt_devlog_edit edit;
+	struct kopt_buf devlog = KOPT_BUF_INIT, body = KOPT_BUF_INIT;
+	char *devlog_abs, *links;
+	int r, ret = 0;
+
+	kopt_path_devlog(&devlog, k->name);
+	devlog_abs = kopt_ctx_path(ctx, devlog.buf);
+	r = kopt_devlog_read_file(&dl, devlog_abs);
+	if (r == KOPT_ENOTFOUND) {
+		kopt_warning("no devlog '%s': no Results section written",
+			     devlog.buf);
+	} else if (r) {
+		ret = 128;
+	} else {
+		/* links are relative to the devlog's folder */
+		links = kopt_xstrfmt("%s/plots", k->name);
+		kopt_plot_devlog_body(&body, a, set,
+				      default_dir ? links : NULL);
+		free(links);
+		if (kopt_devlog_put_results(&dl, body.buf, &edit))
+			ret = 128;
+		else if (edit.changed)
+			kopt_filetx_add(tx, devlog_abs, devlog.buf,
+					dl.text.buf, dl.text.len, 0, NULL);
+	}
+	kopt_devlog_release(&dl);
+	kopt_buf_release(&devlog);
+	kopt_buf_release(&body);
+	free(devlog_abs);
+	return ret;
+}
+
 int cmd_plot(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	const char *out_dir = NULL;
-	int no_devlog = 0, ret = 0, r;
+	int no_devlog = 0, ret = 0;
 	const struct kopt_option options[] = {
 		OPT_STRING(0, "out", &out_dir, "dir", "write the SVG files "
 			   "there (default: docs/kernels/<kernel>/plots; the "
@@ -49,13 +115,8 @@ int cmd_plot(int argc, const char **argv, struct kopt_ctx *ctx)
 	struct kopt_source src;
 	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
 	struct kopt_plot_set set = KOPT_PLOT_SET_INIT;
-	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
-	struct kopt_devlog_edit edit;
 	struct kopt_filetx tx = KOPT_FILETX_INIT;
-	struct kopt_buf dir = KOPT_BUF_INIT, devlog = KOPT_BUF_INIT;
-	struct kopt_buf body = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
-	struct kopt_buf path = KOPT_BUF_INIT, label = KOPT_BUF_INIT;
-	char *devlog_abs = NULL;
+	struct kopt_buf dir = KOPT_BUF_INIT;
 	size_t i;
 
 	argc = kopt_parse_options(argc, argv, options, plot_usage, 0);
@@ -83,67 +144,19 @@ int cmd_plot(int argc, const char **argv, struct kopt_ctx *ctx)
 	} else {
 		kopt_path_plots_dir(&dir, k->name);
 	}
-	for (i = 0; i < set.files_nr; i++) {
-		kopt_buf_reset(&label);
-		kopt_buf_addf(&label, "%s/%s", dir.buf, set.files[i].name);
-		kopt_buf_reset(&path);
-		if (label.buf[0] == '/')
-			kopt_buf_addbuf(&path, &label);
-		else
-			kopt_buf_addf(&path, "%s%s", ctx->top, label.buf);
-		if (same_bytes(path.buf, &set.files[i].content))
-			continue;
-		kopt_filetx_add(&tx, path.buf, label.buf,
-				set.files[i].content.buf,
-				set.files[i].content.len, 0, NULL);
-	}
-
-	if (!no_devlog) {
-		kopt_path_devlog(&devlog, k->name);
-		devlog_abs = kopt_ctx_path(ctx, devlog.buf);
-		r = kopt_devlog_read_file(&dl, devlog_abs);
-		if (r == KOPT_ENOTFOUND) {
-			kopt_warning("no devlog '%s': no Results section "
-				     "written", devlog.buf);
-		} else if (r) {
-			ret = 128;
-			goto done;
-		} else {
-			/* links are relative to the devlog's folder */
-			char *links = kopt_xstrfmt("%s/plots", k->name);
-			kopt_plot_devlog_body(&body, &a, &set,
-					      out_dir ? NULL : links);
-			free(links);
-			if (kopt_devlog_put_results(&dl, body.buf, &edit)) {
-				ret = 128;
-				goto done;
-			}
-			if (edit.changed)
-				kopt_filetx_add(&tx, devlog_abs, devlog.buf,
-						dl.text.buf, dl.text.len, 0,
-						NULL);
-		}
-	}
-	if (kopt_filetx_commit(&tx)) {
+	add_plots(&tx, ctx, &set, dir.buf);
+	if (!no_devlog)
+		ret = add_devlog(&tx, ctx, k, &a, &set, !out_dir);
+	if (!ret && kopt_filetx_commit(&tx))
 		ret = 128;
-		goto done;
-	}
-	for (i = 0; i < tx.nr; i++)
+	for (i = 0; !ret && i < tx.nr; i++)
 		printf("wrote %s\n", tx.ops[i].label);
-	if (!tx.nr)
+	if (!ret && !tx.nr)
 		printf("%s: %s\n", k->name, set.files_nr ? "plots and devlog "
 		       "up to date" : "nothing to plot");
-done:
 	kopt_filetx_release(&tx);
-	kopt_devlog_release(&dl);
 	kopt_plot_set_release(&set);
 	kopt_analysis_release(&a);
 	kopt_buf_release(&dir);
-	kopt_buf_release(&devlog);
-	kopt_buf_release(&body);
-	kopt_buf_release(&err);
-	kopt_buf_release(&path);
-	kopt_buf_release(&label);
-	free(devlog_abs);
 	return ret;
 }

@@ -20,6 +20,7 @@
 #include "capture.h"
 #include "device.h"
 #include "devlog.h"
+#include "executor.h"
 #include "filetx.h"
 #include "kb.h"
 #include "learn.h"
@@ -141,12 +142,12 @@ static char *results_path(struct kopt_ctx *ctx, const char *kernel,
 static char *find_parent(struct kopt_ctx *ctx, const char *kernel,
 			 const char *version, const struct kopt_results *cur)
 {
-	long n = atol(version + 1), i;
+	long n = kopt_version_number(version), i;
 
 	if (cur->parent)
 		return kopt_strdup(cur->parent);
 	for (i = n - 1; i >= 0; i--) {
-		char *v = kopt_xstrfmt("v%ld", i);
+		char *v = kopt_version_name(i);
 		char *p = results_path(ctx, kernel, v);
 		int found = !access(p, R_OK);
 		free(p);
@@ -154,7 +155,7 @@ static char *find_parent(struct kopt_ctx *ctx, const char *kernel,
 			return v;
 		free(v);
 	}
-	return n > 0 ? kopt_xstrfmt("v%ld", n - 1) : NULL;
+	return n > 0 ? kopt_version_name(n - 1) : NULL;
 }
 
 /*
@@ -178,8 +179,7 @@ static int load_devlog(struct kopt_ctx *ctx, const char *kernel,
 		kopt_buf_release(&rel);
 		return 0;
 	}
-	if (ret)
-		exit(128);
+	kopt_lib_or_die(ret);
 	if (!kopt_devlog_find_version(dl, version)) {
 		struct kopt_devlog_new_version nv = { 0 };
 		struct kopt_devlog_edit edit;
@@ -194,8 +194,7 @@ static int load_devlog(struct kopt_ctx *ctx, const char *kernel,
 				     "versions", rel.buf, version);
 		ret = kopt_devlog_add_version(dl, &nv, &edit);
 		free(loc);
-		if (ret)
-			exit(128);
+		kopt_lib_or_die(ret);
 	}
 	kopt_buf_release(&rel);
 	return 1;
@@ -298,18 +297,6 @@ static void verdict_table(struct kopt_buf *out, const char *parent,
 	}
 }
 
-/* The title of the version's devlog entry, as a file name. */
-static void suggest_name(struct kopt_buf *out, const char *dpath,
-			 const char *kernel, const char *version)
-{
-	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
-	int have = dpath && !kopt_devlog_read_file(&dl, dpath);
-
-	kopt_learn_suggest_name(out, have ? &dl : NULL, kernel, version,
-				"regression");
-	kopt_devlog_release(&dl);
-}
-
 static int run_git(struct kopt_ctx *ctx, const char **args)
 {
 	struct kopt_child c = KOPT_CHILD_INIT;
@@ -329,16 +316,91 @@ static int run_git(struct kopt_ctx *ctx, const char **args)
  * the LEARN gate will ask for, and the commit when asked (through git,
  * so the hooks judge it).
  */
+static void print_verdict_json(const struct kopt_buf *js, const char *parent,
+			       const struct kopt_verdicts *v)
+{
+	cJSON *o = cJSON_CreateObject(), *a;
+	char *txt;
+	size_t i;
+
+	cJSON_AddItemToObject(o, "results", cJSON_Parse(js->buf));
+	cJSON_AddStringToObject(o, "parent", parent ? parent : "");
+	cJSON_AddStringToObject(o, "verdict", kopt_verdict_name(v->overall));
+	a = cJSON_AddArrayToObject(o, "trials");
+	for (i = 0; i < v->nr; i++) {
+		const struct kopt_trial_verdict *it = &v->items[i];
+		cJSON *t = cJSON_CreateObject();
+		cJSON_AddStringToObject(t, "trial", it->trial ? it->trial : "");
+		cJSON_AddNumberToObject(t, "parent_us", it->parent_us);
+		cJSON_AddNumberToObject(t, "child_us", it->child_us);
+		cJSON_AddNumberToObject(t, "change_pct", it->change_pct);
+		cJSON_AddNumberToObject(t, "threshold_pct", it->threshold_pct);
+		cJSON_AddStringToObject(t, "verdict",
+					kopt_verdict_name(it->verdict));
+		cJSON_AddItemToArray(a, t);
+	}
+	txt = cJSON_Print(o);
+	printf("%s\n", txt);
+	cJSON_free(txt);
+	cJSON_Delete(o);
+}
+
+/* The commit message of a verify: the verdict, a line a trial, trailers. */
+static void verify_message(struct kopt_buf *msg, const char *kernel,
+			   const char *version, const struct kopt_verdicts *v)
+{
+	struct kopt_trailers tr = KOPT_TRAILERS_INIT;
+	size_t i;
+
+	kopt_buf_addf(msg, "Verify %s %s: %s", kernel, version,
+		      kopt_verdict_name(v->overall));
+	if (v->nr)
+		kopt_buf_addstr(msg, "\n");
+	for (i = 0; i < v->nr; i++)
+		kopt_buf_addf(msg, "\n%s: %.2f us -> %.2f us (%+.1f%%)",
+			      v->items[i].trial ? v->items[i].trial : "ad hoc",
+			      v->items[i].parent_us, v->items[i].child_us,
+			      v->items[i].change_pct);
+	kopt_trailers_add_step(&tr, kernel, version, KOPT_STEP_VERIFY);
+	if (v->overall != KOPT_VERDICT_NONE)
+		kopt_trailers_add(&tr, KOPT_TRAILER_VERDICT,
+				  kopt_verdict_name(v->overall));
+	/* the trial lines look like trailers: keep them a paragraph apart */
+	kopt_buf_addstr(msg, "\n\n");
+	kopt_trailers_format(msg, &tr);
+	kopt_trailers_release(&tr);
+}
+
+/* --commit: through git, so that the hooks judge it; the exit status. */
+static int commit_results(struct kopt_ctx *ctx, const char *kernel,
+			  const char *version, const char *rrel,
+			  const char *drel, const char *msg)
+{
+	const char *add[] = { "add", "--", rrel, drel, NULL };
+	const char *cm[] = { "commit", "-q", "-m", msg, NULL };
+	int ret;
+
+	if (run_git(ctx, add) || (ret = run_git(ctx, cm)) < 0)
+		return 128;
+	if (ret) {
+		fprintf(stderr, "the commit was refused; the results stay "
+			"staged: do what the hook says, then 'git commit'\n");
+		return 1;
+	}
+	fprintf(stderr, "committed the results of %s %s\n", kernel, version);
+	return 0;
+}
+
 static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		   const char *kernel, const char *version, const char *parent,
 		   const struct kopt_results *pres,
 		   const struct kopt_results *res, const char *rpath,
-		   const char *dpath, const struct kopt_buf *js, int commit)
+		   const struct kopt_devlog *dl, const char *dpath,
+		   const struct kopt_buf *js, int commit)
 {
 	struct kopt_verdicts v = KOPT_VERDICTS_INIT;
 	struct kopt_buf out = KOPT_BUF_INIT, msg = KOPT_BUF_INIT;
 	struct kopt_buf name = KOPT_BUF_INIT;
-	struct kopt_trailers tr = KOPT_TRAILERS_INIT;
 	const char *rrel = rpath + strlen(ctx->top);
 	const char *drel = dpath ? dpath + strlen(ctx->top) : NULL;
 	size_t i;
@@ -347,33 +409,7 @@ static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	if (pres)
 		kopt_verdict_compare(&v, pres, res, cfg->noise_pct);
 	if (js) {
-		cJSON *o = cJSON_CreateObject(), *a;
-		char *txt;
-		cJSON_AddItemToObject(o, "results", cJSON_Parse(js->buf));
-		cJSON_AddStringToObject(o, "parent", parent ? parent : "");
-		cJSON_AddStringToObject(o, "verdict",
-					kopt_verdict_name(v.overall));
-		a = cJSON_AddArrayToObject(o, "trials");
-		for (i = 0; i < v.nr; i++) {
-			cJSON *t = cJSON_CreateObject();
-			cJSON_AddStringToObject(t, "trial", v.items[i].trial ?
-						v.items[i].trial : "");
-			cJSON_AddNumberToObject(t, "parent_us",
-						v.items[i].parent_us);
-			cJSON_AddNumberToObject(t, "child_us",
-						v.items[i].child_us);
-			cJSON_AddNumberToObject(t, "change_pct",
-						v.items[i].change_pct);
-			cJSON_AddNumberToObject(t, "threshold_pct",
-						v.items[i].threshold_pct);
-			cJSON_AddStringToObject(t, "verdict", kopt_verdict_name(
-							v.items[i].verdict));
-			cJSON_AddItemToArray(a, t);
-		}
-		txt = cJSON_Print(o);
-		printf("%s\n", txt);
-		cJSON_free(txt);
-		cJSON_Delete(o);
+		print_verdict_json(js, parent, &v);
 	} else if (v.overall == KOPT_VERDICT_NONE) {
 		printf("### Verdict: none\n%s\n", parent ?
 		       "The parent has no results for these trials: profile "
@@ -383,23 +419,7 @@ static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		fputs(out.buf, stdout);
 	}
 
-	kopt_buf_addf(&msg, "Verify %s %s: %s", kernel, version,
-		      kopt_verdict_name(v.overall));
-	if (v.nr)
-		kopt_buf_addstr(&msg, "\n");
-	for (i = 0; i < v.nr; i++)
-		kopt_buf_addf(&msg, "\n%s: %.2f us -> %.2f us (%+.1f%%)",
-			      v.items[i].trial ? v.items[i].trial : "ad hoc",
-			      v.items[i].parent_us, v.items[i].child_us,
-			      v.items[i].change_pct);
-	kopt_trailers_add_step(&tr, kernel, version, KOPT_STEP_VERIFY);
-	if (v.overall != KOPT_VERDICT_NONE)
-		kopt_trailers_add(&tr, KOPT_TRAILER_VERDICT,
-				  kopt_verdict_name(v.overall));
-	/* the trial lines look like trailers: keep them a paragraph apart */
-	kopt_buf_addstr(&msg, "\n\n");
-	kopt_trailers_format(&msg, &tr);
-	kopt_trailers_release(&tr);
+	verify_message(&msg, kernel, version, &v);
 
 	if (v.overall == KOPT_VERDICT_REGRESSION && !js) {
 		struct kopt_buf where = KOPT_BUF_INIT;
@@ -408,7 +428,8 @@ static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 				kopt_buf_addf(&where, "%s%s", where.len ?
 					      ", " : "", v.items[i].trial ?
 					      v.items[i].trial : "ad hoc");
-		suggest_name(&name, dpath, kernel, version);
+		kopt_learn_suggest_name(&name, dl, kernel, version,
+					"regression");
 		printf("\nLEARN is due: %s is slower than %s on %s. Its "
 		       "results cannot be committed before the anti-pattern "
 		       "is written:\n  git kopt learn new anti-pattern %s "
@@ -417,19 +438,7 @@ static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		kopt_buf_release(&where);
 	}
 	if (commit) {
-		const char *add[] = { "add", "--", rrel, drel, NULL };
-		const char *cm[] = { "commit", "-q", "-m", msg.buf, NULL };
-		if (run_git(ctx, add) || (ret = run_git(ctx, cm)) < 0) {
-			ret = 128;
-		} else if (ret) {
-			fprintf(stderr, "the commit was refused; the results "
-				"stay staged: do what the hook says, then "
-				"'git commit'\n");
-			ret = 1;
-		} else {
-			fprintf(stderr, "committed the results of %s %s\n",
-				kernel, version);
-		}
+		ret = commit_results(ctx, kernel, version, rrel, drel, msg.buf);
 	} else if (!js) {
 		printf("\nRecord it: git kopt verify %s %s --commit, or commit "
 		       "%s%s%s with the trailers Kopt-Kernel: %s, "
@@ -466,6 +475,7 @@ struct profile_job {
 	struct kopt_device dev;
 	int have_dev;
 	struct kopt_bench m;
+	int gpu_lock;                   /* held while measuring */
 	/* what is there */
 	char *rpath, *parent, *ppath, *dpath;
 	struct kopt_results res, pres;
@@ -477,10 +487,39 @@ struct profile_job {
 	struct kopt_results_entry *entries;
 };
 
-static void quiet(const char *prefix, const char *msg)
+static void add_trial(struct profile_job *j, const struct kopt_trial *t)
 {
-	(void)prefix;
-	(void)msg;
+	j->reqs = kopt_realloc(j->reqs, (j->nreq + 1) * sizeof(*j->reqs));
+	j->reqs[j->nreq].trial = t->name;
+	j->reqs[j->nreq].b = t->b;
+	j->reqs[j->nreq].s = t->s;
+	j->reqs[j->nreq++].t = t->t;
+}
+
+/* The requests of --trial, each a trial of .kopt. */
+static void named_trials(struct profile_job *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->trials.nr; i++) {
+		const struct kopt_trial *t = kopt_config_trial(j->cfg,
+							       j->trials.v[i]);
+		if (!t)
+			kopt_die("unknown trial '%s' (see [trial] in .kopt)",
+				 j->trials.v[i]);
+		add_trial(j, t);
+	}
+}
+
+/* No --trial and no --config: every trial of .kopt. */
+static void all_trials(struct profile_job *j)
+{
+	size_t i;
+
+	if (!j->cfg->trials_nr)
+		kopt_die("no trials in .kopt; add one or use --config");
+	for (i = 0; i < j->cfg->trials_nr; i++)
+		add_trial(j, &j->cfg->trials[i]);
 }
 
 static void parse_args(struct profile_job *j, int argc, const char **argv,
@@ -533,19 +572,7 @@ static void parse_args(struct profile_job *j, int argc, const char **argv,
 	if (!kopt_version_valid(j->version))
 		kopt_die("bad version '%s' (expected v0, v1, ...)", j->version);
 
-	for (i = 0; i < j->trials.nr; i++) {
-		const struct kopt_trial *t = kopt_config_trial(j->cfg,
-							       j->trials.v[i]);
-		if (!t)
-			kopt_die("unknown trial '%s' (see [trial] in .kopt)",
-				 j->trials.v[i]);
-		j->reqs = kopt_realloc(j->reqs, (j->nreq + 1) *
-				       sizeof(*j->reqs));
-		j->reqs[j->nreq].trial = t->name;
-		j->reqs[j->nreq].b = t->b;
-		j->reqs[j->nreq].s = t->s;
-		j->reqs[j->nreq++].t = t->t;
-	}
+	named_trials(j);
 	for (i = 0; i < j->configs.nr; i++) {
 		j->reqs = kopt_realloc(j->reqs, (j->nreq + 1) *
 				       sizeof(*j->reqs));
@@ -555,17 +582,8 @@ static void parse_args(struct profile_job *j, int argc, const char **argv,
 					 j->configs.v[i]);
 		j->nreq++;
 	}
-	if (!j->nreq) {
-		if (!j->cfg->trials_nr)
-			kopt_die("no trials in .kopt; add one or use --config");
-		j->reqs = kopt_calloc(j->cfg->trials_nr, sizeof(*j->reqs));
-		for (i = 0; i < j->cfg->trials_nr; i++) {
-			j->reqs[j->nreq].trial = j->cfg->trials[i].name;
-			j->reqs[j->nreq].b = j->cfg->trials[i].b;
-			j->reqs[j->nreq].s = j->cfg->trials[i].s;
-			j->reqs[j->nreq++].t = j->cfg->trials[i].t;
-		}
-	}
+	if (!j->nreq)
+		all_trials(j);
 	/* a capture that cannot be read stops us before anything is done */
 	for (i = 0; i < j->replays.nr; i++)
 		if (access(j->replays.v[i], R_OK))
@@ -581,54 +599,56 @@ static void parse_args(struct profile_job *j, int argc, const char **argv,
  * PREPARE: the options, the configuration, every file that is read
  * (a broken one stops us before the GPU), the GPU and the build.
  */
-static void prepare(struct profile_job *j, int argc, const char **argv,
-		    struct kopt_ctx *ctx)
+/* What a measurement needs: the version's sources and the library. */
+static void find_tools(struct profile_job *j, struct kopt_ctx *ctx)
 {
-	struct kopt_vars vars = { NULL, NULL, NULL, 0, 0, 0, 0 };
-	struct kopt_buf err = KOPT_BUF_INIT;
+	char *dir = kopt_ctx_path(ctx, j->src.buf);
+	int missing = access(dir, F_OK);
+
+	free(dir);
+	if (missing)
+		kopt_die("no sources for %s %s: '%s' does not exist",
+			 j->k->name, j->version, j->src.buf);
+	j->inject = kopt_bench_find_inject();
+	if (!j->inject)
+		kopt_die("libkopt-inject.so is not built: build git-kopt where "
+			 "the CUDA toolkit is installed, or set "
+			 "KOPT_INJECT_LIB; to use recorded captures, pass "
+			 "--replay");
+}
+
+/*
+ * The GPU.  The test suite runs stand-in benchmarks that write recorded
+ * captures; they need no GPU, and the capture names the device.  A
+ * replay looks for the GPU only to tell a capture of another device:
+ * none is no error then.
+ */
+static void find_device(struct profile_job *j)
+{
+	struct kopt_error_catch quiet = KOPT_ERROR_CATCH_INIT;
 	int ret;
 
-	parse_args(j, argc, argv, ctx);
-	vars.kernel = j->k;
-	vars.version = j->version;
-	if (kopt_config_expand(&j->src, j->k->source, &vars, &err))
-		kopt_die(".kopt: kernel '%s': source: %s", j->k->name, err.buf);
-	kopt_buf_release(&err);
-	if (!j->replays.nr) {
-		char *dir = kopt_ctx_path(ctx, j->src.buf);
-		int missing = access(dir, F_OK);
-		free(dir);
-		if (missing)
-			kopt_die("no sources for %s %s: '%s' does not exist",
-				 j->k->name, j->version, j->src.buf);
-		j->inject = kopt_bench_find_inject();
-		if (!j->inject)
-			kopt_die("libkopt-inject.so is not built: build git-kopt "
-				 "where the CUDA toolkit is installed, or set "
-				 "KOPT_INJECT_LIB; to use recorded captures, "
-				 "pass --replay");
+	if (getenv("KOPT_TEST_NO_DEVICE"))
+		return;
+	if (j->replays.nr)
+		kopt_error_catch(&quiet);
+	ret = kopt_device_query(&j->dev, j->cfg->gpu);
+	if (j->replays.nr)
+		kopt_error_uncatch(&quiet);
+	kopt_error_catch_release(&quiet);
+	if (ret && !j->replays.nr)
+		kopt_die("no GPU to measure on; to use recorded captures, pass "
+			 "--replay");
+	if (!ret) {
+		j->have_dev = 1;
+		kopt_device_cache_load(&j->dev);
 	}
-	/*
-	 * The test suite runs stand-in benchmarks that write recorded
-	 * captures; they need no GPU, and the capture names the device.
-	 * A replay looks for the GPU only to tell a capture of another
-	 * device: none is no error then.
-	 */
-	if (!getenv("KOPT_TEST_NO_DEVICE")) {
-		kopt_report_fn old = NULL;
-		if (j->replays.nr)
-			old = kopt_error_set_routine(quiet);
-		ret = kopt_device_query(&j->dev, j->cfg->gpu);
-		if (j->replays.nr)
-			kopt_error_set_routine(old);
-		if (ret && !j->replays.nr)
-			kopt_die("no GPU to measure on; to use recorded "
-				 "captures, pass --replay");
-		if (!ret) {
-			j->have_dev = 1;
-			kopt_device_cache_load(&j->dev);
-		}
-	}
+}
+
+/* The version's results so far, and its parent's. */
+static void read_results(struct profile_job *j, struct kopt_ctx *ctx)
+{
+	int ret;
 
 	j->rpath = results_path(ctx, j->k->name, j->version);
 	ret = kopt_results_read_file(&j->res, j->rpath, j->k->name,
@@ -638,8 +658,7 @@ static void prepare(struct profile_job *j, int argc, const char **argv,
 		j->res.version = kopt_strdup(j->version);
 		ret = 0;
 	}
-	if (ret)
-		exit(128);
+	kopt_lib_or_die(ret);
 	j->parent = find_parent(ctx, j->k->name, j->version, &j->res);
 	if (j->parent && !j->res.parent)
 		j->res.parent = kopt_strdup(j->parent);
@@ -647,10 +666,33 @@ static void prepare(struct profile_job *j, int argc, const char **argv,
 		j->ppath = results_path(ctx, j->k->name, j->parent);
 		ret = kopt_results_read_file(&j->pres, j->ppath, j->k->name,
 					     j->parent);
-		if (ret && ret != KOPT_ENOTFOUND)
-			exit(128);
+		if (ret != KOPT_ENOTFOUND)
+			kopt_lib_or_die(ret);
 		j->have_parent = !ret;
 	}
+}
+
+/*
+ * PREPARE: the options, the sources, the device, the results there are,
+ * the devlog, and the benchmark built under the GPU lock.
+ */
+static void prepare(struct profile_job *j, int argc, const char **argv,
+		    struct kopt_ctx *ctx)
+{
+	struct kopt_vars vars = { NULL, NULL, NULL, 0, 0, 0, 0 };
+	char *what;
+
+	parse_args(j, argc, argv, ctx);
+	vars.kernel = j->k;
+	vars.version = j->version;
+	what = kopt_xstrfmt(".kopt: kernel '%s': source", j->k->name);
+	KOPT_OR_DIE(kopt_config_expand(&j->src, j->k->source, &vars, what),
+		    "");
+	free(what);
+	if (!j->replays.nr)
+		find_tools(j, ctx);
+	find_device(j);
+	read_results(j, ctx);
 	j->tree = version_tree(ctx, j->src.buf);
 	now_iso(j->date, sizeof(j->date));
 	if (!j->no_devlog)
@@ -665,8 +707,9 @@ static void prepare(struct profile_job *j, int argc, const char **argv,
 		j->m.timeout_s = j->cfg->timeout_s;
 		j->m.verbose = j->verbose;
 		j->m.gpu = j->cfg->gpu;
-		if (kopt_bench_lock_gpu(&j->m) || kopt_bench_build(&j->m))
-			exit(128);
+		kopt_lib_or_die(kopt_executor_gpu_lock(&j->gpu_lock,
+						       j->cfg->gpu));
+		kopt_lib_or_die(kopt_bench_build(&j->m));
 	}
 	{
 		struct kopt_kb_source ksrc;
@@ -682,27 +725,20 @@ static char *run_command(const struct profile_job *j,
 {
 	struct kopt_vars vars = { j->k, j->version, NULL, r->b, r->s, r->t,
 				  1 };
-	struct kopt_buf cmd = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+	struct kopt_buf cmd = KOPT_BUF_INIT;
+	char *what = kopt_xstrfmt(".kopt: kernel '%s': run", j->k->name);
 
-	if (kopt_config_expand(&cmd, j->k->run, &vars, &err))
-		kopt_die(".kopt: kernel '%s': run: %s", j->k->name, err.buf);
-	kopt_buf_release(&err);
+	KOPT_OR_DIE(kopt_config_expand(&cmd, j->k->run, &vars, what), "");
+	free(what);
 	return kopt_buf_detach(&cmd, NULL);
 }
 
-/*
- * MEASURE: per request, run the benchmark under the library (or take
- * the recorded capture, if it is this program's), and turn the capture
- * into a results entry with its conclusions.  Nothing is written yet.
- */
-static void measure(struct profile_job *j)
+/* Every capture to replay is this program's: checked before measuring. */
+static char **check_replays(struct profile_job *j)
 {
-	struct kopt_buf err = KOPT_BUF_INIT;
-	struct kopt_progress *progress;
+	char **trees = kopt_calloc(j->nreq, sizeof(*trees));
 	size_t i;
 
-	/* every capture is checked before anything is measured */
-	char **trees = kopt_calloc(j->nreq, sizeof(*trees));
 	for (i = 0; i < j->replays.nr; i++) {
 		struct kopt_capture_program want = { j->k->name, j->version,
 						     NULL, j->tree };
@@ -713,89 +749,116 @@ static void measure(struct profile_job *j)
 						 j->have_dev ? j->dev.uuid :
 						 NULL, j->force, &trees[i]);
 		free(cmd);
-		if (bad)
-			exit(128);
+		kopt_lib_or_die(bad);
 	}
-	j->entries = kopt_calloc(j->nreq, sizeof(*j->entries));
-	kopt_buf_addf(&err, "%s %s %s", j->verify ? "verifying" :
-		      "profiling", j->k->name, j->version);
-	progress = kopt_progress_start(err.buf, j->nreq);
-	for (i = 0; i < j->nreq; i++) {
-		struct kopt_results_entry *e = &j->entries[i];
-		struct kopt_bench_run run = KOPT_BENCH_RUN_INIT;
-		const struct trial_req *r = &j->reqs[i];
-		const char *capture;
-		/* a replay's sources are those the capture was recorded from */
-		char *tree = trees[i];
+	return trees;
+}
 
+/* Run the benchmark of `r` into `run`; the capture it wrote. */
+static const char *run_bench(struct profile_job *j, const struct trial_req *r,
+			     struct kopt_results_entry *e,
+			     struct kopt_bench_run *run)
+{
+	struct kopt_capture_program prog = { j->k->name, j->version, NULL,
+					     j->tree };
+	int ret;
+
+	if ((ret = kopt_bench_run(&j->m, r->b, r->s, r->t, run))) {
+		kopt_bench_run_release(run);
+		kopt_lib_or_die(ret);
+	}
+	e->b = run->b;
+	e->b_requested = run->b_requested;
+	prog.run = run->command;
+	if ((ret = kopt_capture_set_program(run->capture, &prog))) {
+		kopt_bench_run_release(run);
+		kopt_lib_or_die(ret);
+	}
+	return run->capture;
+}
+
+/* The entry of request `i`, from its capture (measured or replayed). */
+static void measure_one(struct profile_job *j, size_t i, char *tree)
+{
+	struct kopt_results_entry *e = &j->entries[i];
+	struct kopt_bench_run run = KOPT_BENCH_RUN_INIT;
+	const struct trial_req *r = &j->reqs[i];
+	const char *capture;
+	int ret;
+
+	kopt_results_entry_init(e);
+	if (j->replays.nr) {
+		capture = j->replays.v[i];
+		e->b = e->b_requested = r->b;
+		e->replayed = 1;
+		e->replay_source = kopt_strdup(capture);
+	} else {
+		capture = run_bench(j, r, e, &run);
+	}
+	e->s = r->s;
+	e->t = r->t;
+	e->trial = kopt_strdup(r->trial);
+	e->dtype = kopt_strdup("bfloat16");
+	e->date = kopt_strdup(j->date);
+	e->tool_version = kopt_strdup(KOPT_VERSION);
+	/* a replay's sources are those the capture was recorded from */
+	e->tree = tree ? tree : kopt_strdup(j->tree);
+	/* a capture that cannot be used is not left behind either */
+	ret = kopt_capture_read_file(e, capture, j->k->stages);
+	if (!ret && j->save_dir && !j->replays.nr)
+		ret = save_capture(j->save_dir, j->k->name, j->version, r,
+				   capture);
+	if (ret) {
+		kopt_bench_run_release(&run);
+		kopt_lib_or_die(ret);
+	}
+	if (j->have_dev && !j->replays.nr) {
+		e->device.peak_tflops = j->dev.peak_tflops > 0 ?
+					j->dev.peak_tflops : NAN;
+		e->device.peak_gbps = j->dev.peak_gbps;
+		if (j->dev.measured_gbps > 0) {
+			e->device.measured_gbps = j->dev.measured_gbps;
+			e->device.measured_tflops = j->dev.measured_tflops;
+		}
+	}
+	kopt_bench_run_release(&run);
+	KOPT_OR_DIE(kopt_profile_roofline(e, j->k), "");
+	kopt_profile_classify(e);
+	if (j->have_kb)
+		catalog_opportunities(&j->kb, j->cfg, j->k, j->version, e);
+	if (!e->opportunities_nr)
+		kopt_profile_metric_opportunities(e);
+}
+
+/*
+ * MEASURE: per request, run the benchmark under the library (or take
+ * the recorded capture, if it is this program's), and turn the capture
+ * into a results entry with its conclusions.  Nothing is written yet.
+ */
+static void measure(struct profile_job *j)
+{
+	struct kopt_buf what = KOPT_BUF_INIT;
+	struct kopt_progress *progress;
+	char **trees = check_replays(j);
+	size_t i;
+
+	j->entries = kopt_calloc(j->nreq, sizeof(*j->entries));
+	kopt_buf_addf(&what, "%s %s %s", j->verify ? "verifying" :
+		      "profiling", j->k->name, j->version);
+	progress = kopt_progress_start(what.buf, j->nreq);
+	for (i = 0; i < j->nreq; i++) {
+		const struct trial_req *r = &j->reqs[i];
 		kopt_progress_what(progress, "trial %s (b=%ld, s=%ld, t=%ld)",
 				   r->trial ? r->trial : "ad hoc", r->b, r->s,
 				   r->t);
 		/* the benchmark's own messages come next */
 		kopt_progress_clear(progress);
-		kopt_results_entry_init(e);
-		if (j->replays.nr) {
-			capture = j->replays.v[i];
-			e->b = e->b_requested = r->b;
-			e->replayed = 1;
-			e->replay_source = kopt_strdup(capture);
-		} else {
-			struct kopt_capture_program prog = { j->k->name,
-				j->version, NULL, j->tree };
-			if (kopt_bench_run(&j->m, r->b, r->s, r->t, &run)) {
-				kopt_bench_run_release(&run);
-				exit(128);
-			}
-			capture = run.capture;
-			e->b = run.b;
-			e->b_requested = run.b_requested;
-			prog.run = run.command;
-			if (kopt_capture_set_program(capture, &prog)) {
-				kopt_bench_run_release(&run);
-				exit(128);
-			}
-		}
-		e->s = r->s;
-		e->t = r->t;
-		e->trial = kopt_strdup(r->trial);
-		e->dtype = kopt_strdup("bfloat16");
-		e->date = kopt_strdup(j->date);
-		e->tool_version = kopt_strdup(KOPT_VERSION);
-		e->tree = tree ? tree : kopt_strdup(j->tree);
-		/* a capture that cannot be used is not left behind either */
-		if (kopt_capture_read_file(e, capture, j->k->stages) ||
-		    (j->save_dir && !j->replays.nr &&
-		     save_capture(j->save_dir, j->k->name, j->version, r,
-				  capture))) {
-			kopt_bench_run_release(&run);
-			exit(128);
-		}
-		if (j->have_dev && !j->replays.nr) {
-			e->device.peak_tflops = j->dev.peak_tflops > 0 ?
-						j->dev.peak_tflops : NAN;
-			e->device.peak_gbps = j->dev.peak_gbps;
-			if (j->dev.measured_gbps > 0) {
-				e->device.measured_gbps = j->dev.measured_gbps;
-				e->device.measured_tflops =
-					j->dev.measured_tflops;
-			}
-		}
-		kopt_bench_run_release(&run);
-		kopt_buf_reset(&err);
-		if (kopt_profile_roofline(e, j->k, &err))
-			kopt_die(".kopt: kernel '%s': flops/bytes: %s",
-				 j->k->name, err.buf);
-		kopt_profile_classify(e);
-		if (j->have_kb)
-			catalog_opportunities(&j->kb, j->cfg, j->k, j->version,
-					      e);
-		if (!e->opportunities_nr)
-			kopt_profile_metric_opportunities(e);
+		measure_one(j, i, trees[i]);
 		kopt_progress_update(progress, i + 1);
 	}
 	kopt_progress_stop(&progress);
 	free(trees);
-	kopt_buf_release(&err);
+	kopt_buf_release(&what);
 }
 
 /*
@@ -837,9 +900,8 @@ static int write_results(struct profile_job *j, struct kopt_ctx *ctx)
 			fputs(out.buf, stdout);
 		if (j->have_devlog) {
 			struct kopt_devlog_edit edit;
-			if (kopt_render_put_results(&j->dl, j->version, e, pe,
-						    &edit))
-				exit(128);
+			kopt_lib_or_die(kopt_render_put_results(&j->dl,
+						j->version, e, pe, &edit));
 		}
 		kopt_results_put(&j->res, e);
 	}
@@ -858,7 +920,8 @@ static int write_results(struct profile_job *j, struct kopt_ctx *ctx)
 	if (j->verify)
 		ret = verdict(ctx, j->cfg, j->k->name, j->version, j->parent,
 			      j->have_parent ? &j->pres : NULL, &j->res,
-			      j->rpath, j->have_devlog ? j->dpath : NULL,
+			      j->rpath, j->have_devlog ? &j->dl : NULL,
+			      j->have_devlog ? j->dpath : NULL,
 			      j->json ? &js : NULL, j->commit);
 	kopt_filetx_release(&tx);
 	kopt_buf_release(&js);
@@ -871,7 +934,7 @@ static void release_job(struct profile_job *j)
 {
 	size_t i;
 
-	kopt_bench_unlock_gpu(&j->m);
+	kopt_executor_gpu_unlock(&j->gpu_lock);
 	kopt_devlog_release(&j->dl);
 	kopt_kb_release(&j->kb);
 	for (i = 0; j->entries && i < j->nreq; i++)
@@ -901,7 +964,7 @@ int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 		.replays = KOPT_STRVEC_INIT, .src = KOPT_BUF_INIT,
 		.m = KOPT_BENCH_INIT, .res = KOPT_RESULTS_INIT,
 		.pres = KOPT_RESULTS_INIT, .dl = KOPT_DEVLOG_INIT,
-		.kb = KOPT_KB_INIT,
+		.kb = KOPT_KB_INIT, .gpu_lock = -1,
 	};
 	int ret;
 

@@ -295,17 +295,15 @@ static void read_files(struct review *rv)
 static int knowledge_file(const struct review *rv, const char *path,
 			  enum kopt_kind *kind)
 {
-	struct kopt_buf why = KOPT_BUF_INIT;
 	char *language = NULL, *name = NULL;
 	int ret;
 
 	if (!kopt_ends_with(path, ".md"))
 		return KOPT_ENOTFOUND;
 	ret = kopt_knowledge_locate(rv->knowledge, path, kind, &language,
-				    &name, &why);
+				    &name);
 	free(language);
 	free(name);
-	kopt_buf_release(&why);
 	return ret;
 }
 
@@ -465,11 +463,137 @@ static int same_numbers(const struct kopt_results *a,
 	return 1;
 }
 
+/*
+ * What the range did to version `v` of `kernel` (NULL: nothing to
+ * report); *numbers_changed when the file its numbers come from changed.
+ */
+static const char *version_what(const struct review *rv, const char *kernel,
+				const struct kopt_analysis_version *v,
+				const struct kopt_analysis_version *old,
+				int *numbers_changed)
+{
+	struct kopt_buf path = KOPT_BUF_INIT;
+	int devlog = v->source == KOPT_NUMBERS_DEVLOG, changed = 0;
+	size_t j;
+
+	/* the file its numbers come from: results or devlog */
+	if (devlog)
+		kopt_path_devlog(&path, kernel);
+	else
+		kopt_path_results(&path, kernel, v->name);
+	for (j = 0; j < rv->files_nr; j++)
+		if (!strcmp(rv->files[j].path, path.buf))
+			changed = 1;
+	kopt_buf_release(&path);
+	if (changed && devlog && old &&
+	    same_numbers(&old->results, &v->results))
+		changed = 0;
+	*numbers_changed = changed;
+	if (!old)
+		return "added";
+	if (changed && !old->has_results)
+		return devlog ? "numbers added in the devlog" :
+		       "results added";
+	if (changed)
+		return devlog ? "numbers changed in the devlog" :
+		       "results changed";
+	return NULL;
+}
+
+/* The before/after view of `v`: against the base, else its parent. */
+static void add_perf(struct review *rv, const char *kernel,
+		     const struct kopt_analysis *a,
+		     const struct kopt_analysis_version *v,
+		     const struct kopt_analysis_version *old)
+{
+	struct perf_view *pv;
+
+	KOPT_ALLOC_GROW(rv->perfs, rv->perfs_nr + 1, rv->perfs_alloc);
+	pv = &rv->perfs[rv->perfs_nr++];
+	pv->kernel = kopt_strdup(kernel);
+	pv->version = kopt_strdup(v->name);
+	pv->after = &v->results;
+	if (old && old->has_results && old->results.entries_nr) {
+		pv->before = &old->results;
+		pv->before_label = kopt_xstrfmt("%s at %.7s", v->name,
+						rv->base_id);
+	} else if (v->parent >= 0 && a->versions[v->parent].has_results) {
+		pv->before = &a->versions[v->parent].results;
+		pv->before_label = kopt_xstrfmt("%s (parent)",
+						a->versions[v->parent].name);
+	} else {
+		pv->before = NULL;
+		pv->before_label = kopt_strdup("--");
+	}
+}
+
+/* The regressions of `v`: against the parent, as the gate judges. */
+static void add_regressions(struct review *rv, const char *kernel,
+			    const struct kopt_analysis *a,
+			    const struct kopt_analysis_version *v)
+{
+	size_t j;
+
+	for (j = 0; j < v->results.entries_nr; j++) {
+		const struct kopt_compare_trial *t = &v->trials[j];
+		struct regression *r;
+		if (t->change != KOPT_CHANGE_REGRESSION)
+			continue;
+		KOPT_ALLOC_GROW(rv->regressions, rv->regressions_nr + 1,
+				rv->regressions_alloc);
+		r = &rv->regressions[rv->regressions_nr++];
+		r->kernel = kopt_strdup(kernel);
+		r->version = kopt_strdup(v->name);
+		r->against = kopt_strdup(a->versions[v->parent].name);
+		if (t->cur->trial) {
+			r->trial = kopt_strdup(t->cur->trial);
+		} else {
+			struct kopt_buf d = KOPT_BUF_INIT;
+			kopt_results_describe_entry(&d, t->cur);
+			r->trial = kopt_buf_detach(&d, NULL);
+		}
+		r->change_pct = t->change_pct;
+		r->learn = learn_status(rv, kernel, v->name, &r->detail);
+	}
+}
+
+static void review_kernel(struct review *rv, size_t k,
+			  const struct kopt_source *bs,
+			  const struct kopt_source *hs)
+{
+	const char *kernel = rv->kernels.v[k];
+	struct kopt_analysis *b = &rv->before[k], *a = &rv->after[k];
+	size_t i;
+	int bad = 0;
+
+	*b = (struct kopt_analysis)KOPT_ANALYSIS_INIT;
+	*a = (struct kopt_analysis)KOPT_ANALYSIS_INIT;
+	bad |= kopt_analysis_load(b, bs, kernel, rv->cfg);
+	bad |= kopt_analysis_load(a, hs, kernel, rv->cfg);
+	if (bad)
+		kopt_die("cannot review kernel '%s'", kernel);
+	for (i = 0; i < a->versions_nr; i++) {
+		const struct kopt_analysis_version *v = &a->versions[i];
+		const struct kopt_analysis_version *old =
+			kopt_analysis_find(b, v->name);
+		int changed;
+		const char *what = version_what(rv, kernel, v, old, &changed);
+
+		if (!what)
+			continue;
+		add_version_change(rv, kernel, v->name, what, v);
+		if (!v->has_results || !changed)
+			continue;
+		add_perf(rv, kernel, a, v, old);
+		add_regressions(rv, kernel, a, v);
+	}
+}
+
 static void analyse(struct review *rv)
 {
 	struct kopt_source bs, hs;
 	char brev[13], hrev[13];
-	size_t i, j, k;
+	size_t i, k;
 
 	memcpy(brev, rv->base_id, 12);
 	brev[12] = '\0';
@@ -492,106 +616,8 @@ static void analyse(struct review *rv)
 	}
 	rv->before = kopt_calloc(rv->kernels.nr + 1, sizeof(*rv->before));
 	rv->after = kopt_calloc(rv->kernels.nr + 1, sizeof(*rv->after));
-	for (k = 0; k < rv->kernels.nr; k++) {
-		const char *kernel = rv->kernels.v[k];
-		struct kopt_analysis *b = &rv->before[k], *a = &rv->after[k];
-		int bad = 0;
-
-		*b = (struct kopt_analysis)KOPT_ANALYSIS_INIT;
-		*a = (struct kopt_analysis)KOPT_ANALYSIS_INIT;
-		bad |= kopt_analysis_load(b, &bs, kernel, rv->cfg);
-		bad |= kopt_analysis_load(a, &hs, kernel, rv->cfg);
-		if (bad)
-			kopt_die("cannot review kernel '%s'", kernel);
-		for (i = 0; i < a->versions_nr; i++) {
-			const struct kopt_analysis_version *v = &a->versions[i];
-			const struct kopt_analysis_version *old =
-				kopt_analysis_find(b, v->name);
-			struct kopt_buf path = KOPT_BUF_INIT;
-			const char *what = NULL;
-			int results_changed = 0;
-
-			/* the file its numbers come from: results or devlog */
-			if (v->source == KOPT_NUMBERS_DEVLOG)
-				kopt_path_devlog(&path, kernel);
-			else
-				kopt_path_results(&path, kernel, v->name);
-			for (j = 0; j < rv->files_nr; j++)
-				if (!strcmp(rv->files[j].path, path.buf))
-					results_changed = 1;
-			kopt_buf_release(&path);
-			if (results_changed && v->source == KOPT_NUMBERS_DEVLOG &&
-			    old && same_numbers(&old->results, &v->results))
-				results_changed = 0;
-			if (!old)
-				what = "added";
-			else if (results_changed && !old->has_results)
-				what = v->source == KOPT_NUMBERS_DEVLOG ?
-				       "numbers added in the devlog" :
-				       "results added";
-			else if (results_changed)
-				what = v->source == KOPT_NUMBERS_DEVLOG ?
-				       "numbers changed in the devlog" :
-				       "results changed";
-			if (!what)
-				continue;
-			add_version_change(rv, kernel, v->name, what, v);
-			if (!v->has_results || !results_changed)
-				continue;
-			{
-				struct perf_view *pv;
-				KOPT_ALLOC_GROW(rv->perfs, rv->perfs_nr + 1,
-						rv->perfs_alloc);
-				pv = &rv->perfs[rv->perfs_nr++];
-				pv->kernel = kopt_strdup(kernel);
-				pv->version = kopt_strdup(v->name);
-				pv->after = &v->results;
-				if (old && old->has_results &&
-				    old->results.entries_nr) {
-					pv->before = &old->results;
-					pv->before_label = kopt_xstrfmt(
-						"%s at %.7s", v->name,
-						rv->base_id);
-				} else if (v->parent >= 0 &&
-					   a->versions[v->parent].has_results) {
-					pv->before =
-						&a->versions[v->parent].results;
-					pv->before_label = kopt_xstrfmt(
-						"%s (parent)",
-						a->versions[v->parent].name);
-				} else {
-					pv->before = NULL;
-					pv->before_label = kopt_strdup("--");
-				}
-			}
-			/* regressions: against the parent, as the gate does */
-			for (j = 0; j < v->results.entries_nr; j++) {
-				const struct kopt_compare_trial *t =
-					&v->trials[j];
-				struct regression *r;
-				if (t->change != KOPT_CHANGE_REGRESSION)
-					continue;
-				KOPT_ALLOC_GROW(rv->regressions,
-						rv->regressions_nr + 1,
-						rv->regressions_alloc);
-				r = &rv->regressions[rv->regressions_nr++];
-				r->kernel = kopt_strdup(kernel);
-				r->version = kopt_strdup(v->name);
-				r->against = kopt_strdup(
-					a->versions[v->parent].name);
-				if (t->cur->trial) {
-					r->trial = kopt_strdup(t->cur->trial);
-				} else {
-					struct kopt_buf d = KOPT_BUF_INIT;
-					kopt_results_describe_entry(&d, t->cur);
-					r->trial = kopt_buf_detach(&d, NULL);
-				}
-				r->change_pct = t->change_pct;
-				r->learn = learn_status(rv, kernel, v->name,
-							&r->detail);
-			}
-		}
-	}
+	for (k = 0; k < rv->kernels.nr; k++)
+		review_kernel(rv, k, &bs, &hs);
 }
 
 /* ------------------------------------------------------------------ */
@@ -619,185 +645,214 @@ static const char *status_word(char s)
 	return s == 'A' ? "added" : s == 'D' ? "deleted" : "changed";
 }
 
-static void render_markdown(struct review *rv, struct kopt_buf *outp)
+static void md_versions(struct kopt_buf *out, const struct review *rv)
 {
-	enum kopt_kind kind;
-	struct kopt_buf out = KOPT_BUF_INIT, cell = KOPT_BUF_INIT;
+	static const char *const h[] = { "Kernel", "Version", "Title",
+					  "Change" };
 	struct kopt_mdtable t;
-	size_t i, j, k;
-	int any;
+	size_t i;
 
-	kopt_buf_addf(&out, "## git kopt review: %.7s...%.7s\n\n",
-		      rv->base_id, rv->head_id);
-	kopt_buf_addf(&out, "%zu commit%s, %zu file%s changed.\n",
-		      rv->commits_nr, rv->commits_nr == 1 ? "" : "s",
-		      rv->files_nr, rv->files_nr == 1 ? "" : "s");
-
-	kopt_buf_addstr(&out, "\n### Versions\n\n");
-	if (rv->versions_nr) {
-		static const char *const h[] = { "Kernel", "Version", "Title",
-						  "Change" };
-		kopt_mdtable_init(&t, 4, h);
-		for (i = 0; i < rv->versions_nr; i++) {
-			kopt_mdtable_add(&t, rv->versions[i].kernel);
-			kopt_mdtable_add(&t, rv->versions[i].version);
-			kopt_mdtable_add(&t, *rv->versions[i].title ?
-					 rv->versions[i].title : "--");
-			kopt_mdtable_add(&t, rv->versions[i].what);
-		}
-		kopt_mdtable_render(&out, &t);
-		kopt_mdtable_release(&t);
-	} else {
-		kopt_buf_addstr(&out, "None.\n");
+	kopt_buf_addstr(out, "\n### Versions\n\n");
+	if (!rv->versions_nr) {
+		kopt_buf_addstr(out, "None.\n");
+		return;
 	}
+	kopt_mdtable_init(&t, 4, h);
+	for (i = 0; i < rv->versions_nr; i++) {
+		kopt_mdtable_add(&t, rv->versions[i].kernel);
+		kopt_mdtable_add(&t, rv->versions[i].version);
+		kopt_mdtable_add(&t, *rv->versions[i].title ?
+				 rv->versions[i].title : "--");
+		kopt_mdtable_add(&t, rv->versions[i].what);
+	}
+	kopt_mdtable_render(out, &t);
+	kopt_mdtable_release(&t);
+}
 
-	kopt_buf_addstr(&out, "\n### Performance\n");
+/* One trial's before/after table, under its heading line. */
+static void md_entry(struct kopt_buf *out, const struct review *rv,
+		     const struct perf_view *pv,
+		     const struct kopt_results_entry *e)
+{
+	static const char *const h[] = { "Metric", "Before", "After",
+					  "Change" };
+	const struct kopt_results_entry *p = pv->before ?
+		kopt_results_find_like(pv->before, e) : NULL;
+	struct kopt_buf cell = KOPT_BUF_INIT;
+	struct kopt_mdtable t;
+	double c;
+	enum kopt_change ch = kopt_compare_entries(e, p, rv->cfg->noise_pct,
+						   &c);
+	size_t k;
+
+	kopt_results_describe_entry(&cell, e);
+	if (e->device.name && several_devices(pv->after))
+		kopt_buf_addf(&cell, " on %s", e->device.name);
+	kopt_buf_addf(out, "\n%s", cell.buf);
+	if (ch == KOPT_CHANGE_REGRESSION)
+		kopt_buf_addf(out, ": **regression** (%.1f%% slower, noise "
+			      "%g%%)", c, rv->cfg->noise_pct);
+	else if (ch != KOPT_CHANGE_NONE)
+		kopt_buf_addf(out, ": %s", kopt_change_name(ch));
+	kopt_buf_addstr(out, "\n\n");
+	kopt_mdtable_init(&t, 4, h);
+	for (k = 0; k < KOPT_ARRAY_SIZE(review_metrics); k++) {
+		int m = review_metrics[k];
+		if (!kopt_results_has(e->metrics[m]) &&
+		    !(p && kopt_results_has(p->metrics[m])))
+			continue;
+		kopt_mdtable_add(&t, kopt_metric_infos[m].label);
+		kopt_buf_reset(&cell);
+		value_cell(&cell, p, m);
+		kopt_mdtable_add(&t, cell.buf);
+		kopt_buf_reset(&cell);
+		value_cell(&cell, e, m);
+		kopt_mdtable_add(&t, cell.buf);
+		kopt_buf_reset(&cell);
+		if (m == KOPT_METRIC_DURATION_US || m == KOPT_METRIC_TFLOPS ||
+		    m == KOPT_METRIC_GBPS)
+			kopt_render_vs(&cell, m, e->metrics[m],
+				       p ? p->metrics[m] : NAN);
+		else
+			kopt_buf_addstr(&cell, "--");
+		kopt_mdtable_add(&t, cell.buf);
+	}
+	kopt_mdtable_render(out, &t);
+	kopt_mdtable_release(&t);
+	kopt_buf_release(&cell);
+}
+
+static void md_performance(struct kopt_buf *out, const struct review *rv)
+{
+	size_t i, j;
+
+	kopt_buf_addstr(out, "\n### Performance\n");
 	if (!rv->perfs_nr)
-		kopt_buf_addstr(&out, "\nNo results added or changed.\n");
+		kopt_buf_addstr(out, "\nNo results added or changed.\n");
 	for (i = 0; i < rv->perfs_nr; i++) {
 		const struct perf_view *pv = &rv->perfs[i];
-		kopt_buf_addf(&out, "\n#### %s %s vs %s\n", pv->kernel,
+		/* where the numbers come from, when not measured */
+		enum kopt_numbers_source src =
+			kopt_numbers_results_source(pv->after);
+
+		kopt_buf_addf(out, "\n#### %s %s vs %s\n", pv->kernel,
 			      pv->version, pv->before_label);
-		{
-			/* where the numbers come from, when not measured */
-			enum kopt_numbers_source src =
-				kopt_numbers_results_source(pv->after);
-			/* replayed values say so in their cells already */
-			if (src == KOPT_NUMBERS_DEVLOG)
-				kopt_buf_addf(&out, "\nNumbers: %s.\n",
-					      kopt_numbers_source_name(src));
-		}
-		for (j = 0; j < pv->after->entries_nr; j++) {
-			const struct kopt_results_entry *e =
-				&pv->after->entries[j];
-			const struct kopt_results_entry *p = pv->before ?
-				kopt_results_find_like(pv->before, e) : NULL;
-			static const char *const h[] = { "Metric", "Before",
-							  "After", "Change" };
-			double c;
-			enum kopt_change ch = kopt_compare_entries(
-				e, p, rv->cfg->noise_pct, &c);
-
-			kopt_buf_reset(&cell);
-			kopt_results_describe_entry(&cell, e);
-			if (e->device.name && several_devices(pv->after))
-				kopt_buf_addf(&cell, " on %s", e->device.name);
-			kopt_buf_addf(&out, "\n%s", cell.buf);
-			if (ch == KOPT_CHANGE_REGRESSION)
-				kopt_buf_addf(&out, ": **regression** (%.1f%% "
-					      "slower, noise %g%%)", c,
-					      rv->cfg->noise_pct);
-			else if (ch != KOPT_CHANGE_NONE)
-				kopt_buf_addf(&out, ": %s",
-					      kopt_change_name(ch));
-			kopt_buf_addstr(&out, "\n\n");
-			kopt_mdtable_init(&t, 4, h);
-			for (k = 0; k < KOPT_ARRAY_SIZE(review_metrics); k++) {
-				int m = review_metrics[k];
-				if (!kopt_results_has(e->metrics[m]) &&
-				    !(p && kopt_results_has(p->metrics[m])))
-					continue;
-				kopt_mdtable_add(&t, kopt_metric_infos[m].label);
-				kopt_buf_reset(&cell);
-				value_cell(&cell, p, m);
-				kopt_mdtable_add(&t, cell.buf);
-				kopt_buf_reset(&cell);
-				value_cell(&cell, e, m);
-				kopt_mdtable_add(&t, cell.buf);
-				kopt_buf_reset(&cell);
-				if (m == KOPT_METRIC_DURATION_US ||
-				    m == KOPT_METRIC_TFLOPS ||
-				    m == KOPT_METRIC_GBPS)
-					kopt_render_vs(&cell, m, e->metrics[m],
-						       p ? p->metrics[m] : NAN);
-				else
-					kopt_buf_addstr(&cell, "--");
-				kopt_mdtable_add(&t, cell.buf);
-			}
-			kopt_mdtable_render(&out, &t);
-			kopt_mdtable_release(&t);
-		}
+		/* replayed values say so in their cells already */
+		if (src == KOPT_NUMBERS_DEVLOG)
+			kopt_buf_addf(out, "\nNumbers: %s.\n",
+				      kopt_numbers_source_name(src));
+		for (j = 0; j < pv->after->entries_nr; j++)
+			md_entry(out, rv, pv, &pv->after->entries[j]);
 	}
+}
 
-	any = 0;
+static void md_history(struct kopt_buf *out, const struct review *rv)
+{
+	size_t i;
+	int any = 0;
+
 	for (i = 0; i < rv->kernels.nr; i++) {
 		struct kopt_chart chart = KOPT_CHART_INIT;
 		if (kopt_chart_from_analysis(&chart, &rv->after[i])) {
 			if (!any)
-				kopt_buf_addstr(&out, "\n### History\n");
+				kopt_buf_addstr(out, "\n### History\n");
 			any = 1;
-			kopt_buf_addf(&out, "\n#### %s\n\n", rv->kernels.v[i]);
-			kopt_chart_mermaid(&out, &chart, rv->kernels.v[i]);
+			kopt_buf_addf(out, "\n#### %s\n\n", rv->kernels.v[i]);
+			kopt_chart_mermaid(out, &chart, rv->kernels.v[i]);
 		}
 		kopt_chart_release(&chart);
 	}
+}
 
-	kopt_buf_addstr(&out, "\n### Regressions\n\n");
+static void md_regressions(struct kopt_buf *out, const struct review *rv)
+{
+	size_t i;
+
+	kopt_buf_addstr(out, "\n### Regressions\n\n");
 	for (i = 0; i < rv->regressions_nr; i++) {
 		const struct regression *r = &rv->regressions[i];
-		kopt_buf_addf(&out, "- %s %s on %s: %.1f%% slower than %s; "
+		kopt_buf_addf(out, "- %s %s on %s: %.1f%% slower than %s; "
 			      "LEARN: ", r->kernel, r->version, r->trial,
 			      r->change_pct, r->against);
 		if (!strcmp(r->learn, "recorded"))
-			kopt_buf_addf(&out, "recorded in `%s`", r->detail);
+			kopt_buf_addf(out, "recorded in `%s`", r->detail);
 		else if (!strcmp(r->learn, "skipped"))
-			kopt_buf_addf(&out, "skipped (%s)", r->detail);
+			kopt_buf_addf(out, "skipped (%s)", r->detail);
 		else
-			kopt_buf_addf(&out, "**missing**: run 'git kopt "
+			kopt_buf_addf(out, "**missing**: run 'git kopt "
 				      "learn new anti-pattern <name> --from "
 				      "%s/%s'", r->kernel, r->version);
-		kopt_buf_addch(&out, '\n');
+		kopt_buf_addch(out, '\n');
 	}
 	if (!rv->regressions_nr)
-		kopt_buf_addstr(&out, "None.\n");
+		kopt_buf_addstr(out, "None.\n");
+}
 
-	kopt_buf_addstr(&out, "\n### Knowledge\n\n");
-	any = 0;
+static void md_knowledge(struct kopt_buf *out, const struct review *rv)
+{
+	enum kopt_kind kind;
+	size_t i;
+	int any = 0;
+
+	kopt_buf_addstr(out, "\n### Knowledge\n\n");
 	for (i = 0; i < rv->files_nr; i++)
 		if (knowledge_file(rv, rv->files[i].path, &kind) !=
 		    KOPT_ENOTFOUND) {
-			kopt_buf_addf(&out, "- %s `%s`\n",
+			kopt_buf_addf(out, "- %s `%s`\n",
 				      status_word(rv->files[i].status),
 				      rv->files[i].path);
 			any = 1;
 		}
 	for (i = 0; i < rv->catalog_nr; i++) {
 		const struct catalog_change *cc = &rv->catalog[i];
-		kopt_buf_addf(&out, "- catalog `%s`: %s row %s", cc->file,
+		kopt_buf_addf(out, "- catalog `%s`: %s row %s", cc->file,
 			      status_word(cc->status), cc->id);
 		if (*cc->name)
-			kopt_buf_addf(&out, " (%s)", cc->name);
-		kopt_buf_addch(&out, '\n');
+			kopt_buf_addf(out, " (%s)", cc->name);
+		kopt_buf_addch(out, '\n');
 		any = 1;
 	}
 	if (!any)
-		kopt_buf_addstr(&out, "None.\n");
+		kopt_buf_addstr(out, "None.\n");
+}
 
-	kopt_buf_addstr(&out, "\n### LEARN\n\n");
-	any = 0;
+static void md_learn(struct kopt_buf *out, const struct review *rv)
+{
+	size_t i, missing = 0;
+	int any = 0;
+
+	kopt_buf_addstr(out, "\n### LEARN\n\n");
 	for (i = 0; i < rv->commits_nr; i++) {
 		const struct commit_info *c = &rv->commits[i];
 		if (!c->skip)
 			continue;
-		kopt_buf_addf(&out, "- `Kopt-Learn: skip` in %.7s (%s): %s\n",
+		kopt_buf_addf(out, "- `Kopt-Learn: skip` in %.7s (%s): %s\n",
 			      c->id, c->subject, c->skip);
 		any = 1;
 	}
-	{
-		size_t missing = 0;
-		for (i = 0; i < rv->regressions_nr; i++)
-			missing += !strcmp(rv->regressions[i].learn,
-					   "missing");
-		if (missing)
-			kopt_buf_addf(&out, "- %zu regression%s without an "
-				      "anti-pattern entry\n", missing,
-				      missing == 1 ? "" : "s");
-		else if (!any)
-			kopt_buf_addstr(&out, "Nothing open.\n");
-	}
-	kopt_buf_addbuf(outp, &out);
-	kopt_buf_release(&out);
-	kopt_buf_release(&cell);
+	for (i = 0; i < rv->regressions_nr; i++)
+		missing += !strcmp(rv->regressions[i].learn, "missing");
+	if (missing)
+		kopt_buf_addf(out, "- %zu regression%s without an "
+			      "anti-pattern entry\n", missing,
+			      missing == 1 ? "" : "s");
+	else if (!any)
+		kopt_buf_addstr(out, "Nothing open.\n");
+}
+
+static void render_markdown(struct review *rv, struct kopt_buf *out)
+{
+	kopt_buf_addf(out, "## git kopt review: %.7s...%.7s\n\n",
+		      rv->base_id, rv->head_id);
+	kopt_buf_addf(out, "%zu commit%s, %zu file%s changed.\n",
+		      rv->commits_nr, rv->commits_nr == 1 ? "" : "s",
+		      rv->files_nr, rv->files_nr == 1 ? "" : "s");
+	md_versions(out, rv);
+	md_performance(out, rv);
+	md_history(out, rv);
+	md_regressions(out, rv);
+	md_knowledge(out, rv);
+	md_learn(out, rv);
 }
 
 /* The marker that finds the review's comment again on the forge. */
@@ -846,12 +901,73 @@ static cJSON *entry_json(const struct kopt_results_entry *e)
 	return o;
 }
 
+/* One trial of a version: its numbers before and after. */
+static cJSON *trial_json(const struct review *rv, const struct perf_view *pv,
+			 const struct kopt_results_entry *e)
+{
+	const struct kopt_results_entry *p = pv->before ?
+		kopt_results_find_like(pv->before, e) : NULL;
+	double c;
+	enum kopt_change ch = kopt_compare_entries(e, p, rv->cfg->noise_pct,
+						   &c);
+	cJSON *t = cJSON_CreateObject();
+
+	if (e->trial)
+		cJSON_AddStringToObject(t, "trial", e->trial);
+	else
+		cJSON_AddNullToObject(t, "trial");
+	cJSON_AddNumberToObject(t, "b", e->b);
+	cJSON_AddNumberToObject(t, "s", e->s);
+	cJSON_AddNumberToObject(t, "t", e->t);
+	cJSON_AddItemToObject(t, "before", entry_json(p));
+	cJSON_AddItemToObject(t, "after", entry_json(e));
+	if (isnan(c))
+		cJSON_AddNullToObject(t, "change_pct");
+	else
+		cJSON_AddNumberToObject(t, "change_pct", c);
+	if (ch)
+		cJSON_AddStringToObject(t, "verdict", kopt_change_name(ch));
+	else
+		cJSON_AddNullToObject(t, "verdict");
+	return t;
+}
+
+static cJSON *perf_json(const struct review *rv, const struct perf_view *pv)
+{
+	cJSON *x = cJSON_CreateObject(), *trials;
+	size_t j;
+
+	cJSON_AddStringToObject(x, "kernel", pv->kernel);
+	cJSON_AddStringToObject(x, "version", pv->version);
+	cJSON_AddStringToObject(x, "before", pv->before_label);
+	trials = cJSON_AddArrayToObject(x, "entries");
+	for (j = 0; j < pv->after->entries_nr; j++)
+		cJSON_AddItemToArray(trials, trial_json(rv, pv,
+				     &pv->after->entries[j]));
+	return x;
+}
+
+static cJSON *regression_json(const struct regression *r)
+{
+	cJSON *x = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(x, "kernel", r->kernel);
+	cJSON_AddStringToObject(x, "version", r->version);
+	cJSON_AddStringToObject(x, "against", r->against);
+	cJSON_AddStringToObject(x, "trial", r->trial);
+	cJSON_AddNumberToObject(x, "change_pct", r->change_pct);
+	cJSON_AddStringToObject(x, "learn", r->learn);
+	if (r->detail)
+		cJSON_AddStringToObject(x, "detail", r->detail);
+	return x;
+}
+
 static void print_json(struct review *rv)
 {
 	enum kopt_kind kind;
 	cJSON *o = cJSON_CreateObject(), *arr, *x;
 	char *text;
-	size_t i, j;
+	size_t i;
 
 	cJSON_AddStringToObject(o, "base", rv->base_id);
 	cJSON_AddStringToObject(o, "head", rv->head_id);
@@ -875,59 +991,11 @@ static void print_json(struct review *rv)
 		cJSON_AddStringToObject(x, "change", rv->versions[i].what);
 	}
 	arr = cJSON_AddArrayToObject(o, "performance");
-	for (i = 0; i < rv->perfs_nr; i++) {
-		const struct perf_view *pv = &rv->perfs[i];
-		cJSON *trials;
-		x = cJSON_CreateObject();
-		cJSON_AddItemToArray(arr, x);
-		cJSON_AddStringToObject(x, "kernel", pv->kernel);
-		cJSON_AddStringToObject(x, "version", pv->version);
-		cJSON_AddStringToObject(x, "before", pv->before_label);
-		trials = cJSON_AddArrayToObject(x, "entries");
-		for (j = 0; j < pv->after->entries_nr; j++) {
-			const struct kopt_results_entry *e =
-				&pv->after->entries[j];
-			const struct kopt_results_entry *p = pv->before ?
-				kopt_results_find_like(pv->before, e) : NULL;
-			double c;
-			enum kopt_change ch = kopt_compare_entries(
-				e, p, rv->cfg->noise_pct, &c);
-			cJSON *t = cJSON_CreateObject();
-			cJSON_AddItemToArray(trials, t);
-			if (e->trial)
-				cJSON_AddStringToObject(t, "trial", e->trial);
-			else
-				cJSON_AddNullToObject(t, "trial");
-			cJSON_AddNumberToObject(t, "b", e->b);
-			cJSON_AddNumberToObject(t, "s", e->s);
-			cJSON_AddNumberToObject(t, "t", e->t);
-			cJSON_AddItemToObject(t, "before", entry_json(p));
-			cJSON_AddItemToObject(t, "after", entry_json(e));
-			if (isnan(c))
-				cJSON_AddNullToObject(t, "change_pct");
-			else
-				cJSON_AddNumberToObject(t, "change_pct", c);
-			if (ch)
-				cJSON_AddStringToObject(t, "verdict",
-							kopt_change_name(ch));
-			else
-				cJSON_AddNullToObject(t, "verdict");
-		}
-	}
+	for (i = 0; i < rv->perfs_nr; i++)
+		cJSON_AddItemToArray(arr, perf_json(rv, &rv->perfs[i]));
 	arr = cJSON_AddArrayToObject(o, "regressions");
-	for (i = 0; i < rv->regressions_nr; i++) {
-		const struct regression *r = &rv->regressions[i];
-		x = cJSON_CreateObject();
-		cJSON_AddItemToArray(arr, x);
-		cJSON_AddStringToObject(x, "kernel", r->kernel);
-		cJSON_AddStringToObject(x, "version", r->version);
-		cJSON_AddStringToObject(x, "against", r->against);
-		cJSON_AddStringToObject(x, "trial", r->trial);
-		cJSON_AddNumberToObject(x, "change_pct", r->change_pct);
-		cJSON_AddStringToObject(x, "learn", r->learn);
-		if (r->detail)
-			cJSON_AddStringToObject(x, "detail", r->detail);
-	}
+	for (i = 0; i < rv->regressions_nr; i++)
+		cJSON_AddItemToArray(arr, regression_json(&rv->regressions[i]));
 	arr = cJSON_AddArrayToObject(o, "knowledge");
 	for (i = 0; i < rv->files_nr; i++)
 		if (knowledge_file(rv, rv->files[i].path, &kind) !=

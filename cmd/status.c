@@ -21,6 +21,7 @@
 
 #include "analysis.h"
 #include "builtin.h"
+#include "cache.h"
 #include "cycle.h"
 #include "devlog.h"
 #include "hooks.h"
@@ -193,61 +194,97 @@ static int results_committed(struct kopt_ctx *ctx, git_tree *head,
 	return same;
 }
 
-/* The anti-pattern name to suggest, from the work tree's devlog. */
-static void learn_name(struct kopt_ctx *ctx, struct kopt_buf *out,
-		       const char *kernel, const char *version)
+/* Every target of `k` met by the numbers `all` (none: not met). */
+static int targets_met(const struct kopt_config *cfg,
+		       const struct kopt_kernel *k,
+		       const struct kopt_results **all, size_t nr)
 {
-	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
-	struct kopt_buf path = KOPT_BUF_INIT;
-	struct kopt_error_catch quiet = KOPT_ERROR_CATCH_INIT;
-	int have;
+	size_t i;
+	int met = nr && k->targets_nr;
 
-	kopt_buf_addstr(&path, ctx->top);
-	kopt_path_devlog(&path, kernel);
-	/* a broken devlog is reported where it is read for itself */
-	kopt_error_catch(&quiet);
-	have = !kopt_devlog_read_file(&dl, path.buf);
-	kopt_error_catch_release(&quiet);
-	kopt_learn_suggest_name(out, have ? &dl : NULL, kernel, version,
-				"regression");
-	kopt_devlog_release(&dl);
-	kopt_buf_release(&path);
+	for (i = 0; met && i < k->targets_nr; i++) {
+		struct kopt_target_result t;
+		if (kopt_target_evaluate(&t, cfg, &k->targets[i], all, nr) ||
+		    !t.met)
+			met = 0;
+	}
+	return met;
 }
 
-static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
-		       const struct kopt_kernel *k, git_tree *head,
-		       const struct history *h, struct row *r)
+/* What to do next about `r`, whose numbers are `res` (or NULL). */
+static void next_step(struct row *r, const struct kopt_kernel *k,
+		      const struct kopt_analysis *a,
+		      const struct kopt_analysis_version *res)
+{
+	if (!res) {
+		if (kopt_version_number(r->version) == 0) {
+			r->step = "profile";
+			kopt_buf_addf(&r->next, "git kopt profile %s %s",
+				      k->name, r->version);
+		} else {
+			r->step = "design";
+			kopt_buf_addf(&r->next, "implement %s, then git kopt "
+				      "verify %s %s", r->version, k->name,
+				      r->version);
+		}
+	} else if (!r->committed) {
+		struct kopt_buf rel = KOPT_BUF_INIT;
+		r->step = "verify";
+		numbers_file(&rel, k->name, res);
+		if (r->verdict == KOPT_VERDICT_REGRESSION) {
+			struct kopt_buf name = KOPT_BUF_INIT;
+			kopt_learn_suggest_name(&name, &a->devlog, k->name,
+						r->version, "regression");
+			kopt_buf_addf(&r->next, "git kopt learn new "
+				      "anti-pattern %s --from %s/%s, then "
+				      "commit %s with it", name.buf, k->name,
+				      r->version, rel.buf);
+			kopt_buf_release(&name);
+		} else {
+			kopt_buf_addf(&r->next, "commit %s", rel.buf);
+		}
+		kopt_buf_release(&rel);
+	} else if (r->target_met) {
+		r->step = "done";
+		kopt_buf_addf(&r->next, "git kopt review (the target is met)");
+	} else if (!k->targets_nr) {
+		r->step = "evaluate";
+		kopt_buf_addf(&r->next, "add a target to [kernel \"%s\"] in "
+			      ".kopt, or git kopt select %s", k->name, k->name);
+	} else {
+		r->step = "evaluate";
+		kopt_buf_addf(&r->next, "back to SELECT: git kopt select %s",
+			      k->name);
+	}
+}
+
+/*
+ * The newest version of `k` with a folder at HEAD or in the work tree:
+ * 0, or "error" and what to fix in `r`.
+ */
+static int current_version(struct row *r, struct kopt_ctx *ctx,
+			   git_tree *head, const struct kopt_kernel *k)
 {
 	struct kopt_layout l = KOPT_LAYOUT_INIT;
-	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
-	struct kopt_source src;
-	const struct kopt_results **all = NULL;
-	const struct kopt_analysis_version *res = NULL, *parent = NULL;
-	struct kopt_buf kv = KOPT_BUF_INIT;
-	size_t nr = 0, i;
-	const char *skip;
 
-	r->kernel = k->name;
-	kopt_buf_init(&r->next, 0);
 	if (kopt_layout_init(&l, k)) {
 		r->step = "error";
 		kopt_buf_addf(&r->next, "fix 'kernel.%s.source' in .kopt",
 			      k->name);
-		return;
+		return -1;
 	}
 	r->version = newest_version(ctx, head, &l, k);
 	kopt_layout_release(&l);
-	kopt_source_worktree(&src, ctx->top);
-	if (kopt_analysis_load(&a, &src, k->name, cfg)) {
-		r->step = "error";
-		kopt_buf_addf(&r->next, "fix the devlog or results of %s "
-			      "(the message above names the file)", k->name);
-		kopt_analysis_release(&a);
-		return;
-	}
-	/* a version whose numbers the devlog records is a version too */
-	for (i = 0; i < a.versions_nr; i++) {
-		const struct kopt_analysis_version *v = &a.versions[i];
+	return 0;
+}
+
+/* A version whose numbers the devlog records is a version too. */
+static void newer_with_numbers(struct row *r, const struct kopt_analysis *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->versions_nr; i++) {
+		const struct kopt_analysis_version *v = &a->versions[i];
 		if (v->has_results &&
 		    (!r->version || kopt_version_number(v->name) >
 		     kopt_version_number(r->version))) {
@@ -255,6 +292,35 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 			r->version = kopt_strdup(v->name);
 		}
 	}
+}
+
+static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
+		       const struct kopt_kernel *k, git_tree *head,
+		       const struct history *h, struct kopt_cache *cache,
+		       struct row *r)
+{
+	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
+	struct kopt_source src;
+	const struct kopt_results **all = NULL;
+	const struct kopt_analysis_version *res = NULL, *parent = NULL;
+	struct kopt_buf kv = KOPT_BUF_INIT;
+	size_t nr = 0;
+	const char *skip;
+
+	r->kernel = k->name;
+	kopt_buf_init(&r->next, 0);
+	if (current_version(r, ctx, head, k))
+		return;
+	kopt_source_worktree(&src, ctx->top);
+	src.cache = cache;
+	if (kopt_analysis_load(&a, &src, k->name, cfg)) {
+		r->step = "error";
+		kopt_buf_addf(&r->next, "fix the devlog or results of %s "
+			      "(the message above names the file)", k->name);
+		kopt_analysis_release(&a);
+		return;
+	}
+	newer_with_numbers(r, &a);
 	if (!r->version) {
 		r->step = "none";
 		kopt_layout_start_advice(&r->next, k);
@@ -283,58 +349,74 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		kopt_verdicts_release(&v);
 	}
 	r->committed = res && results_committed(ctx, head, k->name, res);
-	r->target_met = 0;
-	if (nr && k->targets_nr) {
-		r->target_met = 1;
-		for (i = 0; i < k->targets_nr; i++) {
-			struct kopt_target_result t;
-			if (kopt_target_evaluate(&t, cfg, &k->targets[i],
-						     all, nr) ||
-			    !t.met)
-				r->target_met = 0;
-		}
-	}
-	if (!res) {
-		if (kopt_version_number(r->version) == 0) {
-			r->step = "profile";
-			kopt_buf_addf(&r->next, "git kopt profile %s %s", k->name,
-				      r->version);
-		} else {
-			r->step = "design";
-			kopt_buf_addf(&r->next, "implement %s, then git kopt "
-				      "verify %s %s", r->version, k->name,
-				      r->version);
-		}
-	} else if (!r->committed) {
-		struct kopt_buf rel = KOPT_BUF_INIT;
-		r->step = "verify";
-		numbers_file(&rel, k->name, res);
-		if (r->verdict == KOPT_VERDICT_REGRESSION) {
-			struct kopt_buf name = KOPT_BUF_INIT;
-			learn_name(ctx, &name, k->name, r->version);
-			kopt_buf_addf(&r->next, "git kopt learn new anti-pattern "
-				      "%s --from %s/%s, then commit %s with it",
-				      name.buf, k->name, r->version, rel.buf);
-			kopt_buf_release(&name);
-		} else {
-			kopt_buf_addf(&r->next, "commit %s", rel.buf);
-		}
-		kopt_buf_release(&rel);
-	} else if (r->target_met) {
-		r->step = "done";
-		kopt_buf_addf(&r->next, "git kopt review (the target is met)");
-	} else if (!k->targets_nr) {
-		r->step = "evaluate";
-		kopt_buf_addf(&r->next, "add a target to [kernel \"%s\"] in "
-			      ".kopt, or git kopt select %s", k->name, k->name);
-	} else {
-		r->step = "evaluate";
-		kopt_buf_addf(&r->next, "back to SELECT: git kopt select %s",
-			      k->name);
-	}
+	r->target_met = targets_met(cfg, k, all, nr);
+	next_step(r, k, &a, res);
 	free(all);
 	kopt_analysis_release(&a);
 	kopt_buf_release(&kv);
+}
+
+static void print_json(const struct row *rows, size_t nr)
+{
+	cJSON *arr = cJSON_CreateArray();
+	char *text;
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		const struct row *r = &rows[i];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "kernel", r->kernel);
+		if (r->version)
+			cJSON_AddStringToObject(o, "version", r->version);
+		else
+			cJSON_AddNullToObject(o, "version");
+		cJSON_AddStringToObject(o, "step", r->step);
+		if (r->verdict)
+			cJSON_AddStringToObject(o, "verdict",
+						kopt_verdict_name(r->verdict));
+		else
+			cJSON_AddNullToObject(o, "verdict");
+		cJSON_AddStringToObject(o, "source",
+					kopt_numbers_source_name(r->source));
+		cJSON_AddNumberToObject(o, "disagreements",
+					(double)r->disagree);
+		cJSON_AddBoolToObject(o, "committed", r->committed);
+		cJSON_AddBoolToObject(o, "target_met", r->target_met);
+		cJSON_AddBoolToObject(o, "learned", r->learned);
+		if (r->skip)
+			cJSON_AddStringToObject(o, "learn_skipped", r->skip);
+		cJSON_AddStringToObject(o, "next", r->next.buf);
+		cJSON_AddItemToArray(arr, o);
+	}
+	text = cJSON_Print(arr);
+	printf("%s\n", text);
+	free(text);
+	cJSON_Delete(arr);
+}
+
+static void print_rows(struct kopt_ctx *ctx, const struct row *rows,
+		       size_t nr)
+{
+	size_t i;
+
+	if (!nr)
+		printf("no kernels yet: add one with 'git kopt kernel add'\n");
+	for (i = 0; i < nr; i++) {
+		const struct row *r = &rows[i];
+		printf("%-16s %-6s %-9s %-12s %-12s next: %s\n",
+		       r->kernel, r->version ? r->version : "-", r->step,
+		       r->verdict ? kopt_verdict_name(r->verdict) : "-",
+		       r->source ? kopt_numbers_source_name(r->source) : "-",
+		       r->next.buf);
+		if (r->disagree)
+			printf("%-16s the devlog and the results file "
+			       "disagree on %zu duration%s: see git kopt "
+			       "analyze %s\n", "", r->disagree,
+			       r->disagree == 1 ? "" : "s", r->kernel);
+		if (r->skip)
+			printf("%-16s LEARN skipped: %s\n", "", r->skip);
+		cycle_line(ctx, r->kernel);
+	}
 }
 
 int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
@@ -346,6 +428,7 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 	};
 	const struct kopt_config *cfg;
 	struct history h = { KOPT_STRVEC_INIT, KOPT_STRVEC_INIT };
+	struct kopt_cache cache = KOPT_CACHE_INIT;
 	struct row *rows;
 	git_tree *head = NULL;
 	size_t i;
@@ -354,69 +437,21 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 	if (argc)
 		kopt_usage_error(status_usage, options, "too many arguments");
 	cfg = kopt_ctx_config_or_die(ctx);
-	if (kopt_repo_has_commits(ctx->repo) &&
-	    kopt_repo_rev_tree(&head, ctx->repo, "HEAD"))
-		exit(128);
+	if (kopt_repo_has_commits(ctx->repo))
+		kopt_lib_or_die(kopt_repo_rev_tree(&head, ctx->repo, "HEAD"));
 	read_history(ctx->repo, &h);
 	rows = kopt_calloc(cfg->kernels_nr + 1, sizeof(*rows));
+	/* the models analyze reads, through its cache */
+	kopt_cache_open(&cache, ctx->repo, "analyze");
 	for (i = 0; i < cfg->kernels_nr; i++)
-		kernel_row(ctx, cfg, &cfg->kernels[i], head, &h, &rows[i]);
-
-	if (json) {
-		cJSON *arr = cJSON_CreateArray();
-		char *text;
-		for (i = 0; i < cfg->kernels_nr; i++) {
-			const struct row *r = &rows[i];
-			cJSON *o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "kernel", r->kernel);
-			if (r->version)
-				cJSON_AddStringToObject(o, "version", r->version);
-			else
-				cJSON_AddNullToObject(o, "version");
-			cJSON_AddStringToObject(o, "step", r->step);
-			if (r->verdict)
-				cJSON_AddStringToObject(o, "verdict",
-							kopt_verdict_name(r->verdict));
-			else
-				cJSON_AddNullToObject(o, "verdict");
-			cJSON_AddStringToObject(o, "source",
-						kopt_numbers_source_name(r->source));
-			cJSON_AddNumberToObject(o, "disagreements",
-						(double)r->disagree);
-			cJSON_AddBoolToObject(o, "committed", r->committed);
-			cJSON_AddBoolToObject(o, "target_met", r->target_met);
-			cJSON_AddBoolToObject(o, "learned", r->learned);
-			if (r->skip)
-				cJSON_AddStringToObject(o, "learn_skipped", r->skip);
-			cJSON_AddStringToObject(o, "next", r->next.buf);
-			cJSON_AddItemToArray(arr, o);
-		}
-		text = cJSON_Print(arr);
-		printf("%s\n", text);
-		free(text);
-		cJSON_Delete(arr);
-	} else {
-		if (!cfg->kernels_nr)
-			printf("no kernels yet: add one with 'git kopt kernel "
-			       "add'\n");
-		for (i = 0; i < cfg->kernels_nr; i++) {
-			const struct row *r = &rows[i];
-			printf("%-16s %-6s %-9s %-12s %-12s next: %s\n",
-			       r->kernel, r->version ? r->version : "-",
-			       r->step,
-			       r->verdict ? kopt_verdict_name(r->verdict) : "-",
-			       r->source ? kopt_numbers_source_name(r->source) :
-			       "-", r->next.buf);
-			if (r->disagree)
-				printf("%-16s the devlog and the results file "
-				       "disagree on %zu duration%s: see git kopt "
-				       "analyze %s\n", "", r->disagree,
-				       r->disagree == 1 ? "" : "s", r->kernel);
-			if (r->skip)
-				printf("%-16s LEARN skipped: %s\n", "", r->skip);
-			cycle_line(ctx, r->kernel);
-		}
-	}
+		kernel_row(ctx, cfg, &cfg->kernels[i], head, &h, &cache,
+			   &rows[i]);
+	kopt_cache_save(&cache);
+	kopt_cache_release(&cache);
+	if (json)
+		print_json(rows, cfg->kernels_nr);
+	else
+		print_rows(ctx, rows, cfg->kernels_nr);
 	for (i = 0; i < cfg->kernels_nr; i++) {
 		free(rows[i].version);
 		free(rows[i].skip);

@@ -30,8 +30,7 @@ void kopt_numbers_load_or_die(struct kopt_analysis *out, struct kopt_ctx *ctx,
 	struct kopt_source src;
 
 	kopt_source_worktree(&src, ctx->top);
-	if (kopt_analysis_load(out, &src, kernel, cfg))
-		exit(128);
+	kopt_lib_or_die(kopt_analysis_load(out, &src, kernel, cfg));
 }
 
 void kopt_numbers_take_or_die(struct kopt_results *out,
@@ -105,8 +104,7 @@ void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
 	kopt_numbers_take_or_die(res, &a, *current);
 
 	kopt_kb_source_worktree(&src, ctx->top);
-	if (kopt_kb_load(kb, &src, cfg, k->language))
-		exit(128);
+	kopt_lib_or_die(kopt_kb_load(kb, &src, cfg, k->language));
 	{
 		/* what looks like a mistyped metric is judged, not evaluated */
 		struct kopt_problems warn = KOPT_PROBLEMS_INIT;
@@ -136,9 +134,8 @@ void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
 	}
 	kopt_buf_release(&probs);
 	kopt_analysis_release(&a);
-	if (kopt_strategy_compute(out, kb, res, cfg, k, *current, *next,
-				  &lineage, max))
-		exit(128);
+	kopt_lib_or_die(kopt_strategy_compute(out, kb, res, cfg, k, *current,
+					      *next, &lineage, max));
 	kopt_strvec_clear(&lineage);
 }
 
@@ -152,6 +149,27 @@ static int same_content(const char *path, const struct kopt_buf *want)
 	same = have.len == want->len && !memcmp(have.buf, want->buf, have.len);
 	kopt_buf_release(&have);
 	return same;
+}
+
+/* Entries whose triggers name metrics that were not measured. */
+static void warn_unmeasured(const struct kopt_strategy *s)
+{
+	struct kopt_strvec missing = KOPT_STRVEC_INIT;
+	struct kopt_buf list = KOPT_BUF_INIT;
+	size_t i, j;
+
+	for (i = 0; i < s->unknown_nr; i++)
+		for (j = 0; j < s->unknown[i].missing.nr; j++)
+			if (!kopt_strvec_has(&missing,
+					     s->unknown[i].missing.v[j]))
+				kopt_strvec_push(&missing,
+						 s->unknown[i].missing.v[j]);
+	for (i = 0; i < missing.nr; i++)
+		kopt_buf_addf(&list, "%s%s", i ? ", " : "", missing.v[i]);
+	kopt_warning("%zu entr%s not evaluated: not measured: %s",
+		     s->unknown_nr, s->unknown_nr == 1 ? "y" : "ies", list.buf);
+	kopt_strvec_clear(&missing);
+	kopt_buf_release(&list);
 }
 
 int cmd_strategize(int argc, const char **argv, struct kopt_ctx *ctx)
@@ -196,34 +214,17 @@ int cmd_strategize(int argc, const char **argv, struct kopt_ctx *ctx)
 			kopt_die("'%s' exists and differs from this task; use "
 				 "--force to replace it, or --no-write to only "
 				 "print it", task);
-		if (same != 1 &&
-		    kopt_write_file_atomic(abs, md.buf, md.len, 0644))
-			exit(128);
+		if (same != 1)
+			kopt_lib_or_die(kopt_write_file_atomic(abs, md.buf,
+							       md.len, 0644));
 	}
 	if (json)
 		kopt_strategy_json(&out, &s, no_write ? NULL : task);
 	else
 		kopt_buf_addbuf(&out, &md);
 	fputs(out.buf, stdout);
-	if (s.unknown_nr) {
-		struct kopt_strvec missing = KOPT_STRVEC_INIT;
-		struct kopt_buf list = KOPT_BUF_INIT;
-		size_t i, j;
-		for (i = 0; i < s.unknown_nr; i++)
-			for (j = 0; j < s.unknown[i].missing.nr; j++)
-				if (!kopt_strvec_has(&missing,
-						     s.unknown[i].missing.v[j]))
-					kopt_strvec_push(&missing,
-						s.unknown[i].missing.v[j]);
-		for (i = 0; i < missing.nr; i++)
-			kopt_buf_addf(&list, "%s%s", i ? ", " : "",
-				      missing.v[i]);
-		kopt_warning("%zu entr%s not evaluated: not measured: %s",
-			     s.unknown_nr, s.unknown_nr == 1 ? "y" : "ies",
-			     list.buf);
-		kopt_strvec_clear(&missing);
-		kopt_buf_release(&list);
-	}
+	if (s.unknown_nr)
+		warn_unmeasured(&s);
 	if (!no_write)
 		fprintf(stderr, "wrote %s\n", task);
 	kopt_strategy_release(&s);

@@ -117,14 +117,14 @@ static void print_trial(const struct kopt_tuner_trial *t,
 		printf("  stopped at --max-evals %zu\n", o->max_evals);
 }
 
-int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
+/* The options into `o`; the kernel's name into *kernel. */
+static void tune_options(struct kopt_tuner_opts *o, struct kopt_strvec *trials,
+			 const char **kernel, int argc, const char **argv)
 {
 	const char *strategy = "coarse-to-fine", *budget = NULL;
-	int max_evals = 0, seed = 1, resume = 0, force = 0, ret, status = 0;
-	int quiet = 0;
-	struct kopt_strvec trials = KOPT_STRVEC_INIT;
+	int max_evals = 0, seed = 1, resume = 0, force = 0, quiet = 0;
 	const struct kopt_option options[] = {
-		OPT_STRING_LIST(0, "trial", &trials, "name",
+		OPT_STRING_LIST(0, "trial", trials, "name",
 				"tune at this trial (repeatable; default: all)"),
 		OPT_STRING(0, "strategy", &strategy, "name",
 			   "exhaustive, random or coarse-to-fine (default)"),
@@ -141,15 +141,6 @@ int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
 		OPT__QUIET(&quiet),
 		OPT_END()
 	};
-	struct kopt_tuner_opts o;
-	struct kopt_tuner_result r = KOPT_TUNER_RESULT_INIT;
-	struct kopt_executor ex = KOPT_EXECUTOR_INIT;
-	struct sigaction sa, old_int, old_term;
-	const struct kopt_config *cfg;
-	const struct kopt_kernel *k;
-	struct kopt_buf when = KOPT_BUF_INIT, rel = KOPT_BUF_INIT;
-	size_t i, valid = 0;
-	int devlog = 0;
 
 	argc = kopt_parse_options(argc, argv, options, tune_usage, 0);
 	if (quiet)
@@ -158,29 +149,38 @@ int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_usage_error(tune_usage, options, argc > 2 ?
 				 "too many arguments" : "which kernel and "
 				 "version?");
-	memset(&o, 0, sizeof(o));
-	o.version = argv[1];
-	o.trials = trials;
-	o.force = force;
-	o.seed = (uint64_t)(unsigned)seed;
-	if (kopt_tune_strategy_parse(&o.strategy, strategy))
+	memset(o, 0, sizeof(*o));
+	*kernel = argv[0];
+	o->version = argv[1];
+	o->trials = *trials;
+	o->force = force;
+	o->seed = (uint64_t)(unsigned)seed;
+	if (kopt_tune_strategy_parse(&o->strategy, strategy))
 		kopt_usage_error(tune_usage, options, "unknown strategy '%s' "
 				 "(exhaustive, random or coarse-to-fine)",
 				 strategy);
-	o.budget_s = KOPT_DEFAULT_TUNE_BUDGET_S;
-	if (budget && (o.budget_s = parse_duration(budget)) < 0)
+	o->budget_s = KOPT_DEFAULT_TUNE_BUDGET_S;
+	if (budget && (o->budget_s = parse_duration(budget)) < 0)
 		kopt_usage_error(tune_usage, options, "bad --budget '%s' "
 				 "(e.g. 1h, 20m, 90s)", budget);
 	if (max_evals < 0)
 		kopt_usage_error(tune_usage, options, "--max-evals must be "
 				 "positive");
-	o.max_evals = (size_t)max_evals;
-	if (!kopt_version_valid(o.version))
+	o->max_evals = (size_t)max_evals;
+	if (!kopt_version_valid(o->version))
 		kopt_usage_error(tune_usage, options, "bad version '%s' "
-				 "(v0, v1, ...)", o.version);
-	cfg = kopt_ctx_config_or_die(ctx);
-	k = kopt_ctx_kernel_or_die(ctx, argv[0]);
+				 "(v0, v1, ...)", o->version);
 	(void)resume;   /* every saved evaluation is reused in any case */
+}
+
+/* Run the tuner with Ctrl-C and SIGTERM stopping it cleanly. */
+static int run_tuner(struct kopt_tuner_result *r, struct kopt_ctx *ctx,
+		     const struct kopt_config *cfg, const struct kopt_kernel *k,
+		     const struct kopt_tuner_opts *o)
+{
+	struct kopt_executor ex = KOPT_EXECUTOR_INIT;
+	struct sigaction sa, old_int, old_term;
+	int ret;
 
 	kopt_executor_init(&ex, cfg, ctx->top, git_repository_path(ctx->repo));
 	ex.interrupted = &interrupted;
@@ -189,10 +189,56 @@ int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	ret = kopt_tuner_run(&r, ctx->repo, cfg, k, &o, &ex);
+	ret = kopt_tuner_run(r, ctx->repo, cfg, k, o, &ex);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	kopt_executor_release(&ex);
+	return ret;
+}
+
+/* Write what was found; the exit status. */
+static int write_found(const struct kopt_tuner_result *r, struct kopt_ctx *ctx,
+		       const struct kopt_kernel *k, const char *version,
+		       const char *rel, size_t valid)
+{
+	struct kopt_buf res = KOPT_BUF_INIT, devlog_path = KOPT_BUF_INIT;
+	int devlog = 0;
+
+	if (!valid) {
+		printf("no valid configuration: nothing written but %s\n", rel);
+		return 1;
+	}
+	if (kopt_tuner_write(r, ctx->top, &devlog))
+		return 128;
+	kopt_path_results(&res, k->name, version);
+	printf("wrote %s and %s", rel, res.buf);
+	if (devlog) {
+		kopt_path_devlog(&devlog_path, k->name);
+		printf(", and the tuning block of %s in %s", version,
+		       devlog_path.buf);
+	}
+	printf("\n");
+	kopt_buf_release(&res);
+	kopt_buf_release(&devlog_path);
+	return 0;
+}
+
+int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
+{
+	struct kopt_strvec trials = KOPT_STRVEC_INIT;
+	struct kopt_tuner_opts o;
+	struct kopt_tuner_result r = KOPT_TUNER_RESULT_INIT;
+	const struct kopt_config *cfg;
+	const struct kopt_kernel *k;
+	struct kopt_buf when = KOPT_BUF_INIT, rel = KOPT_BUF_INIT;
+	const char *kernel;
+	size_t i, valid = 0;
+	int ret, status = 0;
+
+	tune_options(&o, &trials, &kernel, argc, argv);
+	cfg = kopt_ctx_config_or_die(ctx);
+	k = kopt_ctx_kernel_or_die(ctx, kernel);
+	ret = run_tuner(&r, ctx, cfg, k, &o);
 	if (ret == KOPT_ETOOBIG) {
 		status = 1;
 		goto done;
@@ -215,28 +261,10 @@ int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
 			"in %s; run the same command again (--resume) to go "
 			"on\n", rel.buf);
 		status = 130;
-		goto done;
-	}
-	if (ret) {
+	} else if (ret) {
 		status = 128;
-		goto done;
-	}
-	if (valid && kopt_tuner_write(&r, ctx->top, &devlog)) {
-		status = 128;
-		goto done;
-	}
-	if (valid) {
-		kopt_buf_reset(&when);
-		kopt_path_results(&when, k->name, o.version);
-		printf("wrote %s and %s", rel.buf, when.buf);
-		if (devlog)
-			printf(", and the tuning block of %s in "
-			       "docs/kernels/%s.md", o.version, k->name);
-		printf("\n");
 	} else {
-		printf("no valid configuration: nothing written but %s\n",
-		       rel.buf);
-		status = 1;
+		status = write_found(&r, ctx, k, o.version, rel.buf, valid);
 	}
 done:
 	kopt_tuner_result_release(&r);

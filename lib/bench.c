@@ -12,6 +12,7 @@
 
 #include "capture.h"
 #include "error.h"
+#include "executor.h"
 #include "progress.h"
 #include "runner.h"
 #include "banned.h"
@@ -56,40 +57,6 @@ char *kopt_bench_find_inject(void)
 	return NULL;
 }
 
-int kopt_bench_lock_gpu(struct kopt_bench *m)
-{
-	const char *dir = getenv("XDG_RUNTIME_DIR");
-	char *path = kopt_xstrfmt("%s/kopt-gpu-%d.lock",
-				  dir && *dir ? dir : "/tmp", m->gpu);
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-
-	if (fd < 0) {
-		int ret = kopt_error("cannot open the GPU lock '%s': %s", path,
-				     strerror(errno));
-		free(path);
-		return ret;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		kopt_error("GPU %d is busy: another 'git kopt profile' holds "
-			   "'%s'; wait for it to finish", m->gpu, path);
-		close(fd);
-		free(path);
-		return KOPT_ELOCKED;
-	}
-	free(path);
-	m->lock_fd = fd;
-	return 0;
-}
-
-void kopt_bench_unlock_gpu(struct kopt_bench *m)
-{
-	if (m->lock_fd >= 0) {
-		flock(m->lock_fd, LOCK_UN);
-		close(m->lock_fd);
-	}
-	m->lock_fd = -1;
-}
-
 /* Print the last lines of a child's output, so a failure can be read. */
 static void show_tail(const char *what, const struct kopt_buf *b)
 {
@@ -126,35 +93,28 @@ static int contains_ci(const struct kopt_buf *b, const char *needle)
 	return 0;
 }
 
-static void setup_child(struct kopt_bench *m, struct kopt_child *c,
-			const char *cmdline)
-{
-	kopt_strvec_push(&c->args, cmdline);
-	c->flags = KOPT_CHILD_SHELL | KOPT_CHILD_NO_STDIN |
-		   KOPT_CHILD_CAPTURE_OUT | KOPT_CHILD_CAPTURE_ERR;
-	c->dir = m->top;
-	c->timeout_ms = m->timeout_s * 1000;
-}
-
 int kopt_bench_build(struct kopt_bench *m)
 {
 	const struct kopt_kernel *k = m->kernel;
 	struct kopt_vars vars = { k, m->version, NULL, 0, 0, 0, 0 };
-	struct kopt_buf cmd = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+	struct kopt_buf cmd = KOPT_BUF_INIT;
 	struct kopt_child c = KOPT_CHILD_INIT;
 	struct kopt_progress *progress;
+	char *what;
 	int ret = 0;
 
 	if (!k->build)
 		return 0;
-	if (kopt_config_expand(&cmd, k->build, &vars, &err)) {
-		ret = kopt_error(".kopt: kernel '%s': build: %s", k->name, err.buf);
+	what = kopt_xstrfmt(".kopt: kernel '%s': build", k->name);
+	ret = kopt_config_expand(&cmd, k->build, &vars, what);
+	free(what);
+	if (ret)
 		goto done;
-	}
 	progress = kopt_progress_start("building", 0);
 	kopt_progress_what(progress, "%s %s: %s", k->name, m->version,
 			   cmd.buf);
-	setup_child(m, &c, cmd.buf);
+	/* a build needs no GPU of its own */
+	kopt_executor_child(&c, cmd.buf, m->top, m->timeout_s, 0);
 	ret = kopt_child_run(&c);
 	kopt_progress_stop(&progress);
 	if (ret) {
@@ -173,7 +133,6 @@ int kopt_bench_build(struct kopt_bench *m)
 done:
 	kopt_child_release(&c);
 	kopt_buf_release(&cmd);
-	kopt_buf_release(&err);
 	return ret;
 }
 
@@ -195,9 +154,10 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 {
 	const struct kopt_kernel *k = m->kernel;
 	struct kopt_vars vars = { k, m->version, NULL, b, s, t, 1 };
-	struct kopt_buf cmd = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+	struct kopt_buf cmd = KOPT_BUF_INIT;
 	struct kopt_child c = KOPT_CHILD_INIT;
 	struct kopt_buf tmpl = KOPT_BUF_INIT;
+	char *what;
 	struct kopt_progress *progress = NULL;
 	const char *tmpdir = getenv("TMPDIR");
 	int fd, ret = 0;
@@ -205,10 +165,11 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 	*oom = 0;
 	kopt_buf_addf(&tmpl, "%s/kopt-capture-XXXXXX",
 		      tmpdir && *tmpdir ? tmpdir : "/tmp");
-	if (kopt_config_expand(&cmd, k->run, &vars, &err)) {
-		ret = kopt_error(".kopt: kernel '%s': run: %s", k->name, err.buf);
+	what = kopt_xstrfmt(".kopt: kernel '%s': run", k->name);
+	ret = kopt_config_expand(&cmd, k->run, &vars, what);
+	free(what);
+	if (ret)
 		goto done;
-	}
 	fd = mkstemp(tmpl.buf);
 	if (fd < 0) {
 		ret = kopt_error("cannot create a temporary file in %s: %s",
@@ -231,13 +192,11 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 			   k->name, m->version, b, s, t, cmd.buf);
 	free(out->command);
 	out->command = kopt_strdup(cmd.buf);
-	setup_child(m, &c, cmd.buf);
+	kopt_executor_child(&c, cmd.buf, m->top, m->timeout_s, m->gpu);
 	kopt_strvec_pushf(&c.env, "CUDA_INJECTION64_PATH=%s", m->inject_lib);
 	kopt_strvec_pushf(&c.env, "KOPT_INJECT_OUT=%s", out->capture);
 	if (first)
 		kopt_strvec_pushf(&c.env, "KOPT_INJECT_FIRST_RUN=%s", first);
-	if (m->gpu)
-		kopt_strvec_pushf(&c.env, "CUDA_VISIBLE_DEVICES=%d", m->gpu);
 	if (kopt_child_run(&c)) {
 		ret = -1;
 		goto done;
@@ -302,7 +261,6 @@ done:
 	kopt_progress_stop(&progress);
 	kopt_child_release(&c);
 	kopt_buf_release(&cmd);
-	kopt_buf_release(&err);
 	kopt_buf_release(&tmpl);
 	return ret;
 }

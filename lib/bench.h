@@ -18,8 +18,10 @@
  * those kernels on their last launches and merges the first run's
  * capture with its own: the run's capture is then the merged one.  A
  * second run that fails (a crash, a hang) is a warning: the capture is
- * the first run's, and its stages say they were not measured.  The GPU is held with an advisory lock for the
- * whole profile (kopt_bench_lock_gpu()), so two profiles never share it.
+ * the first run's, and its stages say they were not measured.  The
+ * caller holds the GPU for the whole profile with the executor's lock
+ * (kopt_executor_gpu_lock()), so two profiles never share it; runs are
+ * set up as every local run is (kopt_executor_child()).
  *
  * Every failure is one kopt_error() line naming the cause (build failed,
  * crashed, hung, failed its own check, printed nothing, no kernel), with
@@ -38,10 +40,9 @@ struct kopt_bench {
 	int timeout_s;
 	int verbose;            /* the benchmark's output to stderr */
 	int gpu;
-	int lock_fd;
 };
 
-#define KOPT_BENCH_INIT { NULL, NULL, NULL, NULL, 600, 0, 0, -1 }
+#define KOPT_BENCH_INIT { NULL, NULL, NULL, NULL, 600, 0, 0 }
 
 struct kopt_bench_run {
 	long b, s, t;           /* what ran */
@@ -60,8 +61,6 @@ struct kopt_bench_run {
 
 /* Where libkopt-inject.so is: $KOPT_INJECT_LIB, installed, source tree. */
 char *kopt_bench_find_inject(void);
-int kopt_bench_lock_gpu(struct kopt_bench *m);
-void kopt_bench_unlock_gpu(struct kopt_bench *m);
 int kopt_bench_build(struct kopt_bench *m);
 int kopt_bench_run(struct kopt_bench *m, long b, long s, long t,
 		     struct kopt_bench_run *out);

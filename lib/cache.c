@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,7 +20,8 @@ static int by_path(const void *a, const void *b)
 
 static const char *header(void)
 {
-	return "git-kopt cache 1 " KOPT_VERSION "\n";
+	/* 2: numbers as the 16 hexadecimal digits of their bits */
+	return "git-kopt cache 2 " KOPT_VERSION "\n";
 }
 
 /* Parse the file; on any damage, forget it all. */
@@ -255,8 +257,17 @@ void kopt_cache_add_num(struct kopt_buf *out, double v)
 	sep(out);
 	if (isnan(v))
 		kopt_buf_addch(out, '-');
-	else
-		kopt_buf_addf(out, "%.17g", v);
+	else {
+		/* exact, and far cheaper both ways than "%.17g" */
+		static const char hex[] = "0123456789abcdef";
+		char digits[16];
+		uint64_t bits;
+		int i;
+		memcpy(&bits, &v, sizeof(bits));
+		for (i = 15; i >= 0; i--, bits >>= 4)
+			digits[i] = hex[bits & 15];
+		kopt_buf_add(out, digits, sizeof(digits));
+	}
 }
 
 int kopt_cache_split(char *text, size_t len, size_t *pos, char **fields,
@@ -305,5 +316,22 @@ int kopt_cache_split(char *text, size_t len, size_t *pos, char **fields,
 
 double kopt_cache_num(const char *field)
 {
-	return field ? strtod(field, NULL) : NAN;
+	uint64_t bits = 0;
+	double v;
+	int i;
+
+	if (!field)
+		return NAN;
+	for (i = 0; i < 16; i++) {
+		char c = field[i];
+		int d = c >= '0' && c <= '9' ? c - '0' :
+			c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (d < 0)
+			return NAN;     /* not written by kopt_cache_add_num() */
+		bits = bits << 4 | (uint64_t)d;
+	}
+	if (field[16])
+		return NAN;
+	memcpy(&v, &bits, sizeof(v));
+	return v;
 }

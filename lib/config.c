@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -1358,8 +1359,27 @@ void kopt_config_format_number(struct kopt_buf *out, double v)
 		kopt_buf_addf(out, "%.17g", v);
 }
 
+static int expand_error(const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int expand_error(const char *what, const char *fmt, ...)
+{
+	struct kopt_buf why = KOPT_BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	kopt_buf_vaddf(&why, fmt, ap);
+	va_end(ap);
+	if (what)
+		kopt_error("%s: %s", what, why.buf);
+	else
+		kopt_error("%s", why.buf);
+	kopt_buf_release(&why);
+	return KOPT_EINVALID;
+}
+
 int kopt_config_expand(struct kopt_buf *out, const char *tmpl,
-		       const struct kopt_vars *vars, struct kopt_buf *err)
+		       const struct kopt_vars *vars, const char *what)
 {
 	const char *p = tmpl;
 
@@ -1375,10 +1395,8 @@ int kopt_config_expand(struct kopt_buf *out, const char *tmpl,
 			continue;
 		}
 		close = strchr(p, '}');
-		if (!close) {
-			kopt_buf_addf(err, "unclosed '{' in '%s'", tmpl);
-			return KOPT_EINVALID;
-		}
+		if (!close)
+			return expand_error(what, "unclosed '{' in '%s'", tmpl);
 		name = kopt_strndup(p + 1, (size_t)(close - p - 1));
 		if (!strcmp(name, "kernel"))
 			sval = vars->kernel ? vars->kernel->name : NULL;
@@ -1389,24 +1407,21 @@ int kopt_config_expand(struct kopt_buf *out, const char *tmpl,
 			       vars->kernel->tune_default_id;
 		if (sval || !strcmp(name, "kernel") || !strcmp(name, "version") ||
 		    !strcmp(name, "tiling")) {
-			if (!sval) {
-				kopt_buf_addf(err, "no value for '{%s}' in '%s'",
-					      name, tmpl);
-				ret = KOPT_EINVALID;
-			} else if (!kopt_valid_name(sval)) {
-				kopt_buf_addf(err, "refusing to substitute '%s' "
-					      "for '{%s}': not a plain name",
-					      sval, name);
-				ret = KOPT_EINVALID;
-			} else {
+			if (!sval)
+				ret = expand_error(what, "no value for '{%s}' "
+						   "in '%s'", name, tmpl);
+			else if (!kopt_valid_name(sval))
+				ret = expand_error(what, "refusing to "
+						   "substitute '%s' for '{%s}': "
+						   "not a plain name", sval,
+						   name);
+			else
 				kopt_buf_addstr(out, sval);
-			}
 		} else if (lookup_var((void *)vars, name, &d) == 0) {
 			kopt_config_format_number(out, d);
 		} else {
-			kopt_buf_addf(err, "unknown placeholder '{%s}' in '%s'",
-				      name, tmpl);
-			ret = KOPT_EINVALID;
+			ret = expand_error(what, "unknown placeholder '{%s}' in "
+					   "'%s'", name, tmpl);
 		}
 		free(name);
 		if (ret)

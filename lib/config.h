@@ -202,13 +202,14 @@ struct kopt_vars {
 
 /*
  * Expand {kernel} {version} {b} {s} {t} {tiling}, param names and tuning
- * parameter names in
- * `tmpl` into `out`.  Every value is validated (a name or a number)
- * before it is substituted; an unknown placeholder is an error described
- * in `err`.  Returns 0 or KOPT_EINVALID.
+ * parameter names in `tmpl` into `out`.  Every value is validated (a
+ * name or a number) before it is substituted.  An unknown placeholder,
+ * a missing value or one that is not a plain name is reported as
+ * "<what>: <why>" (`what` names the template: ".kopt: kernel 'k': run";
+ * NULL: "<why>" alone) and returns KOPT_EINVALID.
  */
 int kopt_config_expand(struct kopt_buf *out, const char *tmpl,
-		       const struct kopt_vars *vars, struct kopt_buf *err);
+		       const struct kopt_vars *vars, const char *what);
 /*
  * Evaluate an expression over b, s, t, the kernel's params and its tuning
  * parameters.

@@ -8,7 +8,8 @@
  *  1. `git worktree add --detach <worktree> <base>`;
  *  2. `git kopt design <kernel> --from <from> --to <to>` in it: the
  *     branch kopt/<kernel>/<to>, the copy and the devlog skeleton, and
- *     the designer's prompt (SEED.md's launch template) on its stdout;
+ *     the designer's prompt (kernel, language, the optimizations to
+ *     apply, the summary to return) on its stdout;
  *  3. the agent, with that prompt and the Implementation Summary contract
  *     it must answer with, in the worktree, with its time limit;
  *  4. the answer judged: the summary parses (lib/summary), says PASS, and

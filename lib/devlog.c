@@ -12,6 +12,7 @@
 #include "error.h"
 #include "lockfile.h"
 #include "md.h"
+#include "version.h"
 #include "banned.h"
 
 enum label {
@@ -584,9 +585,8 @@ static const char *const status_words[] = {
 static int parse_version_heading(const char *text, char **name, long *num,
 				 char **title, char **note)
 {
-	const char *p = text, *digits;
+	const char *p = text, *end;
 	struct kopt_buf t = KOPT_BUF_INIT;
-	char *end;
 
 	while (*p == ' ')
 		p++;
@@ -599,14 +599,13 @@ static int parse_version_heading(const char *text, char **name, long *num,
 	} else {
 		return 0;
 	}
-	digits = p;
-	if (!isdigit((unsigned char)*p))
+	/* "V01" is no version, as "v01" is none */
+	if ((*num = kopt_version_digits(p, &end)) < 0)
 		return 0;
-	*num = strtol(p, &end, 10);
 	p = end;
 	if (isalnum((unsigned char)*p) || *p == '_')
 		return 0;
-	*name = kopt_xstrfmt("v%.*s", (int)(p - digits), digits);
+	*name = kopt_version_name(*num);
 	*note = NULL;
 	while (*p == ' ')
 		p++;
@@ -1979,26 +1978,18 @@ static void add_items(struct kopt_buf *out, const char *const *items)
 		kopt_buf_addstr(out, KOPT_DEVLOG_INSIGHTS_PLACEHOLDER "\n");
 }
 
-static int version_number_part(const char *name, const char **digits)
-{
-	if ((name[0] != 'v' && name[0] != 'V') || !isdigit((unsigned char)name[1]))
-		return 0;
-	*digits = name + 1;
-	return 1;
-}
-
 int kopt_devlog_add_version(struct kopt_devlog *dl,
 			    const struct kopt_devlog_new_version *nv,
 			    struct kopt_devlog_edit *edit)
 {
 	struct kopt_devlog tmp = KOPT_DEVLOG_INIT;
 	struct kopt_buf body = KOPT_BUF_INIT, repl = KOPT_BUF_INIT;
-	const char *digits, *p;
+	const char *p;
 	int line, level, ret;
 	size_t pos;
 
 	memset(edit, 0, sizeof(*edit));
-	if (!version_number_part(nv->name, &digits))
+	if (!kopt_version_valid(nv->name))
 		return kopt_error("'%s' is not a version name (v0, v1, ...)",
 				  nv->name);
 	if (kopt_devlog_find_version(dl, nv->name))
@@ -2018,7 +2009,8 @@ int kopt_devlog_add_version(struct kopt_devlog *dl,
 				  dl->lines_nr ? dl->lines_nr : 1, nv->name);
 	}
 	kopt_buf_addchars(&body, '#', level);
-	kopt_buf_addf(&body, " V%s", digits);
+	kopt_buf_addch(&body, ' ');
+	kopt_version_label(&body, nv->name);
 	if (nv->title && *nv->title) {
 		kopt_buf_addstr(&body, ": ");
 		for (p = nv->title; *p; p++)

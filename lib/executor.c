@@ -124,42 +124,59 @@ void kopt_executor_local_device(struct kopt_executor *ex)
 	snprintf(ex->local_uuid, sizeof(ex->local_uuid), "host-%s", host);
 }
 
-int kopt_executor_lock(struct kopt_executor *ex)
+int kopt_executor_gpu_lock(int *fd, int gpu)
 {
 	const char *dir = getenv("XDG_RUNTIME_DIR");
-	char *path;
-	int fd;
+	char *path = kopt_xstrfmt("%s/kopt-gpu-%d.lock",
+				  dir && *dir ? dir : "/tmp", gpu);
+	int ret = 0;
 
-	if (ex->kind != KOPT_EXEC_LOCAL || ex->lock_fd >= 0)
-		return 0;
-	path = kopt_xstrfmt("%s/kopt-gpu-%d.lock", dir && *dir ? dir : "/tmp",
-			    ex->gpu);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		int ret = kopt_error("cannot open the GPU lock '%s': %s", path,
-				     strerror(errno));
-		free(path);
-		return ret;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
+	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (*fd < 0) {
+		ret = kopt_error("cannot open the GPU lock '%s': %s", path,
+				 strerror(errno));
+	} else if (flock(*fd, LOCK_EX | LOCK_NB)) {
 		kopt_error("GPU %d is busy: another git-kopt holds '%s'; wait "
-			   "for it to finish", ex->gpu, path);
-		close(fd);
-		free(path);
-		return KOPT_ELOCKED;
+			   "for it to finish", gpu, path);
+		close(*fd);
+		*fd = -1;
+		ret = KOPT_ELOCKED;
 	}
 	free(path);
-	ex->lock_fd = fd;
-	return 0;
+	return ret;
+}
+
+void kopt_executor_gpu_unlock(int *fd)
+{
+	if (*fd >= 0) {
+		flock(*fd, LOCK_UN);
+		close(*fd);
+	}
+	*fd = -1;
+}
+
+int kopt_executor_lock(struct kopt_executor *ex)
+{
+	if (ex->kind != KOPT_EXEC_LOCAL || ex->lock_fd >= 0)
+		return 0;
+	return kopt_executor_gpu_lock(&ex->lock_fd, ex->gpu);
 }
 
 void kopt_executor_unlock(struct kopt_executor *ex)
 {
-	if (ex->lock_fd >= 0) {
-		flock(ex->lock_fd, LOCK_UN);
-		close(ex->lock_fd);
-	}
-	ex->lock_fd = -1;
+	kopt_executor_gpu_unlock(&ex->lock_fd);
+}
+
+void kopt_executor_child(struct kopt_child *c, const char *cmdline,
+			 const char *top, int timeout_s, int gpu)
+{
+	kopt_strvec_push(&c->args, cmdline);
+	c->flags = KOPT_CHILD_SHELL | KOPT_CHILD_NO_STDIN |
+		   KOPT_CHILD_CAPTURE_OUT | KOPT_CHILD_CAPTURE_ERR;
+	c->dir = top;
+	c->timeout_ms = timeout_s * 1000;
+	if (gpu)
+		kopt_strvec_pushf(&c->env, "CUDA_VISIBLE_DEVICES=%d", gpu);
 }
 
 /* Parallel builds: one /bin/sh per build, output into a temporary file. */
@@ -371,16 +388,10 @@ static int run_local(struct kopt_executor *ex, struct kopt_exec_task *tasks,
 			set_why(t, "interrupted before it ran");
 			continue;
 		}
-		kopt_strvec_push(&c.args, t->run);
-		c.flags = KOPT_CHILD_SHELL | KOPT_CHILD_NO_STDIN |
-			  KOPT_CHILD_CAPTURE_OUT | KOPT_CHILD_CAPTURE_ERR;
-		c.dir = ex->top;
-		c.timeout_ms = ex->timeout_s * 1000;
+		kopt_executor_child(&c, t->run, ex->top, ex->timeout_s,
+				    ex->gpu);
 		for (j = 0; j < t->env.nr; j++)
 			kopt_strvec_push(&c.env, t->env.v[j]);
-		if (ex->gpu)
-			kopt_strvec_pushf(&c.env, "CUDA_VISIBLE_DEVICES=%d",
-					  ex->gpu);
 		copy_device(t, ex->local_device, ex->local_uuid);
 		if (kopt_child_run(&c)) {
 			kopt_child_release(&c);

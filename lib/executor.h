@@ -106,12 +106,32 @@ const char *kopt_executor_name(const struct kopt_executor *ex);
 void kopt_executor_local_device(struct kopt_executor *ex);
 
 /*
+ * The per-GPU advisory lock that keeps two git-kopt processes (profile,
+ * verify, tune) off one GPU: flock on
+ * <$XDG_RUNTIME_DIR, else /tmp>/kopt-gpu-<gpu>.lock, held until
+ * kopt_executor_gpu_unlock() or exit.  *fd receives the descriptor (-1
+ * on failure); KOPT_ELOCKED (reported) when another process holds it.
+ * Unlocking -1 does nothing.
+ */
+int kopt_executor_gpu_lock(int *fd, int gpu);
+void kopt_executor_gpu_unlock(int *fd);
+/*
  * Hold the GPU for the whole call sequence (local executor; a no-op on
- * Slurm, whose scheduler owns the GPUs).  KOPT_ELOCKED when another
- * git-kopt holds it (error printed).
+ * Slurm, whose scheduler owns the GPUs), with the lock above.
  */
 int kopt_executor_lock(struct kopt_executor *ex);
 void kopt_executor_unlock(struct kopt_executor *ex);
+
+/*
+ * Set `c` up to run the user's own command line on this machine, as
+ * every local build and benchmark run is: through the shell in `top`,
+ * no stdin, stdout and stderr captured, killed after `timeout_s` (0:
+ * never), on GPU `gpu` through CUDA_VISIBLE_DEVICES when it is not 0
+ * (0 is the driver's default device).
+ */
+struct kopt_child;
+void kopt_executor_child(struct kopt_child *c, const char *cmdline,
+			 const char *top, int timeout_s, int gpu);
 
 /*
  * Run the `build` commands of the tasks in parallel on this machine, each

@@ -199,16 +199,13 @@ static enum kind detail_kind(const struct ctx *c, const char *path)
 	const char *base = strrchr(path, '/');
 	enum kopt_kind kind;
 	char *language = NULL, *name = NULL;
-	struct kopt_buf why = KOPT_BUF_INIT;
 	int ret;
 
 	if (base && !strcasecmp(base + 1, "README.md"))
 		return KIND_NONE;
-	ret = kopt_knowledge_locate(c->kroot, path, &kind, &language, &name,
-				    &why);
+	ret = kopt_knowledge_locate(c->kroot, path, &kind, &language, &name);
 	free(language);
 	free(name);
-	kopt_buf_release(&why);
 	if (ret)
 		return KIND_NONE;
 	return kind == KOPT_KIND_ANTI_PATTERN ? KIND_ANTI_PATTERN :
@@ -549,27 +546,19 @@ static void describe_trials(struct kopt_buf *out,
 
 /* ---- names for the fixing commands ---- */
 
-static void suggest_name(struct ctx *c, struct kopt_buf *out,
-			 const char *kernel, const char *version,
-			 const char *fallback)
-{
-	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
-	int have = kernel && version && !side_devlog(c, 0, kernel, &dl, NULL);
-
-	kopt_learn_suggest_name(out, have ? &dl : NULL, kernel, version,
-				fallback);
-	kopt_devlog_release(&dl);
-}
-
 static void learn_fix(struct ctx *c, struct kopt_violation *v,
 		      const char *what, const char *kernel,
 		      const char *version, const char *fallback)
 {
 	struct kopt_buf name = KOPT_BUF_INIT;
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
 	const char *dir = strcmp(what, "anti-pattern") ? "optimizations" :
 			  "anti-patterns";
+	int have = kernel && version && !side_devlog(c, 0, kernel, &dl, NULL);
 
-	suggest_name(c, &name, kernel, version, fallback);
+	kopt_learn_suggest_name(&name, have ? &dl : NULL, kernel, version,
+				fallback);
+	kopt_devlog_release(&dl);
 	kopt_strvec_pushf(&v->fix, "git kopt learn new %s %s --from %s/%s",
 			  what, name.buf, kernel ? kernel : "<kernel>",
 			  version ? version : "<version>");
@@ -664,9 +653,8 @@ static int learn_new_fix(const struct ctx *c, struct kopt_violation *v,
 {
 	enum kopt_kind kind;
 	char *language = NULL, *name = NULL;
-	struct kopt_buf why = KOPT_BUF_INIT;
 	int ok = !kopt_knowledge_locate(c->kroot, path, &kind, &language,
-					&name, &why);
+					&name);
 
 	if (ok)
 		kopt_strvec_pushf(&v->fix, "git kopt learn new %s %s%s%s",
@@ -675,7 +663,6 @@ static int learn_new_fix(const struct ctx *c, struct kopt_violation *v,
 				  language ? language : "");
 	free(language);
 	free(name);
-	kopt_buf_release(&why);
 	return ok;
 }
 

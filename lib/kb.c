@@ -336,16 +336,15 @@ static int row_in_place(const struct kopt_kb *kb,
 			const struct kopt_kb_catalog *c,
 			const struct kopt_catalog_row *r)
 {
-	struct kopt_buf why = KOPT_BUF_INIT;
 	char *path, *alt = NULL, *lang = NULL, *name = NULL;
 	enum kopt_kind kind;
 	int ok = 0;
 
 	path = kopt_catalog_detail_path(&c->cat, r, &alt);
 	if (path && (!kopt_knowledge_locate(kb->root, path, &kind, &lang,
-					    &name, &why) ||
+					    &name) ||
 		     (alt && !kopt_knowledge_locate(kb->root, alt, &kind,
-						    &lang, &name, &why))))
+						    &lang, &name))))
 		ok = kind == r->kind &&
 		     (lang == NULL) == (c->language == NULL) &&
 		     (!lang || !strcmp(lang, c->language));
@@ -353,7 +352,6 @@ static int row_in_place(const struct kopt_kb *kb,
 	free(alt);
 	free(lang);
 	free(name);
-	kopt_buf_release(&why);
 	return ok;
 }
 
@@ -371,8 +369,7 @@ static int by_position(const void *a_, const void *b_)
 /* A row whose detail file lives somewhere its catalog does not index. */
 static void check_place(struct kopt_kb *kb, const struct kopt_kb_catalog *c,
 			const struct kopt_catalog_row *r, const char *path,
-			int ret, enum kopt_kind kind, const char *lang,
-			const struct kopt_buf *why)
+			int ret, enum kopt_kind kind, const char *lang)
 {
 	const char *id = r->cell[KOPT_COL_ID];
 
@@ -381,9 +378,12 @@ static void check_place(struct kopt_kb *kb, const struct kopt_kb_catalog *c,
 				  "%s: detail file '%s' is not under '%s'",
 				  id, path, kb->root);
 	} else if (ret) {
+		struct kopt_buf why = KOPT_BUF_INIT;
+		kopt_knowledge_misplaced(&why, kb->root, path);
 		kopt_problems_add(&kb->problems, c->path, r->line,
 				  "%s: detail file '%s' is %s", id, path,
-				  why->buf);
+				  why.buf);
+		kopt_buf_release(&why);
 	} else if (kind != r->kind) {
 		kopt_problems_add(&kb->problems, c->path, r->line,
 				  "%s: '%s' is an %s file (under %s/) but "
@@ -472,7 +472,7 @@ static void check_row(struct loader *ld, size_t ci, size_t ri)
 			alt = NULL;
 		}
 	}
-	ret = kopt_knowledge_locate(kb->root, path, &kind, &lang, &name, &why);
+	ret = kopt_knowledge_locate(kb->root, path, &kind, &lang, &name);
 	cl = find_claim(ld, path);
 	if (cl && cl->by_id) {
 		kopt_problems_add(&kb->problems, c->path, r->line,
@@ -480,7 +480,7 @@ static void check_row(struct loader *ld, size_t ci, size_t ri)
 				  "%s:%d); a detail file has exactly one",
 				  id, path, cl->by_id, cl->by_file,
 				  cl->by_line);
-		check_place(kb, c, r, path, ret, kind, lang, &why);
+		check_place(kb, c, r, path, ret, kind, lang);
 		goto done;
 	}
 	if (!cl) {
@@ -502,7 +502,7 @@ static void check_row(struct loader *ld, size_t ci, size_t ri)
 				  hint.len ? "; create it with '" : "",
 				  hint.buf, hint.len ? "'" : "");
 	}
-	check_place(kb, c, r, path, ret, kind, lang, &why);
+	check_place(kb, c, r, path, ret, kind, lang);
 	if (cl->detail != (size_t)-1)
 		check_triggers(kb, c, r, &kb->details[cl->detail]);
 done:
@@ -539,14 +539,16 @@ static void check_files(struct loader *ld, const struct kopt_strvec *files,
 		if (!kopt_ends_with(path, ".md") ||
 		    !strcasecmp(base, "README.md"))
 			continue;
-		kopt_buf_reset(&why);
 		ret = kopt_knowledge_locate(kb->root, path, &kind, &lang,
-					    &name, &why);
+					    &name);
 		if (ret) {
-			if (only == NULL)
+			if (only == NULL) {
+				kopt_buf_reset(&why);
+				kopt_knowledge_misplaced(&why, kb->root, path);
 				kopt_problems_add(&kb->problems, path, 0,
 						  "detail file in the wrong "
 						  "folder: %s", why.buf);
+			}
 			goto next;
 		}
 		if (!in_scope(only, lang))

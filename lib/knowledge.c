@@ -65,9 +65,9 @@ static int kind_of_dir(const char *dir, size_t n, enum kopt_kind *kind)
 	return 0;
 }
 
-int kopt_knowledge_locate(const char *root, const char *path,
-			  enum kopt_kind *kind, char **language, char **name,
-			  struct kopt_buf *why)
+/* kopt_knowledge_locate(), and why not in `why` (may be NULL). */
+static int locate(const char *root, const char *path, enum kopt_kind *kind,
+		  char **language, char **name, struct kopt_buf *why)
 {
 	size_t rlen = strlen(root);
 	const char *rest, *p[4];
@@ -96,8 +96,9 @@ int kopt_knowledge_locate(const char *root, const char *path,
 	    !kind_of_dir(p[2], (size_t)(p[3] - p[2] - 1), kind)) {
 		*language = kopt_strndup(p[1], (size_t)(p[2] - p[1] - 1));
 		if (!kopt_valid_name(*language)) {
-			kopt_buf_addf(why, "'%s' is not a valid language name",
-				      *language);
+			if (why)
+				kopt_buf_addf(why, "'%s' is not a valid "
+					      "language name", *language);
 			free(*language);
 			*language = NULL;
 			return KOPT_EINVALID;
@@ -106,11 +107,31 @@ int kopt_knowledge_locate(const char *root, const char *path,
 		return 0;
 	}
 bad:
-	kopt_buf_addf(why, "not in a folder of detail files (%.*s/"
-		      "optimizations/, %.*s/anti-patterns/ or %.*s/languages/"
-		      "<language>/{optimizations,anti-patterns}/)",
-		      (int)rlen, root, (int)rlen, root, (int)rlen, root);
+	if (why)
+		kopt_buf_addf(why, "not in a folder of detail files (%.*s/"
+			      "optimizations/, %.*s/anti-patterns/ or "
+			      "%.*s/languages/<language>/{optimizations,"
+			      "anti-patterns}/)", (int)rlen, root, (int)rlen,
+			      root, (int)rlen, root);
 	return KOPT_EINVALID;
+}
+
+int kopt_knowledge_locate(const char *root, const char *path,
+			  enum kopt_kind *kind, char **language, char **name)
+{
+	return locate(root, path, kind, language, name, NULL);
+}
+
+void kopt_knowledge_misplaced(struct kopt_buf *out, const char *root,
+			      const char *path)
+{
+	enum kopt_kind kind;
+	char *language, *name;
+
+	if (!locate(root, path, &kind, &language, &name, out)) {
+		free(language);
+		free(name);
+	}
 }
 
 char *kopt_knowledge_path(const char *root, enum kopt_kind kind,

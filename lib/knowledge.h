@@ -54,11 +54,18 @@ int kopt_kind_parse(enum kopt_kind *out, const char *s);
  * knowledge base rooted at `root`: its kind, its language (NULL when
  * shared; owned by the caller) and its file name without ".md".
  * KOPT_ENOTFOUND when the path is not under `root`, KOPT_EINVALID when
- * it is, but not in a folder where detail files live (`why` says so).
+ * it is, but not in a folder where detail files live; nothing printed
+ * (many paths are asked about that are simply no detail files).
  */
 int kopt_knowledge_locate(const char *root, const char *path,
-			  enum kopt_kind *kind, char **language, char **name,
-			  struct kopt_buf *why);
+			  enum kopt_kind *kind, char **language, char **name);
+/*
+ * Append why `path`, under `root`, is in no folder where detail files
+ * live (the reason kopt_knowledge_locate() returned KOPT_EINVALID), for
+ * a caller that reports it.
+ */
+void kopt_knowledge_misplaced(struct kopt_buf *out, const char *root,
+			      const char *path);
 /* The path a detail file of this kind, language and name belongs at. */
 char *kopt_knowledge_path(const char *root, enum kopt_kind kind,
 			  const char *language, const char *name);

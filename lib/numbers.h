@@ -2,7 +2,7 @@
 #define KOPT_NUMBERS_H
 
 /*
- * Where a version's numbers come from (DESIGN.md section 8): its results
+ * Where a version's numbers come from: its results
  * file when it has one (source "measured", or "replayed" for numbers fed
  * from a recorded capture), else the performance blocks written by hand
  * in its devlog entry (source "from devlog").  kopt_numbers_version() is

@@ -10,8 +10,22 @@
 
 #define HAS(x) (!isnan(x))
 
+/* Evaluate the kernel's `expr` at e's configuration, or report why not. */
+static int eval_at(double *out, const struct kopt_kernel *k,
+		   const struct kopt_vars *vars, const char *expr)
+{
+	struct kopt_buf why = KOPT_BUF_INIT;
+	int ret = kopt_config_eval(expr, vars, out, &why);
+
+	if (ret)
+		kopt_error(".kopt: kernel '%s': flops/bytes: %s", k->name,
+			   why.buf);
+	kopt_buf_release(&why);
+	return ret;
+}
+
 int kopt_profile_roofline(struct kopt_results_entry *e,
-			  const struct kopt_kernel *k, struct kopt_buf *err)
+			  const struct kopt_kernel *k)
 {
 	struct kopt_vars vars = { k, NULL, NULL, e->b, e->s, e->t, 1 };
 	double dur = e->metrics[KOPT_METRIC_DURATION_US];
@@ -21,12 +35,12 @@ int kopt_profile_roofline(struct kopt_results_entry *e,
 	if (!HAS(dur) || dur <= 0)
 		return 0;
 	if (k->flops) {
-		if ((ret = kopt_config_eval(k->flops, &vars, &flops, err)))
+		if ((ret = eval_at(&flops, k, &vars, k->flops)))
 			return ret;
 		e->metrics[KOPT_METRIC_TFLOPS] = flops / (dur * 1e-6) / 1e12;
 	}
 	if (k->bytes) {
-		if ((ret = kopt_config_eval(k->bytes, &vars, &bytes, err)))
+		if ((ret = eval_at(&bytes, k, &vars, k->bytes)))
 			return ret;
 		e->metrics[KOPT_METRIC_GBPS] = bytes / (dur * 1e-6) / 1e9;
 	}

@@ -12,7 +12,8 @@
  * against the measured ceilings when the device was calibrated, the
  * theoretical peaks otherwise.  kopt_profile_classify() sets bottleneck
  * and root_cause; kopt_profile_metric_opportunities() appends up to
- * three opportunities from the metric rules.  None of them prints.
+ * three opportunities from the metric rules.  None of them prints; a
+ * failure is reported through lib/error.
  */
 
 #include "buf.h"
@@ -26,8 +27,13 @@
 #define KOPT_HEALTHY_L2_HIT_PCT 80.0
 #define KOPT_HEALTHY_WAVES 1.0
 
+/*
+ * Fill in e's TFLOP/s, GB/s and roofline position; an expression that
+ * cannot be evaluated is reported (".kopt: kernel '<k>': flops/bytes:
+ * <why>") and its code returned.
+ */
 int kopt_profile_roofline(struct kopt_results_entry *e,
-			  const struct kopt_kernel *k, struct kopt_buf *err);
+			  const struct kopt_kernel *k);
 /*
  * "Memory-bound", "Compute-bound", "Latency-bound", "Unknown" (a unit's
  * metric missing) or "Not measured" (the stage has no hardware metrics).

@@ -33,10 +33,9 @@ int kopt_layout_init(struct kopt_layout *out, const struct kopt_kernel *k)
 {
 	struct kopt_vars vars = { 0 };
 	struct kopt_buf pre = KOPT_BUF_INIT, post = KOPT_BUF_INIT;
-	struct kopt_buf err = KOPT_BUF_INIT;
 	const char *at = k->source ? strstr(k->source, "{version}") : NULL;
 	const char *slash, *end;
-	char *tmpl;
+	char *tmpl, *what;
 	int ret = 0;
 
 	out->kernel = k;
@@ -45,20 +44,19 @@ int kopt_layout_init(struct kopt_layout *out, const struct kopt_kernel *k)
 				  "once (e.g. kernels/%s/{version})", k->name,
 				  k->name);
 	vars.kernel = k;
+	what = kopt_xstrfmt("kernel '%s': bad 'source'", k->name);
 	tmpl = kopt_strndup(k->source, (size_t)(at - k->source));
-	ret = kopt_config_expand(&pre, tmpl, &vars, &err);
+	ret = kopt_config_expand(&pre, tmpl, &vars, what);
 	free(tmpl);
 	end = strchr(at + 9, '/');
 	tmpl = end ? kopt_strndup(at + 9, (size_t)(end - at - 9)) :
 	       kopt_strdup(at + 9);
 	if (!ret)
-		ret = kopt_config_expand(&post, tmpl, &vars, &err);
+		ret = kopt_config_expand(&post, tmpl, &vars, what);
 	free(tmpl);
-	if (ret) {
-		ret = kopt_error("kernel '%s': bad 'source': %s", k->name,
-				 err.buf);
+	free(what);
+	if (ret)
 		goto done;
-	}
 	slash = strrchr(pre.buf, '/');
 	if (slash) {
 		out->root = kopt_strndup(pre.buf, (size_t)(slash - pre.buf));
@@ -76,7 +74,6 @@ int kopt_layout_init(struct kopt_layout *out, const struct kopt_kernel *k)
 done:
 	kopt_buf_release(&pre);
 	kopt_buf_release(&post);
-	kopt_buf_release(&err);
 	return ret;
 }
 
@@ -92,16 +89,14 @@ int kopt_layout_dir(struct kopt_buf *out, const struct kopt_layout *l,
 		    const char *version)
 {
 	struct kopt_vars vars = { 0 };
-	struct kopt_buf err = KOPT_BUF_INIT;
+	char *what = kopt_xstrfmt("kernel '%s': bad 'source'",
+				  l->kernel->name);
 	int ret;
 
 	vars.kernel = l->kernel;
 	vars.version = version;
-	ret = kopt_config_expand(out, l->kernel->source, &vars, &err);
-	if (ret)
-		kopt_error("kernel '%s': bad 'source': %s", l->kernel->name,
-			   err.buf);
-	kopt_buf_release(&err);
+	ret = kopt_config_expand(out, l->kernel->source, &vars, what);
+	free(what);
 	while (!ret && out->len && out->buf[out->len - 1] == '/')
 		kopt_buf_setlen(out, out->len - 1);
 	return ret;

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "error.h"
+#include "md.h"
 #include "repo.h"
 #include "version.h"
 #include "paths.h"
@@ -964,4 +965,64 @@ void kopt_selection_release(struct kopt_selection *sel)
 {
 	kopt_buf_release(&sel->why);
 	kopt_strvec_clear(&sel->needs);
+}
+
+/* ---- reading a task back ---- */
+
+char *kopt_strategy_task_current(const char *text, size_t len)
+{
+	const char *end = text + len, *p, *eol;
+
+	p = memmem(text, len, "Optimization Task:", 18);
+	if (!p)
+		return NULL;
+	eol = memchr(p, '\n', (size_t)(end - p));
+	if (!eol)
+		eol = end;
+	for (p += 18; p < eol; p++) {
+		const char *s = p;
+		char *v;
+		if (*p != 'v' || (p > text && p[-1] != ' ' && p[-1] != '['))
+			continue;
+		while (p < eol && p[1] >= '0' && p[1] <= '9')
+			p++;
+		v = kopt_strndup(s, (size_t)(p - s + 1));
+		if (kopt_version_number(v) >= 0)
+			return v;
+		free(v);
+	}
+	return NULL;
+}
+
+static cmark_node *find_links(cmark_node *n, struct kopt_strvec *out)
+{
+	cmark_node *c;
+
+	if (cmark_node_get_type(n) == CMARK_NODE_LINK)
+		kopt_strvec_push(out, cmark_node_get_url(n));
+	for (c = cmark_node_first_child(n); c; c = cmark_node_next(c))
+		find_links(c, out);
+	return NULL;
+}
+
+void kopt_strategy_task_links(struct kopt_strvec *out, const char *text,
+			      size_t len)
+{
+	cmark_node *doc = kopt_md_parse(text, len), *n;
+	struct kopt_buf t = KOPT_BUF_INIT;
+	int in = 0;
+
+	for (n = cmark_node_first_child(doc); n; n = cmark_node_next(n)) {
+		if (kopt_md_heading_level(n)) {
+			kopt_buf_reset(&t);
+			kopt_md_text(&t, n);
+			in = kopt_md_heading_level(n) == 3 &&
+			     kopt_starts_with(t.buf, "Optimizations to Apply");
+			continue;
+		}
+		if (in && cmark_node_get_type(n) == CMARK_NODE_LIST)
+			find_links(n, out);
+	}
+	kopt_buf_release(&t);
+	cmark_node_free(doc);
 }

@@ -115,6 +115,17 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 void kopt_strategy_json(struct kopt_buf *out, const struct kopt_strategy *s,
 			const char *task_path);
 
+/*
+ * Reading a task back (written by kopt_strategy_render() or by hand):
+ * the current version its "Optimization Task: <kernel> <current> ->
+ * <next>" heading names (NULL when none; owned by the caller), and the
+ * link targets of the items under "### Optimizations to Apply", as
+ * written (relative to the task's folder).
+ */
+char *kopt_strategy_task_current(const char *text, size_t len);
+void kopt_strategy_task_links(struct kopt_strvec *out, const char *text,
+			      size_t len);
+
 /* A relative path from the folder `from_dir` to `to` (both from the top). */
 char *kopt_relative_path(const char *from_dir, const char *to);
 

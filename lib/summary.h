@@ -2,9 +2,9 @@
 #define KOPT_SUMMARY_H
 
 /*
- * The designer's Implementation Summary (SEED.md, "Designer ->
- * orchestrator"): the contract an agent answers with after writing a new
- * version.
+ * The designer's Implementation Summary: the contract an agent answers
+ * with after writing a new version, and the one thing the orchestrator
+ * reads of its work.
  *
  *	## New Version: <kernel> <version>
  *	### Changes Applied: <list>

@@ -347,22 +347,20 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 			vars.tiling = id.buf;
 			vars.tune_values = values;
 			if (k->build) {
-				struct kopt_buf e = KOPT_BUF_INIT;
-				if (kopt_config_expand(&cmd, k->build, &vars, &e)) {
-					ret = kopt_error("%s: kernel '%s': build: "
-							 "%s", c->cfg->path,
-							 k->name, e.buf);
-					kopt_buf_release(&e);
-				}
+				char *what = kopt_xstrfmt("%s: kernel '%s': "
+							  "build", c->cfg->path,
+							  k->name);
+				ret = kopt_config_expand(&cmd, k->build, &vars,
+							 what);
+				free(what);
 				task.build = kopt_buf_detach(&cmd, NULL);
 			}
 			if (!ret) {
-				struct kopt_buf e = KOPT_BUF_INIT;
-				if (kopt_config_expand(&cmd, k->run, &vars, &e))
-					ret = kopt_error("%s: kernel '%s': run: "
-							 "%s", c->cfg->path,
-							 k->name, e.buf);
-				kopt_buf_release(&e);
+				char *what = kopt_xstrfmt("%s: kernel '%s': run",
+							  c->cfg->path, k->name);
+				ret = kopt_config_expand(&cmd, k->run, &vars,
+							 what);
+				free(what);
 				task.run = kopt_buf_detach(&cmd, NULL);
 			}
 			kopt_buf_release(&id);
@@ -554,11 +552,11 @@ int kopt_tuner_run(struct kopt_tuner_result *out, git_repository *repo,
 		   struct kopt_executor *ex)
 {
 	struct run_ctx c;
-	struct kopt_buf src = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+	struct kopt_buf src = KOPT_BUF_INIT;
 	struct kopt_buf path = KOPT_BUF_INIT;
 	struct kopt_vars vars = { k, opts->version, NULL, 0, 0, 0, 0, NULL };
 	git_oid tree;
-	char hex[GIT_OID_HEXSZ + 1];
+	char hex[GIT_OID_HEXSZ + 1], *what;
 	size_t i;
 	int ret = 0;
 
@@ -582,11 +580,11 @@ int kopt_tuner_run(struct kopt_tuner_result *out, git_repository *repo,
 				 "section of %s", k->name, cfg->path);
 		goto done;
 	}
-	if (kopt_config_expand(&src, k->source, &vars, &err)) {
-		ret = kopt_error("%s: kernel '%s': source: %s", cfg->path,
-				 k->name, err.buf);
+	what = kopt_xstrfmt("%s: kernel '%s': source", cfg->path, k->name);
+	ret = kopt_config_expand(&src, k->source, &vars, what);
+	free(what);
+	if (ret)
 		goto done;
-	}
 	ret = kopt_repo_worktree_tree_id(&tree, repo, src.buf);
 	if (ret == KOPT_ENOTFOUND || (!ret && 0)) {
 		ret = kopt_error("%s %s has no sources at '%s'", k->name,
@@ -638,7 +636,6 @@ done:
 	free(c.cache_path);
 	free(c.cache_label);
 	kopt_buf_release(&src);
-	kopt_buf_release(&err);
 	kopt_buf_release(&path);
 	return ret;
 }

@@ -8,22 +8,29 @@
 /* Larger numbers are no version anyone writes; stop before overflow. */
 #define MAX_VERSION 100000000L
 
-long kopt_version_prefix(const char *s, const char **end)
+long kopt_version_digits(const char *s, const char **end)
 {
 	const char *p;
 	long n = 0;
 
-	if (!s || s[0] != 'v' || !isdigit((unsigned char)s[1]))
+	if (!s || !isdigit((unsigned char)*s))
 		return -1;
-	for (p = s + 1; isdigit((unsigned char)*p); p++) {
+	for (p = s; isdigit((unsigned char)*p); p++) {
 		if (n > MAX_VERSION)
 			return -1;
 		n = n * 10 + (*p - '0');
 	}
-	if (s[1] == '0' && p - s > 2)
+	if (s[0] == '0' && p - s > 1)
 		return -1;
 	*end = p;
 	return n;
+}
+
+long kopt_version_prefix(const char *s, const char **end)
+{
+	if (!s || s[0] != 'v')
+		return -1;
+	return kopt_version_digits(s + 1, end);
 }
 
 long kopt_version_number(const char *name)

@@ -19,6 +19,14 @@
 
 #define KOPT_VERSION "0.1.0"
 
+/*
+ * The number written at `s` as version names write it (decimal, no
+ * leading zero: "12", "0", not "012"), ending where the digits do
+ * (*end), or -1 (*end untouched).  The one reader of a version's
+ * number: the functions below and devlog headings ("V12",
+ * "Version 12") go through it.
+ */
+long kopt_version_digits(const char *s, const char **end);
 /* The number of version name `name` ("v12" -> 12), or -1 for no name. */
 long kopt_version_number(const char *name);
 /* 1 when `name` is a version name. */

@@ -218,3 +218,24 @@ kept: docs/kernels/mla-decode.md"
 		fail "$stderr"
 	assert_nothing_written
 }
+
+@test "an add killed between its two files is finished by running it again" {
+	mkdir -p kernels/mla_decode/v0
+	add_mla >/dev/null
+	cp .kopt kopt.full
+	rm docs/kernels/mla-decode.md
+	run --separate-stderr add_mla
+	assert_success
+	assert_output "kernel 'mla-decode' was in .kopt already, without its devlog
+created: docs/kernels/mla-decode.md"
+	cmp kopt.full .kopt
+	cmp "$FIXTURES/kernel/mla-decode.md" docs/kernels/mla-decode.md
+	# with its devlog there, or with other settings, it is a second add
+	run --separate-stderr add_mla
+	assert_failure 128
+	[[ $stderr == "fatal: kernel 'mla-decode' already exists (.kopt:"* ]] || fail "$stderr"
+	rm docs/kernels/mla-decode.md
+	run --separate-stderr add_mla --param extra=1
+	assert_failure 128
+	[[ $stderr == "fatal: kernel 'mla-decode' already exists (.kopt:"* ]] || fail "$stderr"
+}

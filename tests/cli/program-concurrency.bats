@@ -56,7 +56,7 @@ stand_in_kernel() {
 	run --separate-stderr git kopt profile k v0
 	assert_failure 128
 	[ "$SECONDS" -lt 3 ]
-	[[ $stderr == *"GPU 0 is busy: another 'git kopt profile' holds '$XDG_RUNTIME_DIR/kopt-gpu-0.lock'; wait for it to finish"* ]]
+	[[ $stderr == *"GPU 0 is busy: another git-kopt holds '$XDG_RUNTIME_DIR/kopt-gpu-0.lock'; wait for it to finish"* ]]
 	[ ! -e docs/kernels/k/results/v0.json ]
 	wait
 	[ "$(cat "$BATS_TEST_TMPDIR/first.rc")" = 0 ]
@@ -102,7 +102,7 @@ stand_in_kernel() {
 	assert_failure 128
 	[ "$SECONDS" -lt 5 ]
 	# after the warning that the kernel has no devlog
-	assert_equal "${stderr##*$'\n'}" "error: GPU 0 is busy: another 'git kopt profile' holds '$lock'; wait for it to finish"
+	assert_equal "${stderr##*$'\n'}" "error: GPU 0 is busy: another git-kopt holds '$lock'; wait for it to finish"
 	[ ! -e docs/kernels/k/results/v0.json ]
 }
 

@@ -31,11 +31,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	at = kopt_knowledge_placeholder(text, &len);
 	FUZZ_CHECK(at < 0 || (size_t)at + len <= strlen(text),
 		   "placeholder at %ld + %zu past %zu", at, len, strlen(text));
-	if (!kopt_knowledge_locate("docs/knowledge", text, &kind, &lang, &name,
-				   &why)) {
+	if (!kopt_knowledge_locate("docs/knowledge", text, &kind, &lang,
+				   &name)) {
 		free(lang);
 		free(name);
 	}
+	kopt_knowledge_misplaced(&why, "docs/knowledge", text);
 	kopt_problems_clear(&probs);
 	kopt_buf_release(&fmt);
 	kopt_buf_release(&why);

@@ -137,7 +137,7 @@ static void test_build(void **state)
 	assert_string_equal(sb.buf, "built v0\n");
 	assert_string_equal(messages.buf, "");
 
-	assert_int_equal(build("make {nope}"), -1);
+	assert_int_equal(build("make {nope}"), KOPT_EINVALID);
 	assert_string_equal(messages.buf, "error: .kopt: kernel 'k': build: "
 			    "unknown placeholder '{nope}' in 'make {nope}'\n");
 	assert_string_equal(errout.buf, "");
@@ -263,45 +263,6 @@ static void test_out_of_memory_halves_b(void **state)
 	kopt_buf_release(&sb);
 }
 
-static void test_gpu_lock(void **state)
-{
-	struct kopt_bench a = KOPT_BENCH_INIT, b = KOPT_BENCH_INIT;
-	struct kopt_bench other = KOPT_BENCH_INIT;
-	char *path = kopt_xstrfmt("%s/kopt-gpu-3.lock", dir), *msg;
-
-	(void)state;
-	setenv("XDG_RUNTIME_DIR", dir, 1);
-	a.gpu = b.gpu = 3;
-	other.gpu = 4;
-	assert_int_equal(kopt_bench_lock_gpu(&a), 0);
-	assert_true(a.lock_fd >= 0);
-	assert_int_equal(access(path, F_OK), 0);
-	assert_int_equal(kopt_bench_lock_gpu(&b), KOPT_ELOCKED);
-	assert_int_equal(b.lock_fd, -1);
-	msg = kopt_xstrfmt("error: GPU 3 is busy: another 'git kopt profile' "
-			   "holds '%s'; wait for it to finish\n", path);
-	assert_string_equal(messages.buf, msg);
-	/* another GPU has its own lock */
-	assert_int_equal(kopt_bench_lock_gpu(&other), 0);
-	kopt_bench_unlock_gpu(&other);
-
-	kopt_bench_unlock_gpu(&a);
-	assert_int_equal(a.lock_fd, -1);
-	kopt_bench_unlock_gpu(&a);
-	assert_int_equal(kopt_bench_lock_gpu(&b), 0);
-	kopt_bench_unlock_gpu(&b);
-
-	kopt_buf_reset(&messages);
-	setenv("XDG_RUNTIME_DIR", "/nonexistent/kopt", 1);
-	assert_int_equal(kopt_bench_lock_gpu(&a), -1);
-	assert_string_equal(messages.buf, "error: cannot open the GPU lock "
-			    "'/nonexistent/kopt/kopt-gpu-3.lock': No such file "
-			    "or directory\n");
-	assert_int_equal(a.lock_fd, -1);
-	free(msg);
-	free(path);
-}
-
 static int setup(void **state)
 {
 	(void)state;
@@ -335,8 +296,6 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_out_of_memory_halves_b,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_gpu_lock, setup,
-						teardown),
 	};
 	struct kopt_buf cmd = KOPT_BUF_INIT;
 	char *script;

@@ -120,7 +120,7 @@ static void test_damaged_or_disabled(void **state)
 
 	(void)state;
 	assert_int_equal(kopt_mkdir_parents(path), 0);
-	assert_int_equal(kopt_write_file_atomic(path, "git-kopt cache 1 0.1.0\n"
+	assert_int_equal(kopt_write_file_atomic(path, "git-kopt cache 2 0.1.0\n"
 						"a.md\t1\t2\n", 33, 0644), 0);
 	kopt_cache_open(&c, repo, "bad");
 	assert_int_equal(c.nr, 0);

@@ -578,6 +578,28 @@ static void test_lookups(void **state)
 			 KOPT_ENOTFOUND);
 }
 
+/* a heading's version number follows the version rule: no "V01" */
+static void test_heading_versions(void **state)
+{
+	static const char text[] =
+		"# k\n\n## Development log\n\n"
+		"### V01: padded\n\ntext\n\n"
+		"### Version 2 - spelled out\n\ntext\n\n"
+		"### V3: tiling\n\ntext\n";
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+
+	(void)state;
+	assert_int_equal(kopt_devlog_parse(&dl, text, strlen(text), "k.md"), 0);
+	assert_int_equal(dl.versions_nr, 2);
+	assert_string_equal(dl.versions[0].name, "v2");
+	assert_int_equal(dl.versions[0].number, 2);
+	assert_string_equal(dl.versions[1].name, "v3");
+	assert_string_equal(dl.versions[1].title, "tiling");
+	assert_null(kopt_devlog_find_version(&dl, "v01"));
+	assert_null(kopt_devlog_find_version(&dl, "v1"));
+	kopt_devlog_release(&dl);
+}
+
 /* bench/limits: a devlog larger than the limit is refused, naming it */
 static void test_too_large(void **state)
 {
@@ -611,6 +633,7 @@ int main(void)
 		MESSAGES_TEST(test_golden_issues_above_inline_comment),
 		MESSAGES_TEST(test_refusals),
 		MESSAGES_TEST(test_bad_input),
+		MESSAGES_TEST(test_heading_versions),
 		MESSAGES_TEST(test_lookups),
 		MESSAGES_TEST(test_too_large),
 	};

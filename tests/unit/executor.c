@@ -123,12 +123,56 @@ static void test_parse_time(void **state)
 			 KOPT_ENOTFOUND);
 }
 
+/* one lock per GPU, for profile, verify and tune alike */
+static void test_gpu_lock(void **state)
+{
+	char dir[] = "/tmp/kopt-lock-XXXXXX";
+	char *path, *msg;
+	int a = -1, b = -1, other = -1;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	path = kopt_xstrfmt("%s/kopt-gpu-3.lock", dir);
+	setenv("XDG_RUNTIME_DIR", dir, 1);
+	assert_int_equal(kopt_executor_gpu_lock(&a, 3), 0);
+	assert_true(a >= 0);
+	assert_int_equal(access(path, F_OK), 0);
+	assert_int_equal(kopt_executor_gpu_lock(&b, 3), KOPT_ELOCKED);
+	assert_int_equal(b, -1);
+	msg = kopt_xstrfmt("error: GPU 3 is busy: another git-kopt holds "
+			   "'%s'; wait for it to finish\n", path);
+	assert_string_equal(messages.buf, msg);
+	/* another GPU has its own lock */
+	assert_int_equal(kopt_executor_gpu_lock(&other, 4), 0);
+	kopt_executor_gpu_unlock(&other);
+
+	kopt_executor_gpu_unlock(&a);
+	assert_int_equal(a, -1);
+	kopt_executor_gpu_unlock(&a);
+	assert_int_equal(kopt_executor_gpu_lock(&b, 3), 0);
+	kopt_executor_gpu_unlock(&b);
+
+	kopt_buf_reset(&messages);
+	setenv("XDG_RUNTIME_DIR", "/nonexistent/kopt", 1);
+	assert_int_equal(kopt_executor_gpu_lock(&a, 3), -1);
+	assert_string_equal(messages.buf, "error: cannot open the GPU lock "
+			    "'/nonexistent/kopt/kopt-gpu-3.lock': No such file "
+			    "or directory\n");
+	assert_int_equal(a, -1);
+	unsetenv("XDG_RUNTIME_DIR");
+	unlink(path);
+	rmdir(dir);
+	free(msg);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_local),
 		cmocka_unit_test(test_shared_build),
 		cmocka_unit_test(test_parse_time),
+		MESSAGES_TEST(test_gpu_lock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -145,7 +145,7 @@ static void test_locate(void **state)
 	(void)state;
 	assert_int_equal(kopt_knowledge_locate("docs/knowledge",
 		"docs/knowledge/optimizations/split-kv.md", &kind, &lang,
-		&name, &why), 0);
+		&name), 0);
 	assert_int_equal(kind, KOPT_KIND_OPTIMIZATION);
 	assert_null(lang);
 	assert_string_equal(name, "split-kv");
@@ -153,7 +153,7 @@ static void test_locate(void **state)
 
 	assert_int_equal(kopt_knowledge_locate("docs/knowledge/",
 		"docs/knowledge/languages/cute-dsl/anti-patterns/tma.md",
-		&kind, &lang, &name, &why), 0);
+		&kind, &lang, &name), 0);
 	assert_int_equal(kind, KOPT_KIND_ANTI_PATTERN);
 	assert_string_equal(lang, "cute-dsl");
 	assert_string_equal(name, "tma");
@@ -161,25 +161,31 @@ static void test_locate(void **state)
 	free(name);
 
 	assert_int_equal(kopt_knowledge_locate("docs/knowledge",
-		"docs/other/x.md", &kind, &lang, &name, &why), KOPT_ENOTFOUND);
+		"docs/other/x.md", &kind, &lang, &name), KOPT_ENOTFOUND);
 	assert_int_equal(kopt_knowledge_locate("docs/knowledge",
-		"docs/knowledge-old/x.md", &kind, &lang, &name, &why),
+		"docs/knowledge-old/x.md", &kind, &lang, &name),
 		KOPT_ENOTFOUND);
 	assert_int_equal(kopt_knowledge_locate("docs/knowledge",
-		"docs/knowledge/notes/x.md", &kind, &lang, &name, &why),
+		"docs/knowledge/notes/x.md", &kind, &lang, &name),
 		KOPT_EINVALID);
+	kopt_knowledge_misplaced(&why, "docs/knowledge",
+				 "docs/knowledge/notes/x.md");
 	assert_non_null(strstr(why.buf, "not in a folder of detail files"));
 	assert_int_equal(kopt_knowledge_locate("docs/knowledge",
-		"docs/knowledge/optimizations/sub/x.md", &kind, &lang, &name,
-		&why), KOPT_EINVALID);
+		"docs/knowledge/optimizations/sub/x.md", &kind, &lang, &name),
+		KOPT_EINVALID);
 	assert_int_equal(kopt_knowledge_locate("docs/knowledge",
-		"docs/knowledge/optimizations/x.txt", &kind, &lang, &name,
-		&why), KOPT_EINVALID);
+		"docs/knowledge/optimizations/x.txt", &kind, &lang, &name),
+		KOPT_EINVALID);
 	assert_int_equal(kopt_knowledge_locate("docs/knowledge",
 		"docs/knowledge/languages/Bad Name/optimizations/x.md", &kind,
-		&lang, &name, &why), KOPT_EINVALID);
+		&lang, &name), KOPT_EINVALID);
 	assert_null(lang);
 	assert_null(name);
+	kopt_buf_reset(&why);
+	kopt_knowledge_misplaced(&why, "docs/knowledge", "docs/knowledge/"
+				 "languages/Bad Name/optimizations/x.md");
+	assert_string_equal(why.buf, "'Bad Name' is not a valid language name");
 	kopt_buf_release(&why);
 
 	name = kopt_knowledge_path("docs/knowledge/", KOPT_KIND_ANTI_PATTERN,

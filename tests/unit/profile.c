@@ -9,6 +9,8 @@
 
 #include "profile.h"
 
+#include "messages.h"
+
 /* Equal up to rounding. */
 static int near(double a, double b)
 {
@@ -149,12 +151,12 @@ static void test_roofline(void **state)
 	struct kopt_param params[] = { { d, 512 } };
 	struct kopt_kernel k = { 0 };
 	struct kopt_results_entry e;
-	struct kopt_buf err = KOPT_BUF_INIT;
 	double tf = 2.0 * 32 * 16 * 4096 * 512 / 100e-6 / 1e12;
 	double gb = (32.0 * 4096 + 16) * 512 * 2 / 100e-6 / 1e9;
 	double *m = e.metrics;
 
 	(void)state;
+	k.name = "k";
 	k.flops = flops;
 	k.bytes = bytes;
 	k.params = params;
@@ -166,34 +168,35 @@ static void test_roofline(void **state)
 	e.device.peak_tflops = 1000;
 	e.device.peak_gbps = 4800;
 	/* no duration, nothing to compute */
-	assert_int_equal(kopt_profile_roofline(&e, &k, &err), 0);
+	assert_int_equal(kopt_profile_roofline(&e, &k), 0);
 	assert_true(isnan(m[KOPT_METRIC_TFLOPS]));
 	assert_true(isnan(m[KOPT_METRIC_ROOFLINE_PCT]));
 
 	/* theoretical peaks */
 	m[KOPT_METRIC_DURATION_US] = 100;
-	assert_int_equal(kopt_profile_roofline(&e, &k, &err), 0);
+	assert_int_equal(kopt_profile_roofline(&e, &k), 0);
 	assert_true(near(m[KOPT_METRIC_TFLOPS], tf));
 	assert_true(near(m[KOPT_METRIC_GBPS], gb));
 	assert_true(near(m[KOPT_METRIC_ROOFLINE_PCT], 100 * gb / 4800));
 	/* measured ceilings win over the peaks */
 	e.device.measured_tflops = 700;
 	e.device.measured_gbps = 4000;
-	assert_int_equal(kopt_profile_roofline(&e, &k, &err), 0);
+	assert_int_equal(kopt_profile_roofline(&e, &k), 0);
 	assert_true(near(m[KOPT_METRIC_ROOFLINE_PCT], 100 * gb / 4000));
 	/* the larger utilisation is the position on the roofline */
 	e.device.measured_tflops = 30;
-	assert_int_equal(kopt_profile_roofline(&e, &k, &err), 0);
+	assert_int_equal(kopt_profile_roofline(&e, &k), 0);
 	assert_true(near(m[KOPT_METRIC_ROOFLINE_PCT], 100 * tf / 30));
-	assert_int_equal(err.len, 0);
+	assert_string_equal(messages.buf, "");
 
 	/* an unknown name in an expression */
 	k.bytes = bad;
 	m[KOPT_METRIC_ROOFLINE_PCT] = NAN;
-	assert_int_not_equal(kopt_profile_roofline(&e, &k, &err), 0);
-	assert_non_null(strstr(err.buf, "unknown name 'width'"));
+	assert_int_not_equal(kopt_profile_roofline(&e, &k), 0);
+	assert_true(kopt_starts_with(messages.buf, "error: .kopt: kernel "
+				     "'k': flops/bytes: "));
+	assert_non_null(strstr(messages.buf, "unknown name 'width'"));
 	assert_true(isnan(m[KOPT_METRIC_ROOFLINE_PCT]));
-	kopt_buf_release(&err);
 	kopt_results_entry_release(&e);
 }
 
@@ -397,7 +400,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stage_bottleneck),
 		cmocka_unit_test(test_stage_issue),
-		cmocka_unit_test(test_roofline),
+		MESSAGES_TEST(test_roofline),
 		cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_opportunities),
 		cmocka_unit_test(test_contract),

@@ -37,6 +37,21 @@ static void test_prefix(void **state)
 	assert_string_equal(end, "_x");
 }
 
+static void test_digits(void **state)
+{
+	const char *end = NULL;
+
+	(void)state;
+	assert_int_equal(kopt_version_digits("12: x", &end), 12);
+	assert_string_equal(end, ": x");
+	assert_int_equal(kopt_version_digits("0", &end), 0);
+	end = NULL;
+	assert_int_equal(kopt_version_digits("01", &end), -1);
+	assert_null(end);
+	assert_int_equal(kopt_version_digits("x1", &end), -1);
+	assert_int_equal(kopt_version_digits("", &end), -1);
+}
+
 static void test_order_and_format(void **state)
 {
 	const char *v[] = { "v10", "v2", "v0", "v1" };
@@ -61,6 +76,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_prefix),
+		cmocka_unit_test(test_digits),
 		cmocka_unit_test(test_order_and_format),
 	};
 
