@@ -1068,3 +1068,9 @@ int kopt_catalog_cell_agrees(const struct kopt_catalog_row *r, int col,
 	kopt_buf_release(&b);
 	return agree;
 }
+
+const char *kopt_catalog_col_title(enum kopt_kind kind, int col)
+{
+	return col == KOPT_COL_NAME && kind == KOPT_KIND_ANTI_PATTERN ?
+	       "Anti-Pattern" : col_title[col];
+}

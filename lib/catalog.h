@@ -176,6 +176,9 @@ int kopt_catalog_cell_agrees(const struct kopt_catalog_row *r, int col,
  */
 int kopt_impact_parse(const char *text, double *pct);
 
+/* The title of column `col` in a table of this kind ("Anti-Pattern"). */
+const char *kopt_catalog_col_title(enum kopt_kind kind, int col);
+
 /* The header of a new table of this kind, and its delimiter row. */
 const char *kopt_catalog_header(enum kopt_kind kind);
 

@@ -802,10 +802,6 @@ void kopt_kb_entry_prose(struct kopt_buf *out, const struct kopt_kb_entry *e)
 
 void kopt_kb_sync_warnings(const struct kopt_kb *kb, struct kopt_problems *out)
 {
-	static const char *const names[KOPT_COL_NR] = {
-		"ID", "name", "Trigger Conditions", "Est. Impact", "Pitfalls",
-		"Failure Mode", "Source", "Detail File",
-	};
 	size_t i;
 	int c;
 
@@ -821,7 +817,8 @@ void kopt_kb_sync_warnings(const struct kopt_kb *kb, struct kopt_problems *out)
 			if (cells[c] && !kopt_catalog_cell_agrees(e->row, c,
 						e->detail, cells[c], 0))
 				kopt_buf_addf(&cols, "%s%s", cols.len ?
-					      ", " : "", names[c]);
+					      ", " : "", c == KOPT_COL_NAME ? "name" :
+					      kopt_catalog_col_title(e->kind, c));
 			free(cells[c]);
 		}
 		kopt_kb_entry_id(&id, e);

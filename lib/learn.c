@@ -439,16 +439,6 @@ static int selected(const struct kopt_kb_entry *e, const char *const *only,
 	return hit;
 }
 
-static const char *col_name(enum kopt_kind kind, int col)
-{
-	static const char *const names[KOPT_COL_NR] = {
-		"ID", "Optimization", "Trigger Conditions", "Est. Impact",
-		"Pitfalls", "Failure Mode", "Source", "Detail File",
-	};
-	return col == KOPT_COL_NAME && kind == KOPT_KIND_ANTI_PATTERN ?
-	       "Anti-Pattern" : names[col];
-}
-
 /* One catalog: its rows of the selected entries, rewritten under its lock. */
 static int sync_catalog(const struct kopt_kb *kb, const char *top,
 			const struct kopt_kb_catalog *kc,
@@ -497,7 +487,7 @@ static int sync_catalog(const struct kopt_kb *kb, const char *top,
 				continue;
 			}
 			kopt_buf_addf(&cols, "%s%s", cols.len ? ", " : "",
-				      col_name(e->kind, c));
+				      kopt_catalog_col_title(e->kind, c));
 		}
 		if (cols.len) {
 			ret = kopt_catalog_set_cells(&next, &cat, row, cells);
