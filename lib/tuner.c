@@ -1,5 +1,6 @@
 #include "tuner.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,16 +91,21 @@ int kopt_tuner_parse_time(double *us, const char *report, const char *out)
 	return found ? 0 : KOPT_ENOTFOUND;
 }
 
-/* The number after `word` (and blanks, '=' or ':') in [p, end), or -1. */
+/*
+ * The number after the word `word` (and blanks, '=' or ':') in
+ * [p, end), or -1.
+ */
 static double number_after(const char *p, const char *end, const char *word)
 {
+	const char *start = p;
 	size_t n = strlen(word);
 
 	for (; p + n <= end; p++) {
 		const char *q;
 		char *stop;
 		double v;
-		if (memcmp(p, word, n))
+		if (memcmp(p, word, n) ||
+		    (p > start && isalnum((unsigned char)p[-1])))
 			continue;
 		for (q = p + n; q < end && (*q == ' ' || *q == '=' ||
 					   *q == ':'); q++)
