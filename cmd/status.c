@@ -21,7 +21,6 @@
 
 #include "analysis.h"
 #include "builtin.h"
-#include "cache.h"
 #include "cycle.h"
 #include "devlog.h"
 #include "hooks.h"
@@ -296,11 +295,10 @@ static void newer_with_numbers(struct row *r, const struct kopt_analysis *a)
 
 static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		       const struct kopt_kernel *k, git_tree *head,
-		       const struct history *h, struct kopt_cache *cache,
+		       const struct history *h, const struct kopt_source *src,
 		       struct row *r)
 {
 	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
-	struct kopt_source src;
 	const struct kopt_results **all = NULL;
 	const struct kopt_analysis_version *res = NULL, *parent = NULL;
 	struct kopt_buf kv = KOPT_BUF_INIT;
@@ -311,9 +309,7 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	kopt_buf_init(&r->next, 0);
 	if (current_version(r, ctx, head, k))
 		return;
-	kopt_source_worktree(&src, ctx->top);
-	src.cache = cache;
-	if (kopt_analysis_load(&a, &src, k->name, cfg)) {
+	if (kopt_analysis_load(&a, src, k->name, cfg)) {
 		r->step = "error";
 		kopt_buf_addf(&r->next, "fix the devlog or results of %s "
 			      "(the message above names the file)", k->name);
@@ -428,7 +424,7 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 	};
 	const struct kopt_config *cfg;
 	struct history h = { KOPT_STRVEC_INIT, KOPT_STRVEC_INIT };
-	struct kopt_cache cache = KOPT_CACHE_INIT;
+	struct kopt_source src;
 	struct row *rows;
 	git_tree *head = NULL;
 	size_t i;
@@ -441,13 +437,12 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_lib_or_die(kopt_repo_rev_tree(&head, ctx->repo, "HEAD"));
 	read_history(ctx->repo, &h);
 	rows = kopt_calloc(cfg->kernels_nr + 1, sizeof(*rows));
-	/* the models analyze reads, through its cache */
-	kopt_cache_open(&cache, ctx->repo, "analyze");
+	/* the kernels analyze reads, through its cache */
+	kopt_source_worktree_cached(&src, ctx->repo, ctx->top);
 	for (i = 0; i < cfg->kernels_nr; i++)
-		kernel_row(ctx, cfg, &cfg->kernels[i], head, &h, &cache,
+		kernel_row(ctx, cfg, &cfg->kernels[i], head, &h, &src,
 			   &rows[i]);
-	kopt_cache_save(&cache);
-	kopt_cache_release(&cache);
+	kopt_source_release(&src);
 	if (json)
 		print_json(rows, cfg->kernels_nr);
 	else
