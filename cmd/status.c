@@ -24,6 +24,7 @@
 #include "cycle.h"
 #include "devlog.h"
 #include "hooks.h"
+#include "index.h"
 #include "learn.h"
 #include "repo.h"
 #include "trailers.h"
@@ -173,23 +174,28 @@ static void numbers_file(struct kopt_buf *rel, const char *kernel,
 		kopt_path_results(rel, kernel, v->name);
 }
 
+/*
+ * The version's numbers file is committed as it is: its id in the work
+ * tree (the index's for a clean file, as git status finds it) is HEAD's.
+ */
 static int results_committed(struct kopt_ctx *ctx, git_tree *head,
-			     const char *kernel,
+			     const struct kopt_source *src, const char *kernel,
 			     const struct kopt_analysis_version *v)
 {
-	struct kopt_buf rel = KOPT_BUF_INIT, a = KOPT_BUF_INIT, b = KOPT_BUF_INIT;
-	char *path;
+	struct kopt_buf rel = KOPT_BUF_INIT;
+	git_tree_entry *te = NULL;
+	struct stat st;
+	git_oid id;
 	int same = 0;
 
 	numbers_file(&rel, kernel, v);
-	path = kopt_ctx_path(ctx, rel.buf);
-	if (head && !kopt_repo_read_tree(&a, ctx->repo, head, rel.buf) &&
-	    !kopt_buf_read_file(&b, path))
-		same = a.len == b.len && !memcmp(a.buf, b.buf, a.len);
-	free(path);
+	if (head && !git_tree_entry_bypath(&te, head, rel.buf))
+		same = !kopt_index_worktree_id(&id, &st, src->index, ctx->top,
+					       rel.buf) &&
+		       git_oid_equal(&id, git_tree_entry_id(te));
+	git_error_clear();
+	git_tree_entry_free(te);
 	kopt_buf_release(&rel);
-	kopt_buf_release(&a);
-	kopt_buf_release(&b);
 	return same;
 }
 
@@ -344,7 +350,7 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		r->verdict = v.overall;
 		kopt_verdicts_release(&v);
 	}
-	r->committed = res && results_committed(ctx, head, k->name, res);
+	r->committed = res && results_committed(ctx, head, src, k->name, res);
 	r->target_met = targets_met(cfg, k, all, nr);
 	next_step(r, k, &a, res);
 	free(all);
