@@ -331,9 +331,7 @@ static int kernel_key(git_oid *out, const struct kopt_source *src,
 		ok = 0;
 	kopt_buf_reset(&path);
 	kopt_path_results_dir(&path, kernel);
-	kopt_buf_addch(&path, '/');
 	dirlen = path.len;
-	kopt_buf_setlen(&path, dirlen - 1);
 	kopt_source_list(src, path.buf, &files);
 	for (i = 0; ok && i < files.nr; i++) {
 		char *version;
@@ -341,7 +339,7 @@ static int kernel_key(git_oid *out, const struct kopt_source *src,
 			continue;
 		version = kopt_strndup(files.v[i], strlen(files.v[i]) - 5);
 		if (kopt_version_valid(version)) {
-			kopt_buf_setlen(&path, dirlen - 1);
+			kopt_buf_setlen(&path, dirlen);
 			kopt_buf_addf(&path, "/%s", files.v[i]);
 			r = kopt_index_worktree_id(&id, &st, src->index,
 						   src->top, path.buf);
@@ -482,7 +480,7 @@ int kopt_analysis_load(struct kopt_analysis *out,
 {
 	struct kopt_buf text = KOPT_BUF_INIT;
 	double noise_pct = cfg ? cfg->noise_pct : KOPT_DEFAULT_NOISE_PCT;
-	git_oid key;
+	git_oid key, after;
 	int keyed = src->cache && !src->tree &&
 		    kernel_key(&key, src, kernel, cfg);
 	int ret;
@@ -506,7 +504,9 @@ int kopt_analysis_load(struct kopt_analysis *out,
 		 */
 		kopt_buf_reset(&text);
 		kopt_analysis_summary(&text, out);
-		if (keyed)
+		/* a file changed while it was read: what was read is unkeyed */
+		if (keyed && kernel_key(&after, src, kernel, cfg) &&
+		    git_oid_equal(&after, &key))
 			kopt_cache_put(src->cache, kernel, &key, text.buf,
 				       text.len);
 		kopt_analysis_release(out);
