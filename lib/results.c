@@ -738,11 +738,15 @@ static void add_extra(cJSON *obj, const cJSON *extra)
 					      cJSON_Duplicate(it, 1));
 }
 
+/* every value the reader takes (integers up to 2^53) is written back as is */
 static cJSON *triple(const long v[3])
 {
-	int iv[3] = { (int)v[0], (int)v[1], (int)v[2] };
+	cJSON *a = cJSON_CreateArray();
+	int i;
 
-	return cJSON_CreateIntArray(iv, 3);
+	for (i = 0; i < 3; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)v[i]));
+	return a;
 }
 
 static cJSON *entry_json(const struct kopt_results_entry *e)
