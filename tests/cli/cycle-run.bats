@@ -215,9 +215,11 @@ kopt/mla-decode/v5"
 	assert_success
 	[[ "$stderr" == *"cycle: resuming the cycle of mla-decode after 0 finished rounds"* ]]
 	# round 1's designer finished while the cycle was down: kept now,
-	# then round 2 ran (its version slower than v1 at spec-decode)
+	# then round 2 ran (its version slower than v1 at spec-decode: not
+	# kept, its lesson brought onto main)
 	run git log --first-parent --format=%s main
-	assert_output "Keep mla-decode v1: Tensor-core MMA for the attention products
+	assert_output "Learn from kopt/mla-decode/v2: Split-KV decode
+Keep mla-decode v1: Tensor-core MMA for the attention products
 Profile mla-decode v0
 Start"
 	run git kopt cycle mla-decode --status
