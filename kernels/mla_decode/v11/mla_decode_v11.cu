@@ -1,20 +1,22 @@
 /*
- * MLA decode, v10: v8 with its launch choices open to tuning.
+ * MLA decode, v11: v10 with fewer block barriers.
  *
- * The kernel is v8's (TMA tile loads on mbarriers, lazy rescaling of the
- * output accumulator).  What v8 fixed by hand is now a parameter, each
- * defaulting to v8's choice, so that a build without them is v8:
- *
- *   MLA_RESCALE      the running maximum moves only when beaten by more
- *                    than this, in log2 units (v8: 8; 0 rescales at
- *                    every new maximum); compile time
- *   MLA_GRID_ORDER   0: blocks of one key range of consecutive row tiles
- *                    are launched together (v8); 1: the ranges of one row
- *                    tile are; compile time
- *   MLA_SPLITS       key ranges per row tile: 0 (or unset) lets the cost
- *                    model choose as v8 did, N > 0 forces N (capped at
- *                    the number of key tiles); read from the environment
- *                    at each launch, so one build serves every count
+ * v10 meets at three block barriers a tile (the softmax maxima, P, the
+ * end of the tile).  Here:
+ *   - the end-of-tile barrier goes: each warp arrives on its buffer's
+ *     "empty" mbarrier, and thread 0 waits on it (while its S runs)
+ *     before the TMA refills the buffer;
+ *   - MLA_ONEBAR (default 1): P is computed with the maximum in use and
+ *     written over the cache rows of the warpgroup's own keys in the
+ *     tile's last slab, so P needs no buffer of its own; only when a
+ *     score beats the maximum by more than MLA_RESCALE (the first tile,
+ *     or scores that keep rising) do the warpgroups exchange maxima and
+ *     write P again.  One barrier a tile in the common case;
+ *   - MLA_CLUSTER (default 1): the key ranges of a row tile run as one
+ *     cluster and combine their partial rows through distributed shared
+ *     memory instead of global partials and a second kernel.
+ * MLA_PLAYOUT picks P's layout in the slab (0 interleaved, 2 the 64-byte
+ * swizzle).  MLA_RESCALE, MLA_GRID_ORDER and MLA_SPLITS are v10's.
  */
 #include <math.h>
 #include <cudaTypedefs.h>
@@ -25,6 +27,15 @@
 #ifndef MLA_RESCALE
 #define MLA_RESCALE 8
 #endif
+#ifndef MLA_ONEBAR
+#define MLA_ONEBAR 1
+#endif
+#ifndef MLA_PLAYOUT
+#define MLA_PLAYOUT 0
+#endif
+#ifndef MLA_CLUSTER
+#define MLA_CLUSTER 1
+#endif
 #ifndef MLA_GRID_ORDER
 #define MLA_GRID_ORDER 0
 #endif
@@ -32,6 +43,7 @@
 #define BM 64			/* query rows per block */
 #define BN 64			/* keys per tile */
 #define THREADS 256		/* two warpgroups */
+#define NCOMPUTE 256
 #define SLAB (64 * 128)		/* 64 rows x 64 bf16 */
 #define NSLAB (MLA_DQK / 64)	/* 9 slabs hold a 576-wide tile */
 #define TILE_BYTES (NSLAB * SLAB)
@@ -41,8 +53,10 @@
 #define SP_OFF (SKV_OFF + 2 * TILE_BYTES)
 #define SMAX_OFF (SP_OFF + SLAB)
 #define SL_OFF (SMAX_OFF + 2 * BM * 4)
-#define BAR_OFF (SL_OFF + 2 * BM * 4)	/* Q, then a full barrier a buffer */
-#define SMEM_USED (BAR_OFF + 3 * 8)
+/* Q, a full barrier a buffer, an empty barrier a buffer */
+#define BAR_OFF (SL_OFF + 2 * BM * 4)
+#define FLAG_OFF (BAR_OFF + 5 * 8)	/* the last tile whose P is redone */
+#define SMEM_USED (FLAG_OFF + 8)
 #define SMEM_BYTES (SMEM_USED + 1024)	/* slack to align the base */
 
 static __device__ __forceinline__ uint32_t smem_u32(const void *p)
@@ -107,6 +121,50 @@ static __device__ __forceinline__ void tma_load_3d(uint32_t dst,
 		     "r"(c1), "r"(c2) : "memory");
 }
 
+/* arrive once on an mbarrier (no transactions) */
+static __device__ __forceinline__ void mbar_arrive(uint32_t bar)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n"
+		     :: "r"(bar) : "memory");
+}
+
+/* a barrier of the two warpgroups alone (the producer warp is not in it) */
+static __device__ __forceinline__ void compute_sync(void)
+{
+	asm volatile("bar.sync 1, %0;\n" :: "n"(NCOMPUTE) : "memory");
+}
+
+/* every thread of every block of the cluster */
+static __device__ __forceinline__ void cluster_sync(void)
+{
+	asm volatile("barrier.cluster.arrive.release.aligned;\n"
+		     "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+/* the address of `addr` in the shared memory of block `rank` */
+static __device__ __forceinline__ uint32_t cluster_addr(uint32_t addr,
+							uint32_t rank)
+{
+	uint32_t r;
+
+	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+		     : "=r"(r) : "r"(addr), "r"(rank));
+	return r;
+}
+
+static __device__ __forceinline__ void st_cluster_f2(uint32_t addr, float x,
+						     float y)
+{
+	asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};\n"
+		     :: "r"(addr), "f"(x), "f"(y) : "memory");
+}
+
+static __device__ __forceinline__ void st_cluster_f(uint32_t addr, float x)
+{
+	asm volatile("st.shared::cluster.f32 [%0], %1;\n"
+		     :: "r"(addr), "f"(x) : "memory");
+}
+
 /* generic-proxy shared writes become visible to wgmma */
 static __device__ __forceinline__ void fence_async_shared(void)
 {
@@ -151,6 +209,37 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t addr,
 		((uint64_t)((lbo & 0x3ffff) >> 4) << 16) |
 		((uint64_t)((sbo & 0x3ffff) >> 4) << 32) |
 		((uint64_t)1 << 62);
+}
+
+/* the same with another layout: 0 none (8 x 16-byte core matrices),
+ * 2 the 64-byte swizzle */
+static __device__ __forceinline__ uint64_t make_desc_t(uint32_t addr,
+						       uint32_t lbo,
+						       uint32_t sbo, int type)
+{
+	return (uint64_t)((addr & 0x3ffff) >> 4) |
+		((uint64_t)((lbo & 0x3ffff) >> 4) << 16) |
+		((uint64_t)((sbo & 0x3ffff) >> 4) << 32) |
+		((uint64_t)type << 62);
+}
+
+/* byte offset of P's row r, key k (0..31) in a warpgroup's 4 KB half */
+static __device__ __forceinline__ int p_off(int r, int k)
+{
+#if MLA_PLAYOUT == 2
+	return r * 64 + (((k >> 3) ^ ((r >> 1) & 3)) << 4) + (k & 7) * 2;
+#else
+	return ((r >> 3) * 4 + (k >> 3)) * 128 + (r & 7) * 16 + (k & 7) * 2;
+#endif
+}
+
+static __device__ __forceinline__ uint64_t p_desc(uint32_t half, int kk)
+{
+#if MLA_PLAYOUT == 2
+	return make_desc_t(half + kk * 32, 16, 512, 2);
+#else
+	return make_desc_t(half + kk * 256, 128, 512, 0);
+#endif
 }
 
 static __device__ __forceinline__ void wgmma_n32(float *d, uint64_t da,
@@ -253,12 +342,67 @@ static __device__ __forceinline__ void load_tile(uint32_t dst,
 		tma_load_3d(dst + k * SLAB, map, bar, k * 64, key0, bi);
 }
 
+/*
+ * The key ranges of a row tile are the blocks of one cluster (rank =
+ * range).  Each block owns BM / nsplit of the rows: every block sends its
+ * normalised partial rows and their log-sum-exp into the owner's tile
+ * buffers (free once the whole cluster is past its loop), and the owner
+ * combines them as mla_decode_v11_combine would, without the partials'
+ * round trip through global memory and without a second kernel.
+ */
+static __device__ __forceinline__ void cluster_combine(
+	unsigned char *smem, uint32_t sKV, const float *o, float lse0,
+	float lse1, float inv0, float inv1, bf16 *out, int split, int nsplit,
+	int tid, int kg, int c, int R0, int R1)
+{
+	const int rpc = BM / nsplit;
+	const uint32_t recv_lse = sKV + BM * MLA_DV * 4;
+	const float *rv = (const float *)(smem + SKV_OFF);
+	const float *rl = rv + BM * MLA_DV;
+	const int col = kg * 256 + 2 * c;
+
+	cluster_sync();
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int R = h ? R1 : R0, own = R / rpc;
+		const int slot = split * rpc + R % rpc;
+		const uint32_t dst = cluster_addr(sKV + (slot * MLA_DV + col) * 4,
+						  own);
+		const float inv = h ? inv1 : inv0;
+#pragma unroll
+		for (int j = 0; j < 32; j++)
+			st_cluster_f2(dst + 32 * j, o[4 * j + 2 * h] * inv,
+				      o[4 * j + 2 * h + 1] * inv);
+		if (kg == 0 && c == 0)
+			st_cluster_f(cluster_addr(recv_lse + slot * 4, own),
+				     h ? lse1 : lse0);
+	}
+	cluster_sync();
+	for (int i = tid; i < rpc * (MLA_DV / 2); i += NCOMPUTE) {
+		const int r = i / (MLA_DV / 2), d = 2 * (i % (MLA_DV / 2));
+		float mx = -INFINITY, ws = 0.f, ax = 0.f, ay = 0.f;
+
+		for (int k = 0; k < nsplit; k++)
+			mx = fmaxf(mx, rl[k * rpc + r]);
+		for (int k = 0; k < nsplit; k++) {
+			const float w = exp2f(rl[k * rpc + r] - mx);
+			const float2 v = *(const float2 *)(rv + (k * rpc + r) *
+							   MLA_DV + d);
+			ws += w;
+			ax += w * v.x;
+			ay += w * v.y;
+		}
+		*(__nv_bfloat162 *)(out + (size_t)(split * rpc + r) * MLA_DV +
+				    d) = __floats2bfloat162_rn(ax / ws, ay / ws);
+	}
+}
+
 __global__ void __launch_bounds__(THREADS, 1)
 mla_decode_v11_kernel(const __grid_constant__ CUtensorMap tm_q,
 		     const __grid_constant__ CUtensorMap tm_kv,
 		     bf16 *__restrict__ out, float *__restrict__ part_o,
 		     float *__restrict__ part_lse, int s, int t, int nsplit,
-		     float scale_log2)
+		     int in_cluster, float scale_log2)
 {
 	extern __shared__ unsigned char smem_raw[];
 	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -276,7 +420,9 @@ mla_decode_v11_kernel(const __grid_constant__ CUtensorMap tm_q,
 	const uint32_t sP = sbase + SP_OFF;
 	float *sMax = (float *)(smem + SMAX_OFF);
 	float *sL = (float *)(smem + SL_OFF);
+	int *sFlag = (int *)(smem + FLAG_OFF);
 	const uint32_t barQ = sbase + BAR_OFF, barF = barQ + 8;
+	const uint32_t barE = barF + 16;
 
 	/* warpgroup kg: keys 32 kg.. of each tile for S, dims 256 kg.. for
 	 * O; its warp rg holds rows 16 rg + g and 16 rg + g + 8 of both */
@@ -299,23 +445,23 @@ mla_decode_v11_kernel(const __grid_constant__ CUtensorMap tm_q,
 		mbar_init(barQ, 1);
 		mbar_init(barF, 1);
 		mbar_init(barF + 8, 1);
+		mbar_init(barE, NCOMPUTE / 32);
+		mbar_init(barE + 8, NCOMPUTE / 32);
+		*sFlag = -1;
 		fence_mbar_init();
 	}
 	__syncthreads();
 	if (tid == 0) {
 		load_q(sQ, &tm_q, barQ, bi * M + row0);
-		load_tile(sKV, &tm_kv, barF, tile_lo * BN, bi);
+		for (int it = tile_lo; it < tile_hi && it < tile_lo + 2; it++)
+			load_tile(sKV + (it - tile_lo) * TILE_BYTES, &tm_kv,
+				  barF + 8 * (it - tile_lo), it * BN, bi);
 	}
 	mbar_wait(barQ, 0);
 	for (int it = tile_lo; it < tile_hi; it++) {
 		const int key0 = it * BN, j = it - tile_lo;
 		const uint32_t buf = (j & 1) * TILE_BYTES;
 
-		/* prefetch the next tile into the other buffer, free since
-		 * the end-of-tile barrier of tile it - 1 */
-		if (tid == 0 && it + 1 < tile_hi)
-			load_tile(sKV + (TILE_BYTES - buf), &tm_kv,
-				  barF + 8 * ((j + 1) & 1), key0 + BN, bi);
 		mbar_wait(barF + 8 * (j & 1), (j >> 1) & 1);
 
 		/* S = Q K^T for this warpgroup's 32 keys */
@@ -333,9 +479,130 @@ mla_decode_v11_kernel(const __grid_constant__ CUtensorMap tm_q,
 			wgmma_n32(sacc, dq + off, dk + off, kk > 0);
 		}
 		wgmma_commit();
+		/* while S runs: the next tile into the buffer of the tile
+		 * before, once all eight warps are done with it */
+		if (tid == 0 && j >= 1 && it + 1 < tile_hi) {
+			mbar_wait(barE + 8 * ((j + 1) & 1), ((j - 1) >> 1) & 1);
+			load_tile(sKV + (TILE_BYTES - buf), &tm_kv,
+				  barF + 8 * ((j + 1) & 1), key0 + BN, bi);
+		}
 		wgmma_wait<0>();
 		reg_fence<16>(sacc);
 
+#if MLA_ONEBAR
+		/*
+		 * One barrier a tile.  Each warpgroup writes its half of P
+		 * (its 32 keys) over the cache rows of those keys in the
+		 * tile's last slab, which only its own S read, so P needs no
+		 * buffer of its own and is freed with the tile.  P is computed
+		 * with the maximum in use; a thread whose scores beat it by
+		 * more than MLA_RESCALE marks the tile, and then (rarely:
+		 * the first tile, or scores that keep rising) both warpgroups
+		 * exchange their maxima and write P again.
+		 */
+		float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				if (key0 + BN > t &&
+				    key0 + kg * 32 + 8 * j + 2 * c + (e & 1) >= t)
+					sacc[4 * j + e] = -INFINITY;
+			}
+			mx0 = fmaxf(mx0, fmaxf(sacc[4 * j], sacc[4 * j + 1]));
+			mx1 = fmaxf(mx1, fmaxf(sacc[4 * j + 2], sacc[4 * j + 3]));
+		}
+		mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+		mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+		mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+		mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+		unsigned char *ph = smem + SKV_OFF + buf + 8 * SLAB + kg * 4096;
+		float mn0 = m0, mn1 = m1, lt0 = 0.f, lt1 = 0.f;
+		if (mx0 * scale_log2 > m0 + (float)MLA_RESCALE ||
+		    mx1 * scale_log2 > m1 + (float)MLA_RESCALE)
+			*sFlag = it;
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const float p0 = exp2f(fmaf(sacc[4 * j], scale_log2, -mn0));
+			const float p1 = exp2f(fmaf(sacc[4 * j + 1], scale_log2,
+						    -mn0));
+			const float p2 = exp2f(fmaf(sacc[4 * j + 2], scale_log2,
+						    -mn1));
+			const float p3 = exp2f(fmaf(sacc[4 * j + 3], scale_log2,
+						    -mn1));
+			lt0 += p0 + p1;
+			lt1 += p2 + p3;
+			*(uint32_t *)(ph + p_off(R0, 8 * j + 2 * c)) =
+				pack_bf16(p0, p1);
+			*(uint32_t *)(ph + p_off(R1, 8 * j + 2 * c)) =
+				pack_bf16(p2, p3);
+		}
+		fence_async_shared();
+		compute_sync();
+		if (*(volatile int *)sFlag == it) {
+			if (c == 0) {
+				sMax[kg * BM + R0] = mx0;
+				sMax[kg * BM + R1] = mx1;
+			}
+			compute_sync();
+			const float t0 = fmaxf(sMax[R0], sMax[BM + R0]) *
+				scale_log2;
+			const float t1 = fmaxf(sMax[R1], sMax[BM + R1]) *
+				scale_log2;
+			mn0 = t0 > m0 + (float)MLA_RESCALE ? t0 : m0;
+			mn1 = t1 > m1 + (float)MLA_RESCALE ? t1 : m1;
+			const float al0 = exp2f(m0 - mn0), al1 = exp2f(m1 - mn1);
+			l0 *= al0;
+			l1 *= al1;
+#pragma unroll
+			for (int i = 0; i < 128; i += 4) {
+				o[i] *= al0;
+				o[i + 1] *= al0;
+				o[i + 2] *= al1;
+				o[i + 3] *= al1;
+			}
+			lt0 = 0.f;
+			lt1 = 0.f;
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				const float p0 = exp2f(fmaf(sacc[4 * j],
+							    scale_log2, -mn0));
+				const float p1 = exp2f(fmaf(sacc[4 * j + 1],
+							    scale_log2, -mn0));
+				const float p2 = exp2f(fmaf(sacc[4 * j + 2],
+							    scale_log2, -mn1));
+				const float p3 = exp2f(fmaf(sacc[4 * j + 3],
+							    scale_log2, -mn1));
+				lt0 += p0 + p1;
+				lt1 += p2 + p3;
+				*(uint32_t *)(ph + p_off(R0, 8 * j + 2 * c)) =
+					pack_bf16(p0, p1);
+				*(uint32_t *)(ph + p_off(R1, 8 * j + 2 * c)) =
+					pack_bf16(p2, p3);
+			}
+			fence_async_shared();
+			compute_sync();
+		}
+		m0 = mn0;
+		m1 = mn1;
+		l0 += lt0;
+		l1 += lt1;
+
+		/* O += P V for this warpgroup's 256 dims: keys 0..31 from
+		 * warpgroup 0's half of P, 32..63 from warpgroup 1's */
+		const uint64_t dv = make_desc(sKV + buf + kg * 4 * SLAB, SLAB,
+					      1024);
+		const uint32_t sPh = sKV + buf + 8 * SLAB;
+		reg_fence<128>(o);
+		wgmma_fence();
+#pragma unroll
+		for (int kk = 0; kk < BN / 16; kk++)
+			wgmma_n256_tb(o, p_desc(sPh + (kk >> 1) * 4096, kk & 1),
+				      dv + ((kk * 16 * 128) >> 4), 1);
+		wgmma_commit();
+		wgmma_wait<0>();
+		reg_fence<128>(o);
+#else
 		/* online softmax, in log2 units; sacc[4 j + e]: key
 		 * 32 kg + 8 j + 2 c + (e & 1), row e < 2 ? R0 : R1; the maxima
 		 * are taken on raw scores (scale_log2 > 0) */
@@ -359,7 +626,7 @@ mla_decode_v11_kernel(const __grid_constant__ CUtensorMap tm_q,
 			sMax[kg * BM + R0] = mx0;
 			sMax[kg * BM + R1] = mx1;
 		}
-		__syncthreads();
+		compute_sync();
 		/* the maximum in use moves only when beaten by MLA_RESCALE */
 		const float t0 = fmaxf(sMax[R0], sMax[BM + R0]) * scale_log2;
 		const float t1 = fmaxf(sMax[R1], sMax[BM + R1]) * scale_log2;
@@ -400,7 +667,7 @@ mla_decode_v11_kernel(const __grid_constant__ CUtensorMap tm_q,
 				pack_bf16(p2, p3);
 		}
 		fence_async_shared();
-		__syncthreads();
+		compute_sync();
 
 		/* O += P V for this warpgroup's 256 dims */
 		const uint64_t dv = make_desc(sKV + buf + kg * 4 * SLAB, SLAB,
@@ -414,7 +681,12 @@ mla_decode_v11_kernel(const __grid_constant__ CUtensorMap tm_q,
 		wgmma_commit();
 		wgmma_wait<0>();
 		reg_fence<128>(o);
-		__syncthreads();
+#endif
+		/* this warp is done with the buffer: it is refilled once all
+		 * eight have said so */
+		__syncwarp();
+		if (lane == 0)
+			mbar_arrive(barE + 8 * (j & 1));
 	}
 
 	/* l was summed per thread over its own keys: finish the row sums */
@@ -426,7 +698,7 @@ mla_decode_v11_kernel(const __grid_constant__ CUtensorMap tm_q,
 		sL[kg * BM + R0] = l0;
 		sL[kg * BM + R1] = l1;
 	}
-	__syncthreads();
+	compute_sync();
 	const float tot0 = sL[R0] + sL[BM + R0];
 	const float tot1 = sL[R1] + sL[BM + R1];
 	const float inv0 = 1.f / tot0, inv1 = 1.f / tot1;
@@ -442,6 +714,10 @@ mla_decode_v11_kernel(const __grid_constant__ CUtensorMap tm_q,
 			*(__nv_bfloat162 *)(o1 + 8 * j) = __floats2bfloat162_rn(
 				o[4 * j + 2] * inv1, o[4 * j + 3] * inv1);
 		}
+	} else if (in_cluster) {
+		cluster_combine(smem, sKV, o, m0 + log2f(tot0), m1 + log2f(tot1),
+				inv0, inv1, out + grow0 * MLA_DV, split, nsplit,
+				tid, kg, c, R0, R1);
 	} else {
 		if (kg == 0 && c == 0) {
 			part_lse[(grow0 + R0) * nsplit + split] =
@@ -539,11 +815,18 @@ static int choose_splits(int b, int s, int t, int *nsplit)
 	return 0;
 }
 
+/* whether the ranges of a row tile combine inside their cluster */
+static int use_cluster(int nsplit)
+{
+	return MLA_CLUSTER && (nsplit == 2 || nsplit == 4 || nsplit == 8);
+}
+
 extern "C" size_t mla_decode_workspace_bytes(int b, int s, int t)
 {
 	int nsplit;
 
-	if (choose_splits(b, s, t, &nsplit) || nsplit == 1)
+	if (choose_splits(b, s, t, &nsplit) || nsplit == 1 ||
+	    use_cluster(nsplit))
 		return 0;
 	return (size_t)b * s * MLA_HEADS * nsplit * (MLA_DV + 1) *
 		sizeof(float);
@@ -619,17 +902,33 @@ extern "C" int mla_decode_launch(const bf16 *q, const bf16 *kv, bf16 *out,
 		return err;
 	float *part_o = (float *)workspace;
 	float *part_lse = part_o + rows * nsplit * MLA_DV;
-	if (nsplit > 1 && !workspace)
+	const int in_cluster = use_cluster(nsplit);
+	if (nsplit > 1 && !in_cluster && !workspace)
 		return cudaErrorInvalidValue;
+	cudaLaunchConfig_t cfg = {};
+	cudaLaunchAttribute attr[1];
 #if MLA_GRID_ORDER
-	dim3 grid(nsplit, s * MLA_HEADS / BM, b);
+	cfg.gridDim = dim3(nsplit, s * MLA_HEADS / BM, b);
+	attr[0].val.clusterDim.x = nsplit;
+	attr[0].val.clusterDim.y = 1;
 #else
-	dim3 grid(s * MLA_HEADS / BM, nsplit, b);
+	cfg.gridDim = dim3(s * MLA_HEADS / BM, nsplit, b);
+	attr[0].val.clusterDim.x = 1;
+	attr[0].val.clusterDim.y = nsplit;
 #endif
-	mla_decode_v11_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(
-		tm_q, tm_kv, out, part_o, part_lse, s, t, nsplit,
-		1.4426950408889634f / sqrtf((float)MLA_DQK));
-	if (nsplit > 1)
+	attr[0].id = cudaLaunchAttributeClusterDimension;
+	attr[0].val.clusterDim.z = 1;
+	cfg.blockDim = dim3(THREADS);
+	cfg.dynamicSmemBytes = SMEM_BYTES;
+	cfg.stream = stream;
+	cfg.attrs = attr;
+	cfg.numAttrs = in_cluster ? 1 : 0;
+	err = cudaLaunchKernelEx(&cfg, mla_decode_v11_kernel, tm_q, tm_kv, out,
+				 part_o, part_lse, s, t, nsplit, in_cluster,
+				 1.4426950408889634f / sqrtf((float)MLA_DQK));
+	if (err)
+		return err;
+	if (nsplit > 1 && !in_cluster)
 		mla_decode_v11_combine<<<rows, 128, 0, stream>>>(
 			part_o, part_lse, out, nsplit);
 	return cudaGetLastError();
