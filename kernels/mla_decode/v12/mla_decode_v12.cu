@@ -1,24 +1,27 @@
 /*
- * MLA decode, v10: v8 with its launch choices open to tuning.
+ * MLA decode, v12: S split by depth between the warpgroups, P kept in
+ * registers.
  *
- * The kernel is v8's (TMA tile loads on mbarriers, lazy rescaling of the
- * output accumulator).  What v8 fixed by hand is now a parameter, each
- * defaulting to v8's choice, so that a build without them is v8:
+ * In v10 each warpgroup computes S for half the keys of a tile over the
+ * whole 576-deep product (m64n32k16: every instruction reads 2 KB of Q
+ * for 1 KB of cache, so S is bound by shared-memory reads), then the
+ * warpgroups exchange maxima, write P to shared memory and meet at three
+ * barriers a tile.  Here each warpgroup computes the whole 64 x 64 S over
+ * half the depth (m64n64k16, Q read once per tile instead of twice), the
+ * two partial products are exchanged through shared memory in fp16, and
+ * each warpgroup then holds all of S for its 64 rows: it takes the softmax
+ * of the whole rows itself (no maxima to exchange), and P goes from the
+ * accumulators straight into the A registers of its O += P V (no P in
+ * shared memory).  Two barriers a tile: the exchange and the end of the
+ * tile.  Each warpgroup keeps its own maximum and sum, so the two halves
+ * of an output row are each normalised by their own.
  *
- *   MLA_RESCALE      the running maximum moves only when beaten by more
- *                    than this, in log2 units (v8: 8; 0 rescales at
- *                    every new maximum); compile time
- *   MLA_GRID_ORDER   0: blocks of one key range of consecutive row tiles
- *                    are launched together (v8); 1: the ranges of one row
- *                    tile are; compile time
- *   MLA_SPLITS       key ranges per row tile: 0 (or unset) lets the cost
- *                    model choose as v8 did, N > 0 forces N (capped at
- *                    the number of key tiles); read from the environment
- *                    at each launch, so one build serves every count
+ * MLA_RESCALE, MLA_GRID_ORDER and MLA_SPLITS are v10's.
  */
 #include <math.h>
 #include <cudaTypedefs.h>
 #include <stdint.h>
+#include <cuda_fp16.h>
 #include <stdlib.h>
 #include "mla_decode.h"
 
@@ -153,25 +156,31 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t addr,
 		((uint64_t)1 << 62);
 }
 
-static __device__ __forceinline__ void wgmma_n32(float *d, uint64_t da,
+static __device__ __forceinline__ void wgmma_n64(float *d, uint64_t da,
 						     uint64_t db, int scale_d)
 {
-	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-		     "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
 		     "{%0, %1, %2, %3, %4, %5, %6, %7, "
-		     "%8, %9, %10, %11, %12, %13, %14, %15}, "
-		     "%16, %17, p, 1, 1, 0, 0;\n}\n"
+		     "%8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23, "
+		     "%24, %25, %26, %27, %28, %29, %30, %31}, "
+		     "%32, %33, p, 1, 1, 0, 0;\n}\n"
 		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
 		  "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
 		  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-		  "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+		  "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+		  "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+		  "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 		: "l"(da), "l"(db), "r"(scale_d));
 }
 
-static __device__ __forceinline__ void wgmma_n256_tb(float *d, uint64_t da,
+static __device__ __forceinline__ void wgmma_n256_ra(float *d, const uint32_t *a,
 						     uint64_t db, int scale_d)
 {
-	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
 		     "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
 		     "{%0, %1, %2, %3, %4, %5, %6, %7, "
 		     "%8, %9, %10, %11, %12, %13, %14, %15, "
@@ -189,7 +198,7 @@ static __device__ __forceinline__ void wgmma_n256_tb(float *d, uint64_t da,
 		     "%104, %105, %106, %107, %108, %109, %110, %111, "
 		     "%112, %113, %114, %115, %116, %117, %118, %119, "
 		     "%120, %121, %122, %123, %124, %125, %126, %127}, "
-		     "%128, %129, p, 1, 1, 0, 1;\n}\n"
+		     "{%128, %129, %130, %131}, %132, p, 1, 1, 1;\n}\n"
 		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
 		  "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
 		  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
@@ -222,7 +231,8 @@ static __device__ __forceinline__ void wgmma_n256_tb(float *d, uint64_t da,
 		  "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
 		  "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
 		  "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-		: "l"(da), "l"(db), "r"(scale_d));
+		: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db),
+		  "r"(scale_d));
 }
 
 static __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi)
@@ -273,9 +283,6 @@ mla_decode_v12_kernel(const __grid_constant__ CUtensorMap tm_q,
 	const uint32_t sbase = (raw + 1023) & ~1023u;
 	unsigned char *smem = smem_raw + (sbase - raw);
 	const uint32_t sQ = sbase + SQ_OFF, sKV = sbase + SKV_OFF;
-	const uint32_t sP = sbase + SP_OFF;
-	float *sMax = (float *)(smem + SMAX_OFF);
-	float *sL = (float *)(smem + SL_OFF);
 	const uint32_t barQ = sbase + BAR_OFF, barF = barQ + 8;
 
 	/* warpgroup kg: keys 32 kg.. of each tile for S, dims 256 kg.. for
@@ -283,7 +290,6 @@ mla_decode_v12_kernel(const __grid_constant__ CUtensorMap tm_q,
 	const int kg = warp >> 2, rg = warp & 3;
 	const int R0 = rg * 16 + g, R1 = R0 + 8;
 	const uint64_t dq = make_desc(sQ, 16, 1024);
-	const uint64_t dp = make_desc(sP, 16, 1024);
 
 	float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
 	float o[128];
@@ -307,6 +313,10 @@ mla_decode_v12_kernel(const __grid_constant__ CUtensorMap tm_q,
 		load_tile(sKV, &tm_kv, barF, tile_lo * BN, bi);
 	}
 	mbar_wait(barQ, 0);
+	/* this warpgroup's half of the depth: k-steps kk0 .. kk0 + 17 (its
+	 * partial S goes to smem_x; warpgroup 1's half ends with the cache's
+	 * last slab, which only it reads, so its partial goes there) */
+	const int kk0 = kg * (MLA_DQK / 32), lt = tid & 127;
 	for (int it = tile_lo; it < tile_hi; it++) {
 		const int key0 = it * BN, j = it - tile_lo;
 		const uint32_t buf = (j & 1) * TILE_BYTES;
@@ -318,34 +328,73 @@ mla_decode_v12_kernel(const __grid_constant__ CUtensorMap tm_q,
 				  barF + 8 * ((j + 1) & 1), key0 + BN, bi);
 		mbar_wait(barF + 8 * (j & 1), (j >> 1) & 1);
 
-		/* S = Q K^T for this warpgroup's 32 keys */
-		float sacc[16];
+		/* this warpgroup's partial S = Q K^T over its half depth */
+		float sacc[32];
 #pragma unroll
-		for (int i = 0; i < 16; i++)
+		for (int i = 0; i < 32; i++)
 			sacc[i] = 0.f;
-		const uint64_t dk = make_desc(sKV + buf + kg * 32 * 128, 16,
-					      1024);
+		const uint64_t dk = make_desc(sKV + buf, 16, 1024);
 		wgmma_fence();
 #pragma unroll
-		for (int kk = 0; kk < MLA_DQK / 16; kk++) {
+		for (int q = 0; q < MLA_DQK / 32; q++) {
+			const int kk = kk0 + q;
 			const uint32_t off = ((kk >> 2) * SLAB + (kk & 3) * 32)
 				>> 4;
-			wgmma_n32(sacc, dq + off, dk + off, kk > 0);
+			wgmma_n64(sacc, dq + off, dk + off, q > 0);
 		}
 		wgmma_commit();
 		wgmma_wait<0>();
-		reg_fence<16>(sacc);
+		reg_fence<32>(sacc);
 
-		/* online softmax, in log2 units; sacc[4 j + e]: key
-		 * 32 kg + 8 j + 2 c + (e & 1), row e < 2 ? R0 : R1; the maxima
-		 * are taken on raw scores (scale_log2 > 0) */
+		/* exchange the partials in fp16: thread lt of one warpgroup
+		 * holds the same elements as thread lt of the other, 16
+		 * bytes a chunk, chunk k of every thread side by side */
+		unsigned char *slab8 = smem + SKV_OFF + buf + 8 * SLAB;
+		unsigned char *mine = kg ? slab8 : smem + SP_OFF;
+		const unsigned char *theirs = kg ? smem + SP_OFF : slab8;
+#pragma unroll
+		for (int k = 0; k < 4; k++) {
+			uint4 v;
+			__half2 h0 = __floats2half2_rn(sacc[8 * k], sacc[8 * k + 1]);
+			__half2 h1 = __floats2half2_rn(sacc[8 * k + 2],
+						       sacc[8 * k + 3]);
+			__half2 h2 = __floats2half2_rn(sacc[8 * k + 4],
+						       sacc[8 * k + 5]);
+			__half2 h3 = __floats2half2_rn(sacc[8 * k + 6],
+						       sacc[8 * k + 7]);
+			v.x = *(uint32_t *)&h0;
+			v.y = *(uint32_t *)&h1;
+			v.z = *(uint32_t *)&h2;
+			v.w = *(uint32_t *)&h3;
+			*(uint4 *)(mine + (k * 128 + lt) * 16) = v;
+		}
+		/* the TMA refills the slab later: order these writes first */
+		fence_async_shared();
+		__syncthreads();
+#pragma unroll
+		for (int k = 0; k < 4; k++) {
+			const uint4 v = *(const uint4 *)(theirs +
+							 (k * 128 + lt) * 16);
+			const uint32_t w[4] = { v.x, v.y, v.z, v.w };
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const float2 f = __half22float2(
+					*(const __half2 *)&w[e]);
+				sacc[8 * k + 2 * e] += f.x;
+				sacc[8 * k + 2 * e + 1] += f.y;
+			}
+		}
+
+		/* online softmax of whole rows, in log2 units; sacc[4 j + e]:
+		 * key 8 j + 2 c + (e & 1), row e < 2 ? R0 : R1; maxima on raw
+		 * scores (scale_log2 > 0) */
 		float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
-		for (int j = 0; j < 4; j++) {
+		for (int j = 0; j < 8; j++) {
 #pragma unroll
 			for (int e = 0; e < 4; e++) {
 				if (key0 + BN > t &&
-				    key0 + kg * 32 + 8 * j + 2 * c + (e & 1) >= t)
+				    key0 + 8 * j + 2 * c + (e & 1) >= t)
 					sacc[4 * j + e] = -INFINITY;
 			}
 			mx0 = fmaxf(mx0, fmaxf(sacc[4 * j], sacc[4 * j + 1]));
@@ -355,14 +404,8 @@ mla_decode_v12_kernel(const __grid_constant__ CUtensorMap tm_q,
 		mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
 		mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
 		mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-		if (c == 0) {
-			sMax[kg * BM + R0] = mx0;
-			sMax[kg * BM + R1] = mx1;
-		}
-		__syncthreads();
 		/* the maximum in use moves only when beaten by MLA_RESCALE */
-		const float t0 = fmaxf(sMax[R0], sMax[BM + R0]) * scale_log2;
-		const float t1 = fmaxf(sMax[R1], sMax[BM + R1]) * scale_log2;
+		const float t0 = mx0 * scale_log2, t1 = mx1 * scale_log2;
 		const bool up0 = t0 > m0 + (float)MLA_RESCALE,
 			   up1 = t1 > m1 + (float)MLA_RESCALE;
 		const float mn0 = up0 ? t0 : m0, mn1 = up1 ? t1 : m1;
@@ -380,8 +423,11 @@ mla_decode_v12_kernel(const __grid_constant__ CUtensorMap tm_q,
 		}
 		m0 = mn0;
 		m1 = mn1;
+		/* P in bf16, laid out as the A operand: k-step kk (keys
+		 * 16 kk ..) is pa[4 kk .. 4 kk + 3] */
+		uint32_t pa[16];
 #pragma unroll
-		for (int j = 0; j < 4; j++) {
+		for (int j = 0; j < 8; j++) {
 			const float p0 = exp2f(fmaf(sacc[4 * j], scale_log2, -mn0));
 			const float p1 = exp2f(fmaf(sacc[4 * j + 1], scale_log2,
 						    -mn0));
@@ -391,16 +437,9 @@ mla_decode_v12_kernel(const __grid_constant__ CUtensorMap tm_q,
 						    -mn1));
 			l0 += p0 + p1;
 			l1 += p2 + p3;
-			const int ch = kg * 4 + j;
-			*(uint32_t *)(smem + SP_OFF + R0 * 128 +
-				      ((ch ^ (R0 & 7)) << 4) + 4 * c) =
-				pack_bf16(p0, p1);
-			*(uint32_t *)(smem + SP_OFF + R1 * 128 +
-				      ((ch ^ (R1 & 7)) << 4) + 4 * c) =
-				pack_bf16(p2, p3);
+			pa[2 * j] = pack_bf16(p0, p1);
+			pa[2 * j + 1] = pack_bf16(p2, p3);
 		}
-		fence_async_shared();
-		__syncthreads();
 
 		/* O += P V for this warpgroup's 256 dims */
 		const uint64_t dv = make_desc(sKV + buf + kg * 4 * SLAB, SLAB,
@@ -409,7 +448,7 @@ mla_decode_v12_kernel(const __grid_constant__ CUtensorMap tm_q,
 		wgmma_fence();
 #pragma unroll
 		for (int kk = 0; kk < BN / 16; kk++)
-			wgmma_n256_tb(o, dp + ((kk * 32) >> 4),
+			wgmma_n256_ra(o, &pa[4 * kk],
 				      dv + ((kk * 16 * 128) >> 4), 1);
 		wgmma_commit();
 		wgmma_wait<0>();
@@ -417,18 +456,13 @@ mla_decode_v12_kernel(const __grid_constant__ CUtensorMap tm_q,
 		__syncthreads();
 	}
 
-	/* l was summed per thread over its own keys: finish the row sums */
+	/* l was summed per thread over its own keys: finish the row sums
+	 * (each warpgroup has the whole rows) */
 	l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
 	l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
 	l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
 	l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-	if (c == 0) {
-		sL[kg * BM + R0] = l0;
-		sL[kg * BM + R1] = l1;
-	}
-	__syncthreads();
-	const float tot0 = sL[R0] + sL[BM + R0];
-	const float tot1 = sL[R1] + sL[BM + R1];
+	const float tot0 = l0, tot1 = l1;
 	const float inv0 = 1.f / tot0, inv1 = 1.f / tot1;
 	const size_t grow0 = (size_t)bi * M + row0;	/* first global row */
 	const int col = kg * 256 + 2 * c;
