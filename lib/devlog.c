@@ -11,6 +11,7 @@
 #include "cache.h"
 #include "error.h"
 #include "lockfile.h"
+#include "version.h"
 #include "md.h"
 #include "version.h"
 #include "banned.h"
@@ -1656,8 +1657,10 @@ kopt_devlog_find_perf(const struct kopt_devlog_version *v, long b, long s,
 /* ------------------------------------------------------------------ */
 /* Summary */
 
-void kopt_devlog_summary(struct kopt_buf *out, const struct kopt_devlog *dl)
+void kopt_devlog_summary(struct kopt_buf *out, const struct kopt_devlog *dl,
+			 unsigned flags)
 {
+	int perfs = !!(flags & KOPT_DEVLOG_SUMMARY_PERFS);
 	size_t i, j;
 	int m;
 
@@ -1677,9 +1680,9 @@ void kopt_devlog_summary(struct kopt_buf *out, const struct kopt_devlog *dl)
 		kopt_cache_add_num(out, v->level);
 		kopt_cache_add_num(out, v->line);
 		kopt_cache_add_num(out, v->last_line);
-		kopt_cache_add_num(out, (double)v->perfs_nr);
+		kopt_cache_add_num(out, perfs ? (double)v->perfs_nr : 0);
 		kopt_buf_addch(out, '\n');
-		for (j = 0; j < v->perfs_nr; j++) {
+		for (j = 0; perfs && j < v->perfs_nr; j++) {
 			const struct kopt_devlog_perf *pf = &v->perfs[j];
 			kopt_cache_add_str(out, "P");
 			kopt_cache_add_str(out, pf->device);
@@ -2357,4 +2360,36 @@ done:
 	kopt_buf_release(&block);
 	kopt_buf_release(&repl);
 	return ret;
+}
+
+char *kopt_devlog_created_from_line(const char *from, const char *dir)
+{
+	return kopt_xstrfmt("Created from V%ld (`%s`)",
+			    kopt_version_number(from), dir);
+}
+
+char *kopt_devlog_created_from(const struct kopt_devlog_version *v)
+{
+	static const char prefix[] = "created from v";
+	size_t i;
+
+	for (i = 0; v && i < v->what_changed.nr; i++) {
+		const char *p = v->what_changed.v[i];
+		char *end;
+		long n;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncasecmp(p, prefix, sizeof(prefix) - 1))
+			continue;
+		p += sizeof(prefix) - 1;
+		if (!isdigit((unsigned char)*p))
+			continue;
+		errno = 0;
+		n = strtol(p, &end, 10);
+		if (errno || n < 0 || (isalnum((unsigned char)*end)))
+			continue;
+		return kopt_version_name(n);
+	}
+	return NULL;
 }

@@ -138,6 +138,14 @@ size_t kopt_devlog_offset(const struct kopt_devlog *dl, int line);
 const struct kopt_devlog_version *
 kopt_devlog_find_version(const struct kopt_devlog *dl, const char *name);
 /*
+ * The What changed line that says which version a new one was created
+ * from ("Created from V8 (`kernels/mla/v8`)"), as 'git kopt design'
+ * writes it (allocated), and the version such a line names in `v`'s
+ * entry, or NULL (allocated).
+ */
+char *kopt_devlog_created_from_line(const char *from, const char *dir);
+char *kopt_devlog_created_from(const struct kopt_devlog_version *v);
+/*
  * The title of a version's heading when it names the version: NULL when
  * there is none or it is still a placeholder, "[Brief description]" as
  * design writes it or "(to be described)" as verify does.
@@ -153,13 +161,16 @@ kopt_devlog_find_perf(const struct kopt_devlog_version *v, long b, long s,
 
 /*
  * What the views read of a devlog (title, Overview, Target, each
- * version's name, title, note and lines, and of its performance blocks
- * the device, configuration, replayed, Bottleneck, line and metrics) as
- * lines of text for lib/cache, and a devlog rebuilt from it: no text,
- * versions and blocks with only those fields.  KOPT_EINVALID (nothing
- * printed) on damaged text.
+ * version's name, title, note and lines, and with
+ * KOPT_DEVLOG_SUMMARY_PERFS, of its performance blocks the device,
+ * configuration, replayed, Bottleneck, line and metrics) as lines of
+ * text for lib/cache, and a devlog rebuilt from it: no text, versions
+ * and blocks with only those fields.  KOPT_EINVALID (nothing printed) on
+ * damaged text.
  */
-void kopt_devlog_summary(struct kopt_buf *out, const struct kopt_devlog *dl);
+enum { KOPT_DEVLOG_SUMMARY_PERFS = 1 << 0 };
+void kopt_devlog_summary(struct kopt_buf *out, const struct kopt_devlog *dl,
+			 unsigned flags);
 int kopt_devlog_from_summary(struct kopt_devlog *out, const char *data,
 			     size_t len, const char *label);
 
