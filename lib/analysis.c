@@ -304,6 +304,32 @@ int kopt_analysis_load(struct kopt_analysis *out,
 	return ret;
 }
 
+int kopt_analysis_take(struct kopt_results *out, struct kopt_analysis *a,
+		       const char *version)
+{
+	struct kopt_analysis_version *v = NULL;
+	struct kopt_buf rel = KOPT_BUF_INIT;
+	size_t i;
+
+	for (i = 0; !v && i < a->versions_nr; i++)
+		if (!strcmp(a->versions[i].name, version))
+			v = &a->versions[i];
+	if (!v || !v->has_results || !v->results.entries_nr) {
+		kopt_path_results(&rel, a->kernel, version);
+		kopt_error("no numbers for %s %s: neither %s nor a performance "
+			   "block in its devlog entry; run 'git kopt profile "
+			   "%s %s' first", a->kernel, version, rel.buf,
+			   a->kernel, version);
+		kopt_buf_release(&rel);
+		return KOPT_ENOTFOUND;
+	}
+	kopt_results_release(out);
+	*out = v->results;
+	v->results = (struct kopt_results)KOPT_RESULTS_INIT;
+	v->has_results = 0;
+	return 0;
+}
+
 const struct kopt_results **kopt_analysis_numbers(const struct kopt_analysis *a,
 						  size_t *nr)
 {
