@@ -20,6 +20,7 @@
 #include "designer.h"
 #include "progress.h"
 #include "devlog.h"
+#include "md.h"
 #include "lockfile.h"
 #include "repo.h"
 #include "runner.h"
@@ -100,52 +101,14 @@ static long newest(const struct kopt_strvec *v)
 
 /* ---- the devlog entry ---- */
 
-static int heading_level(const char *line, size_t len, const char **text,
-			 size_t *tlen)
-{
-	size_t i = 0;
-	int level = 0;
-
-	while (i < len && i < 3 && line[i] == ' ')
-		i++;
-	while (i < len && line[i] == '#' && level < 7) {
-		i++;
-		level++;
-	}
-	if (!level || level > 6 || (i < len && line[i] != ' ' &&
-				    line[i] != '\t'))
-		return 0;
-	while (i < len && (line[i] == ' ' || line[i] == '\t'))
-		i++;
-	*text = line + i;
-	*tlen = len - i;
-	while (*tlen && ((*text)[*tlen - 1] == ' ' ||
-			 (*text)[*tlen - 1] == '\t' || (*text)[*tlen - 1] == '\r'))
-		(*tlen)--;
-	return level;
-}
-
+/* The list of optimizations of the task, as it is written there. */
 static void task_list(struct kopt_buf *out, const struct kopt_buf *task)
 {
-	const char *p = task->buf, *end = task->buf + task->len;
-	int in = 0;
+	size_t start, end;
 
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		size_t len = eol ? (size_t)(eol - p) : (size_t)(end - p);
-		const char *h;
-		size_t hl;
-
-		if (heading_level(p, len, &h, &hl)) {
-			if (in)
-				break;
-			in = memmem(h, hl, "Optimizations to Apply", 22) != NULL;
-		} else if (in) {
-			kopt_buf_add(out, p, len);
-			kopt_buf_addch(out, '\n');
-		}
-		p = eol ? eol + 1 : end;
-	}
+	if (kopt_md_section(task->buf, task->len, "Optimizations to Apply",
+			    &start, &end))
+		kopt_buf_add(out, task->buf + start, end - start);
 	kopt_buf_trim(out);
 }
 
