@@ -20,6 +20,7 @@
 #include "designer.h"
 #include "progress.h"
 #include "devlog.h"
+#include "journal.h"
 #include "md.h"
 #include "lockfile.h"
 #include "repo.h"
@@ -545,12 +546,39 @@ static int update_index(struct design *d)
 	return ret;
 }
 
+/*
+ * The journal a rerun finds when this run is killed before it ends
+ * (lib/scaffold's kopt_scaffold_recover()).
+ */
+static int begin_journal(struct design *d, struct kopt_journal *j)
+{
+	struct kopt_buf branch = KOPT_BUF_INIT;
+	struct kopt_scaffold_paths p;
+	int ret;
+
+	kopt_buf_addstr(&branch, "refs/heads/");
+	kopt_repo_branch_name(&branch, d->kernel->name, d->to);
+	p.branch = branch.buf;
+	p.to_dir = d->to_dir.buf;
+	p.devlog = d->devlog_path.buf;
+	p.task = d->task.len ? d->task_path.buf : "";
+	p.task_existed = d->task_existed;
+	ret = kopt_scaffold_journal_begin(j, d->ctx->repo, &d->head_id, &p);
+	kopt_buf_release(&branch);
+	return ret;
+}
+
 static int write_and_commit(struct design *d, const char *title)
 {
+	struct kopt_journal journal = KOPT_JOURNAL_INIT;
 	char *path;
 	git_oid commit;
 	int wrote_devlog = 0, wrote_task = 0, ret;
 
+	if ((ret = begin_journal(d, &journal))) {
+		kopt_journal_release(&journal);
+		return ret;
+	}
 	ret = write_files(d);
 	if (!ret) {
 		path = kopt_ctx_path(d->ctx, d->devlog_path.buf);
@@ -578,11 +606,13 @@ static int write_and_commit(struct design *d, const char *title)
 	}
 	if (ret) {
 		rollback(d, wrote_devlog, wrote_task);
-		return ret;
+	} else {
+		/* the branch is made: a failure here leaves the index behind */
+		update_index(d);
 	}
-	/* the branch is made: a failure here leaves only the index behind */
-	update_index(d);
-	return 0;
+	kopt_journal_end(&journal);
+	kopt_journal_release(&journal);
+	return ret;
 }
 
 /* ---- the prompt ---- */
@@ -967,6 +997,27 @@ static int design_by_copy(struct design *d, const char *title)
 	return 0;
 }
 
+/*
+ * Put right a design killed in this work tree; 1 when that finished it,
+ * so that this run has nothing left to do.
+ */
+static int recover(struct kopt_ctx *ctx)
+{
+	enum kopt_scaffold_recovery done;
+	char *branch;
+
+	kopt_lib_or_die(kopt_scaffold_recover(&done, &branch, ctx->repo,
+					      ctx->top));
+	if (done == KOPT_SCAFFOLD_FINISHED)
+		fprintf(stderr, "finished the design of '%s' that was "
+			"interrupted after its commit\n", branch);
+	else if (done == KOPT_SCAFFOLD_UNDONE)
+		fprintf(stderr, "undid the design of '%s' that was "
+			"interrupted; starting again\n", branch);
+	free(branch);
+	return done == KOPT_SCAFFOLD_FINISHED;
+}
+
 int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	const char *from_opt = NULL, *to_opt = NULL, *task_opt = NULL;
@@ -1003,6 +1054,8 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 				 "arguments" : "which kernel?");
 	if (title && strchr(title, '\n'))
 		kopt_usage_error(design_usage, options, "--title is one line");
+	if (recover(ctx))
+		return 0;
 	design_init(&d, ctx, argv[0]);
 	choose_versions(&d, from_opt, to_opt, &versions);
 	kopt_path_devlog(&d.devlog_path, d.kernel->name);

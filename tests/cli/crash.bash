@@ -67,14 +67,15 @@ snapshot() {
 # torn <dir> <why>: every file of <dir> is as in before.sum or after.sum
 # (of $tmp/full); git's logs, which grow by whole lines, may hold the
 # first lines of after's, and a tuning cache, saved as it grows, whole
-# lines of after's.  Lock files aside.
+# lines of after's.  Lock files and a step's journal (lib/journal: what a
+# rerun undoes or finishes) aside.
 torn() {
 	local dir=$1 why=$2 tmp=$BATS_TEST_TMPDIR f
 	snapshot "$dir" >"$tmp/killed.sum"
 	awk '
 		FILENAME == ARGV[1] { b[$2] = $1; next }
 		FILENAME == ARGV[2] { a[$2] = $1; next }
-		$2 ~ /\.lock$/ { next }
+		$2 ~ /\.lock$/ || $2 ~ /^\.\/\.git\/kopt-[a-z-]*\.journal$/ { next }
 		!($2 in b && b[$2] == $1) && !($2 in a && a[$2] == $1) {
 			print $2
 		}' "$tmp/before.sum" "$tmp/after.sum" "$tmp/killed.sum" \
