@@ -934,7 +934,6 @@ static int validate_tuning(const struct kopt_config *cfg,
 	int dline = find_line(src, "kernel", k->name, "tune-default", 0);
 	unsigned char *used;
 	char *dtext = k->tune_default_id;
-	struct kopt_buf err = KOPT_BUF_INIT;
 	size_t i;
 	int ret = 0, any = 0;
 
@@ -974,11 +973,9 @@ static int validate_tuning(const struct kopt_config *cfg,
 	for (i = 0; !ret && i < cfg->trials_nr; i++) {
 		const struct kopt_trial *t = &cfg->trials[i];
 		size_t count = 0;
-		if (kopt_tune_count(&count, k, t->b, t->s, t->t, &err)) {
-			ret = bad(src, k->restricts_nr ? k->restricts[0].line :
-				  k->tune[0].line, "%s", err.buf);
+		if ((ret = kopt_tune_count(&count, k, t->b, t->s, t->t,
+					   src->label)))
 			break;
-		}
 		any |= count > 0;
 	}
 	if (!ret && !cfg->trials_nr)
@@ -993,12 +990,10 @@ static int validate_tuning(const struct kopt_config *cfg,
 		const struct kopt_trial *t = cfg->trials_nr ? &cfg->trials[i] :
 					     NULL;
 		int why = -1;
-		if (kopt_tune_allowed(k, k->tune_default, t ? t->b : 1,
-				      t ? t->s : 1, t ? t->t : 1, &why, &err)) {
-			ret = bad(src, why >= 0 ? k->restricts[why].line : dline,
-				  "%s", err.buf);
+		if ((ret = kopt_tune_allowed(k, k->tune_default, t ? t->b : 1,
+					     t ? t->s : 1, t ? t->t : 1, &why,
+					     src->label)))
 			break;
-		}
 		if (why >= 0 && t)
 			ret = bad(src, dline, "the hand-picked configuration is "
 				  "excluded by 'tune-restrict = %s' (line %d) "
@@ -1010,7 +1005,6 @@ static int validate_tuning(const struct kopt_config *cfg,
 		kopt_tune_config_id(&id, k, k->tune_default);
 		k->tune_default_id = kopt_buf_detach(&id, NULL);
 	}
-	kopt_buf_release(&err);
 	return ret;
 }
 
