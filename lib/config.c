@@ -1340,9 +1340,18 @@ static int lookup_var(void *data, const char *name, double *out)
 }
 
 int kopt_config_eval(const char *expr, const struct kopt_vars *vars,
-		     double *out, struct kopt_buf *err)
+		     double *out, const char *what)
 {
-	return kopt_expr_eval_string(expr, lookup_var, (void *)vars, out, err);
+	struct kopt_buf why = KOPT_BUF_INIT;
+	int ret = kopt_expr_eval_string(expr, lookup_var, (void *)vars, out,
+					&why);
+
+	if (ret && what)
+		kopt_error("%s: %s", what, why.buf);
+	else if (ret)
+		kopt_error("%s", why.buf);
+	kopt_buf_release(&why);
+	return ret;
 }
 
 void kopt_config_format_number(struct kopt_buf *out, double v)
