@@ -90,7 +90,7 @@ static int evaluate(struct kopt_strategy_item *it,
 {
 	const struct kopt_kb_entry *e = it->entry;
 	struct kopt_trigger_result r = KOPT_TRIGGER_RESULT_INIT;
-	struct kopt_buf err = KOPT_BUF_INIT, vals = KOPT_BUF_INIT;
+	struct kopt_buf vals = KOPT_BUF_INIT;
 	struct kopt_strvec seen = KOPT_STRVEC_INIT;
 	int any_true = 0, any_unknown = 0, ret = 0;
 	size_t i, j, k, ntrig;
@@ -109,14 +109,10 @@ static int evaluate(struct kopt_strategy_item *it,
 		kopt_strvec_clear(&seen);
 		for (j = 0; j < ntrig; j++) {
 			const struct kopt_trigger *tr = &trig[j];
-			kopt_buf_reset(&err);
-			if (kopt_trigger_eval(&r, tr, kopt_trigger_entry_lookup,
-					      (void *)m, &err)) {
-				ret = kopt_error("%s:%d: trigger `%s`: %s",
-						 where, tr->line, tr->text,
-						 err.buf);
+			if ((ret = kopt_trigger_eval(&r, tr,
+						     kopt_trigger_entry_lookup,
+						     (void *)m, where)))
 				goto done;
-			}
 			for (k = 0; k < r.missing.nr; k++)
 				if (!kopt_strvec_has(&it->missing,
 						     r.missing.v[k]))
@@ -158,7 +154,6 @@ static int evaluate(struct kopt_strategy_item *it,
 		it->margin = 0;
 done:
 	kopt_trigger_result_release(&r);
-	kopt_buf_release(&err);
 	kopt_buf_release(&vals);
 	kopt_strvec_clear(&seen);
 	return ret;
