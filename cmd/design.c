@@ -8,7 +8,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,22 +381,12 @@ static int plan_copy(struct design *d)
 
 /* ---- writing, and undoing ---- */
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 static void rollback(struct design *d, int wrote_devlog, int wrote_task)
 {
 	char *dir = kopt_ctx_path(d->ctx, d->to_dir.buf);
 	char *path;
 
-	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	kopt_remove_tree(dir);
 	free(dir);
 	if (wrote_devlog) {
 		path = kopt_ctx_path(d->ctx, d->devlog_path.buf);

@@ -9,11 +9,12 @@
 
 #include "buf.h"
 #include "error.h"
+#include "lockfile.h"
 #include "banned.h"
 
 static char *journal_path(git_repository *repo, const char *step)
 {
-	return kopt_xstrfmt("%skopt-%s.journal", git_repository_path(repo),
+	return kopt_xstrfmt("%skopt/%s.journal", git_repository_path(repo),
 			    step);
 }
 
@@ -150,6 +151,10 @@ int kopt_journal_begin(struct kopt_journal *j, git_repository *repo,
 	for (i = 0; i < j->keys.nr; i++)
 		kopt_buf_addf(&text, "%s %s\n", j->keys.v[i], j->values.v[i]);
 	kopt_buf_addstr(&text, "end\n");
+	if (kopt_mkdir_parents(j->path)) {
+		kopt_buf_release(&text);
+		return -1;
+	}
 	fd = open(j->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		ret = errno == EEXIST ? KOPT_ELOCKED : -1;

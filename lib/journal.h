@@ -9,7 +9,7 @@
  * finds an interrupted merge or rebase by the files it leaves in the
  * git directory.
  *
- * The journal is "<gitdir>/kopt-<step>.journal" (per work tree: a linked
+ * The journal is "$GIT_DIR/kopt/<step>.journal" (per work tree: a linked
  * work tree has its own git directory), one "<key> <value>" per line:
  * first the process and host that wrote it, then the step's own entries
  * in the order they were set, then "end".  It is created with O_EXCL and

@@ -2,8 +2,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <ftw.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -536,16 +534,6 @@ static int finish_design(git_repository *repo, git_reference *ref)
 	return ret;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 static int unlink_at(const char *top, const char *rel)
 {
 	char *path = kopt_xstrfmt("%s%s", top, rel);
@@ -613,7 +601,7 @@ static int undo_design(git_repository *repo, const struct kopt_journal *j,
 		return ret;
 	if (*to_dir) {
 		dir = kopt_xstrfmt("%s%s", top, to_dir);
-		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		kopt_remove_tree(dir);
 		free(dir);
 	}
 	ret = restore_devlog(repo, head, top, devlog);

@@ -75,7 +75,7 @@ torn() {
 	awk '
 		FILENAME == ARGV[1] { b[$2] = $1; next }
 		FILENAME == ARGV[2] { a[$2] = $1; next }
-		$2 ~ /\.lock$/ || $2 ~ /^\.\/\.git\/kopt-[a-z-]*\.journal$/ { next }
+		$2 ~ /\.lock$/ || $2 ~ /^\.\/\.git\/kopt\/[a-z-]*\.journal$/ { next }
 		!($2 in b && b[$2] == $1) && !($2 in a && a[$2] == $1) {
 			print $2
 		}' "$tmp/before.sum" "$tmp/after.sum" "$tmp/killed.sum" \

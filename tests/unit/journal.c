@@ -26,7 +26,7 @@ static int setup_repo(void **state)
 	snprintf(f->dir, sizeof(f->dir), "/tmp/kopt-journal-test-XXXXXX");
 	if (!mkdtemp(f->dir) || git_repository_init(&f->repo, f->dir, 0) < 0)
 		return -1;
-	f->path = kopt_xstrfmt("%skopt-design.journal",
+	f->path = kopt_xstrfmt("%skopt/design.journal",
 			       git_repository_path(f->repo));
 	*state = f;
 	return 0;
