@@ -507,8 +507,11 @@ static int finish_design(git_repository *repo, git_reference *ref)
 	git_diff *diff = NULL;
 	git_index *idx = NULL;
 	size_t i;
-	int ret = 0;
+	int ret;
 
+	/* libgit2 would not name the lock a killed run left */
+	if ((ret = kopt_repo_index_unlocked(repo)))
+		return ret;
 	if (git_commit_lookup(&c, repo, git_reference_target(ref)) < 0 ||
 	    git_commit_parent(&parent, c, 0) < 0 ||
 	    git_commit_tree(&a, parent) < 0 || git_commit_tree(&b, c) < 0 ||
@@ -576,6 +579,27 @@ static int restore_devlog(git_repository *repo, const git_oid *head,
 	return ret;
 }
 
+/*
+ * A run killed while it moved HEAD may have logged the move and not
+ * made it: drop that last line of HEAD's log, which names the run's
+ * commit.
+ */
+static void drop_head_log(git_repository *repo, const git_oid *commit)
+{
+	git_reflog *log = NULL;
+	const git_reflog_entry *e;
+
+	if (git_reflog_read(&log, repo, "HEAD") < 0) {
+		git_error_clear();
+		return;
+	}
+	e = git_reflog_entry_byindex(log, 0);
+	if (e && git_oid_equal(git_reflog_entry_id_new(e), commit) &&
+	    (git_reflog_drop(log, 0, 0) < 0 || git_reflog_write(log) < 0))
+		git_error_clear();
+	git_reflog_free(log);
+}
+
 static int undo_design(git_repository *repo, const struct kopt_journal *j,
 		       const git_oid *head, const char *top)
 {
@@ -589,9 +613,13 @@ static int undo_design(git_repository *repo, const struct kopt_journal *j,
 	int ret = 0;
 
 	if (!git_reference_lookup(&ref, repo, branch)) {
-		if (made_on(repo, ref, head) && git_reference_delete(ref) < 0)
-			ret = kopt_error("cannot delete '%s': %s", branch,
-					 kopt_git_error("unknown error"));
+		if (made_on(repo, ref, head)) {
+			drop_head_log(repo, git_reference_target(ref));
+			if (git_reference_delete(ref) < 0)
+				ret = kopt_error("cannot delete '%s': %s",
+						 branch,
+						 kopt_git_error("unknown error"));
+		}
 		git_reference_free(ref);
 	}
 	/* a branch created halfway may have left its log alone */

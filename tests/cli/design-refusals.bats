@@ -194,3 +194,22 @@ write_journal() {
 	assert_failure 128
 	[[ "$stderr" != *"interrupted"* ]] || fail "stderr: $stderr"
 }
+
+@test "a design killed after its commit is finished: its files staged" {
+	git kopt design mla-decode >/dev/null 2>&1
+	# killed before it staged the files: the index as it was, a lock
+	git read-tree "$head"
+	write_journal 999999999
+	touch .git/index.lock
+	run --separate-stderr git kopt design mla-decode
+	assert_failure 128
+	[ "$stderr" = "error: cannot update the index: '.git/index.lock' exists; another git process may be running, otherwise remove it" ]
+	rm .git/index.lock
+	run --separate-stderr git kopt design mla-decode
+	assert_success
+	assert_output ""
+	[ "$stderr" = "finished the design of 'kopt/mla-decode/v1' that was interrupted after its commit" ]
+	run git status --porcelain
+	assert_output ""
+	[ ! -e .git/kopt/design.journal ]
+}
