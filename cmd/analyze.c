@@ -15,7 +15,6 @@
 
 #include "analysis.h"
 #include "builtin.h"
-#include "cache.h"
 #include "expr.h"
 #include "obligations.h"
 #include "render.h"
@@ -134,19 +133,16 @@ done:
 
 static int load_view(struct kernel_view *kv, struct kopt_ctx *ctx,
 		     const struct kopt_kernel *k, struct kopt_obligations *learn,
-		     struct kopt_cache *cache)
+		     const struct kopt_source *src)
 {
 	const struct kopt_config *cfg = kopt_ctx_config_or_die(ctx);
-	struct kopt_source src;
 	size_t i;
 
 	memset(kv, 0, sizeof(*kv));
 	kv->kernel = k;
 	kv->folders = (struct kopt_strvec)KOPT_STRVEC_INIT;
 	kv->a = (struct kopt_analysis)KOPT_ANALYSIS_INIT;
-	kopt_source_worktree(&src, ctx->top);
-	src.cache = cache;
-	if (kopt_analysis_load(&kv->a, &src, k->name, cfg))
+	if (kopt_analysis_load(&kv->a, src, k->name, cfg))
 		return -1;
 	kv->targets_nr = k->targets_nr;
 	kv->targets = kopt_calloc(k->targets_nr + 1, sizeof(*kv->targets));
@@ -798,15 +794,15 @@ static void summary_row(struct kopt_mdtable *t, const struct kernel_view *kv,
 /* One kernel in full. */
 static void analyze_kernel(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 			   const char *name, struct kopt_obligations *learn,
-			   struct kopt_cache *cache, int json)
+			   struct kopt_source *src, int json)
 {
 	const struct kopt_kernel *k = kopt_ctx_kernel_or_die(ctx, name);
 	struct kernel_view kv;
 
-	if (load_view(&kv, ctx, k, learn, cache)) {
+	if (load_view(&kv, ctx, k, learn, src)) {
 		release_view(&kv);
 		kopt_obligations_release(learn);
-		kopt_cache_release(cache);
+		kopt_source_release(src);
 		kopt_die("cannot analyze '%s'", k->name);
 	}
 	if (json)
@@ -819,7 +815,7 @@ static void analyze_kernel(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 /* Every kernel, a line each (or each in full as JSON). */
 static void analyze_all(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 			struct kopt_obligations *learn,
-			struct kopt_cache *cache, int json)
+			struct kopt_source *src, int json)
 {
 	static const char *const h[] = { "Kernel", "Versions", "Latest",
 					 "Best", "Target", "LEARN" };
@@ -832,14 +828,14 @@ static void analyze_all(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	int bad = 0;
 
 	for (i = 0; i < cfg->kernels_nr; i++)
-		if (load_view(&views[i], ctx, &cfg->kernels[i], learn, cache))
+		if (load_view(&views[i], ctx, &cfg->kernels[i], learn, src))
 			bad = 1;
 	if (bad) {
 		for (i = 0; i < cfg->kernels_nr; i++)
 			release_view(&views[i]);
 		free(views);
 		kopt_obligations_release(learn);
-		kopt_cache_release(cache);
+		kopt_source_release(src);
 		kopt_die("cannot analyze the kernels");
 	}
 	if (json)
@@ -875,21 +871,19 @@ int cmd_analyze(int argc, const char **argv, struct kopt_ctx *ctx)
 	};
 	const struct kopt_config *cfg;
 	struct kopt_obligations learn;
-	struct kopt_cache cache = KOPT_CACHE_INIT;
+	struct kopt_source src;
 
 	argc = kopt_parse_options(argc, argv, options, analyze_usage, 0);
 	if (argc > 1)
 		kopt_usage_error(analyze_usage, options, "too many arguments");
 	cfg = kopt_ctx_config_or_die(ctx);
 	kopt_obligations_init(&learn, ctx->repo, ctx->top, cfg);
-	kopt_cache_open(&cache, ctx->repo, "analyze");
+	kopt_source_worktree_cached(&src, ctx->repo, ctx->top);
 	if (argc == 1)
-		analyze_kernel(ctx, cfg, argv[0], &learn, &cache, json);
+		analyze_kernel(ctx, cfg, argv[0], &learn, &src, json);
 	else
-		analyze_all(ctx, cfg, &learn, &cache, json);
+		analyze_all(ctx, cfg, &learn, &src, json);
 	kopt_obligations_release(&learn);
-	/* what was read stays valid for the next run */
-	kopt_cache_save(&cache);
-	kopt_cache_release(&cache);
+	kopt_source_release(&src);
 	return 0;
 }

@@ -12,7 +12,6 @@
 #include <cjson/cJSON.h>
 
 #include "builtin.h"
-#include "cache.h"
 #include "analysis.h"
 #include "verdict.h"
 #include "banned.h"
@@ -110,7 +109,6 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 	const struct kopt_config *cfg;
 	const struct kopt_kernel *k;
 	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
-	struct kopt_cache cache = KOPT_CACHE_INIT;
 	struct kopt_source src;
 	const struct kopt_results **all;
 	struct kopt_target_result *res;
@@ -128,13 +126,10 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_die("%s has no target; add 'target = <trial> <condition>' "
 			 "to [kernel \"%s\"] in .kopt (e.g. 'target = "
 			 "spec-decode duration_us <= 60')", k->name, k->name);
-	kopt_source_worktree(&src, ctx->top);
-	/* the models analyze reads, through its cache */
-	kopt_cache_open(&cache, ctx->repo, "analyze");
-	src.cache = &cache;
+	/* the kernel analyze reads, through its cache */
+	kopt_source_worktree_cached(&src, ctx->repo, ctx->top);
 	ret = kopt_analysis_load(&a, &src, k->name, cfg);
-	kopt_cache_save(&cache);
-	kopt_cache_release(&cache);
+	kopt_source_release(&src);
 	kopt_lib_or_die(ret);
 	all = kopt_analysis_numbers(&a, &nr);
 	res = kopt_calloc(k->targets_nr, sizeof(*res));

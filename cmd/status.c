@@ -21,10 +21,10 @@
 
 #include "analysis.h"
 #include "builtin.h"
-#include "cache.h"
 #include "cycle.h"
 #include "devlog.h"
 #include "hooks.h"
+#include "index.h"
 #include "learn.h"
 #include "repo.h"
 #include "trailers.h"
@@ -174,23 +174,28 @@ static void numbers_file(struct kopt_buf *rel, const char *kernel,
 		kopt_path_results(rel, kernel, v->name);
 }
 
+/*
+ * The version's numbers file is committed as it is: its id in the work
+ * tree (the index's for a clean file, as git status finds it) is HEAD's.
+ */
 static int results_committed(struct kopt_ctx *ctx, git_tree *head,
-			     const char *kernel,
+			     const struct kopt_source *src, const char *kernel,
 			     const struct kopt_analysis_version *v)
 {
-	struct kopt_buf rel = KOPT_BUF_INIT, a = KOPT_BUF_INIT, b = KOPT_BUF_INIT;
-	char *path;
+	struct kopt_buf rel = KOPT_BUF_INIT;
+	git_tree_entry *te = NULL;
+	struct stat st;
+	git_oid id;
 	int same = 0;
 
 	numbers_file(&rel, kernel, v);
-	path = kopt_ctx_path(ctx, rel.buf);
-	if (head && !kopt_repo_read_tree(&a, ctx->repo, head, rel.buf) &&
-	    !kopt_buf_read_file(&b, path))
-		same = a.len == b.len && !memcmp(a.buf, b.buf, a.len);
-	free(path);
+	if (head && !git_tree_entry_bypath(&te, head, rel.buf))
+		same = !kopt_index_worktree_id(&id, &st, src->index, ctx->top,
+					       rel.buf) &&
+		       git_oid_equal(&id, git_tree_entry_id(te));
+	git_error_clear();
+	git_tree_entry_free(te);
 	kopt_buf_release(&rel);
-	kopt_buf_release(&a);
-	kopt_buf_release(&b);
 	return same;
 }
 
@@ -296,11 +301,10 @@ static void newer_with_numbers(struct row *r, const struct kopt_analysis *a)
 
 static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		       const struct kopt_kernel *k, git_tree *head,
-		       const struct history *h, struct kopt_cache *cache,
+		       const struct history *h, const struct kopt_source *src,
 		       struct row *r)
 {
 	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
-	struct kopt_source src;
 	const struct kopt_results **all = NULL;
 	const struct kopt_analysis_version *res = NULL, *parent = NULL;
 	struct kopt_buf kv = KOPT_BUF_INIT;
@@ -311,9 +315,7 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	kopt_buf_init(&r->next, 0);
 	if (current_version(r, ctx, head, k))
 		return;
-	kopt_source_worktree(&src, ctx->top);
-	src.cache = cache;
-	if (kopt_analysis_load(&a, &src, k->name, cfg)) {
+	if (kopt_analysis_load(&a, src, k->name, cfg)) {
 		r->step = "error";
 		kopt_buf_addf(&r->next, "fix the devlog or results of %s "
 			      "(the message above names the file)", k->name);
@@ -348,7 +350,7 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		r->verdict = v.overall;
 		kopt_verdicts_release(&v);
 	}
-	r->committed = res && results_committed(ctx, head, k->name, res);
+	r->committed = res && results_committed(ctx, head, src, k->name, res);
 	r->target_met = targets_met(cfg, k, all, nr);
 	next_step(r, k, &a, res);
 	free(all);
@@ -428,7 +430,7 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 	};
 	const struct kopt_config *cfg;
 	struct history h = { KOPT_STRVEC_INIT, KOPT_STRVEC_INIT };
-	struct kopt_cache cache = KOPT_CACHE_INIT;
+	struct kopt_source src;
 	struct row *rows;
 	git_tree *head = NULL;
 	size_t i;
@@ -441,13 +443,12 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_lib_or_die(kopt_repo_rev_tree(&head, ctx->repo, "HEAD"));
 	read_history(ctx->repo, &h);
 	rows = kopt_calloc(cfg->kernels_nr + 1, sizeof(*rows));
-	/* the models analyze reads, through its cache */
-	kopt_cache_open(&cache, ctx->repo, "analyze");
+	/* the kernels analyze reads, through its cache */
+	kopt_source_worktree_cached(&src, ctx->repo, ctx->top);
 	for (i = 0; i < cfg->kernels_nr; i++)
-		kernel_row(ctx, cfg, &cfg->kernels[i], head, &h, &cache,
+		kernel_row(ctx, cfg, &cfg->kernels[i], head, &h, &src,
 			   &rows[i]);
-	kopt_cache_save(&cache);
-	kopt_cache_release(&cache);
+	kopt_source_release(&src);
 	if (json)
 		print_json(rows, cfg->kernels_nr);
 	else

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cache.h"
+#include "index.h"
 #include "config.h"
 #include "error.h"
 #include "version.h"
@@ -18,6 +19,32 @@ void kopt_source_worktree(struct kopt_source *src, const char *top)
 {
 	memset(src, 0, sizeof(*src));
 	src->top = top;
+}
+
+void kopt_source_worktree_cached(struct kopt_source *src,
+				 git_repository *repo, const char *top)
+{
+	struct kopt_error_catch quiet = KOPT_ERROR_CATCH_INIT;
+
+	kopt_source_worktree(src, top);
+	src->cache = kopt_calloc(1, sizeof(*src->cache));
+	kopt_cache_open(src->cache, repo, "analyze");
+	/* without the index, every file is hashed: slower, as exact */
+	kopt_error_catch(&quiet);
+	if (kopt_index_open(&src->index, repo))
+		src->index = NULL;
+	kopt_error_uncatch(&quiet);
+	kopt_error_catch_release(&quiet);
+}
+
+void kopt_source_release(struct kopt_source *src)
+{
+	if (src->cache)
+		kopt_cache_release(src->cache);
+	free(src->cache);
+	kopt_index_free(src->index);
+	src->cache = NULL;
+	src->index = NULL;
 }
 
 void kopt_source_tree(struct kopt_source *src, git_repository *repo,
@@ -111,46 +138,16 @@ int kopt_source_list(const struct kopt_source *src, const char *dir,
 	return 0;
 }
 
-/*
- * Through the cache: stat the file; on a hit rebuild the model from the
- * cached summary, else read and parse it and store its summary.
- */
-static int stat_source(const struct kopt_source *src, const char *path,
-		       struct stat *st)
-{
-	char *full;
-	int ret;
-
-	if (!src->cache || src->tree)
-		return -1;
-	full = kopt_xstrfmt("%s%s", src->top ? src->top : "", path);
-	ret = stat(full, st);
-	free(full);
-	return ret;
-}
-
 static int load_devlog(struct kopt_devlog *out, const struct kopt_source *src,
 		       const char *path, struct kopt_buf *data,
 		       struct kopt_buf *label)
 {
-	struct stat st;
-	const char *hit;
-	size_t hlen;
-	int cached = !stat_source(src, path, &st), r;
+	int r = kopt_source_read(src, path, data, label);
 
-	if (cached && kopt_cache_get(src->cache, path, &st, &hit, &hlen) &&
-	    !kopt_devlog_from_summary(out, hit, hlen, path))
-		return 0;
-	r = kopt_source_read(src, path, data, label);
 	if (r)
 		return r;
 	if (kopt_devlog_parse(out, data->buf, data->len, label->buf))
 		return KOPT_EINVALID;
-	if (cached) {
-		kopt_buf_reset(data);
-		kopt_devlog_summary(data, out);
-		kopt_cache_put(src->cache, path, &st, data->buf, data->len);
-	}
 	return 0;
 }
 
@@ -159,27 +156,13 @@ static int load_results(struct kopt_results *out,
 			const char *kernel, const char *version,
 			struct kopt_buf *data, struct kopt_buf *label)
 {
-	struct stat st;
-	const char *hit;
-	size_t hlen;
-	int cached = !stat_source(src, path, &st), r;
+	int r = kopt_source_read(src, path, data, label);
 
-	/* a summary is stored only for results that were valid */
-	if (cached && kopt_cache_get(src->cache, path, &st, &hit, &hlen) &&
-	    !kopt_results_from_summary(out, hit, hlen) &&
-	    !strcmp(out->kernel, kernel) && !strcmp(out->version, version))
-		return 0;
-	r = kopt_source_read(src, path, data, label);
 	if (r)
 		return r;
 	if (kopt_results_parse(out, data->buf, data->len, label->buf, kernel,
 			       version))
 		return KOPT_EINVALID;
-	if (cached) {
-		kopt_buf_reset(data);
-		kopt_results_summary(data, out);
-		kopt_cache_put(src->cache, path, &st, data->buf, data->len);
-	}
 	return 0;
 }
 
@@ -212,19 +195,46 @@ static int by_number(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-int kopt_analysis_load(struct kopt_analysis *out,
-		       const struct kopt_source *src, const char *kernel,
-		       const struct kopt_config *cfg)
+/* Each version's devlog entry, parent and change against it. */
+static void link_versions(struct kopt_analysis *out)
+{
+	size_t i, j;
+
+	for (i = 0; i < out->versions_nr; i++) {
+		struct kopt_analysis_version *v = &out->versions[i];
+		v->entry = out->has_devlog ?
+			   kopt_devlog_find_version(&out->devlog, v->name) :
+			   NULL;
+		v->has_results = v->has_file || v->results.entries_nr;
+	}
+	for (i = 0; i < out->versions_nr; i++) {
+		struct kopt_analysis_version *v = &out->versions[i];
+		const struct kopt_analysis_version *p = NULL;
+		v->parent = -1;
+		if (v->has_results && v->results.parent)
+			for (j = 0; j < out->versions_nr; j++)
+				if (!strcmp(out->versions[j].name,
+					    v->results.parent))
+					v->parent = (int)j;
+		if (v->parent >= 0 && out->versions[v->parent].has_results)
+			p = &out->versions[v->parent];
+		if (v->has_results)
+			v->change = kopt_compare_results(&v->results,
+							 p ? &p->results : NULL,
+							 out->noise_pct,
+							 &v->trials);
+	}
+}
+
+/* Read and parse the kernel's files. */
+static int load_files(struct kopt_analysis *out, const struct kopt_source *src,
+		      const char *kernel, const struct kopt_config *cfg)
 {
 	struct kopt_buf path = KOPT_BUF_INIT, data = KOPT_BUF_INIT;
 	struct kopt_buf label = KOPT_BUF_INIT;
 	struct kopt_strvec files = KOPT_STRVEC_INIT;
-	double noise_pct = cfg ? cfg->noise_pct : KOPT_DEFAULT_NOISE_PCT;
-	size_t i, j;
+	size_t i;
 	int ret = 0, r;
-
-	out->kernel = kopt_strdup(kernel);
-	out->noise_pct = noise_pct;
 
 	kopt_path_devlog(&path, kernel);
 	r = load_devlog(&out->devlog, src, path.buf, &data, &label);
@@ -267,9 +277,6 @@ int kopt_analysis_load(struct kopt_analysis *out,
 	for (i = 0; i < out->versions_nr; i++) {
 		struct kopt_analysis_version *v = &out->versions[i];
 		struct kopt_results file = KOPT_RESULTS_INIT;
-		if (out->has_devlog)
-			v->entry = kopt_devlog_find_version(&out->devlog,
-							    v->name);
 		if (v->has_file) {
 			file = v->results;
 			v->results = (struct kopt_results)KOPT_RESULTS_INIT;
@@ -280,22 +287,6 @@ int kopt_analysis_load(struct kopt_analysis *out,
 						 &out->devlog : NULL, kernel,
 						 v->name, cfg, &v->disagree);
 		kopt_results_release(&file);
-		v->has_results = v->has_file || v->results.entries_nr;
-	}
-	for (i = 0; i < out->versions_nr; i++) {
-		struct kopt_analysis_version *v = &out->versions[i];
-		const struct kopt_analysis_version *p = NULL;
-		if (v->has_results && v->results.parent)
-			for (j = 0; j < out->versions_nr; j++)
-				if (!strcmp(out->versions[j].name,
-					    v->results.parent))
-					v->parent = (int)j;
-		if (v->parent >= 0 && out->versions[v->parent].has_results)
-			p = &out->versions[v->parent];
-		if (v->has_results)
-			v->change = kopt_compare_results(&v->results,
-							 p ? &p->results : NULL,
-							 noise_pct, &v->trials);
 	}
 	kopt_buf_release(&path);
 	kopt_buf_release(&data);
@@ -328,6 +319,233 @@ int kopt_analysis_take(struct kopt_results *out, struct kopt_analysis *a,
 	v->results = (struct kopt_results)KOPT_RESULTS_INIT;
 	v->has_results = 0;
 	return 0;
+}
+
+/*
+ * The key of a kernel's analysis: every input it reads, by id.  The
+ * devlog's and each results file's blob id as git status finds them
+ * (lib/index), the settings that shape the numbers (kopt.noise, the
+ * trials), and the format.  1 when there is a key; 0 when an input is
+ * not a plain readable file (the kernel is then read without the cache,
+ * and its problems reported as without it).
+ */
+static int kernel_key(git_oid *out, const struct kopt_source *src,
+		      const char *kernel, const struct kopt_config *cfg)
+{
+	struct kopt_buf in = KOPT_BUF_INIT, path = KOPT_BUF_INIT;
+	struct kopt_strvec files = KOPT_STRVEC_INIT;
+	struct stat st;
+	git_oid id;
+	size_t i, dirlen;
+	int r, ok = 1;
+
+	kopt_buf_addf(&in, "kopt analysis 1\nkernel %s\n", kernel);
+	kopt_buf_addstr(&in, "noise");
+	kopt_cache_add_num(&in, cfg ? cfg->noise_pct : KOPT_DEFAULT_NOISE_PCT);
+	kopt_buf_addch(&in, '\n');
+	for (i = 0; cfg && i < cfg->trials_nr; i++) {
+		kopt_buf_addstr(&in, "trial");
+		kopt_cache_add_str(&in, cfg->trials[i].name);
+		kopt_buf_addf(&in, "\t%ld\t%ld\t%ld\n", cfg->trials[i].b,
+			      cfg->trials[i].s, cfg->trials[i].t);
+	}
+	kopt_path_devlog(&path, kernel);
+	r = kopt_index_worktree_id(&id, &st, src->index, src->top, path.buf);
+	if (!r)
+		kopt_buf_addf(&in, "devlog %s\n", git_oid_tostr_s(&id));
+	else if (r != KOPT_ENOTFOUND)
+		ok = 0;
+	kopt_buf_reset(&path);
+	kopt_path_results_dir(&path, kernel);
+	dirlen = path.len;
+	kopt_source_list(src, path.buf, &files);
+	for (i = 0; ok && i < files.nr; i++) {
+		char *version;
+		if (!kopt_ends_with(files.v[i], ".json"))
+			continue;
+		version = kopt_strndup(files.v[i], strlen(files.v[i]) - 5);
+		if (kopt_version_valid(version)) {
+			kopt_buf_setlen(&path, dirlen);
+			kopt_buf_addf(&path, "/%s", files.v[i]);
+			r = kopt_index_worktree_id(&id, &st, src->index,
+						   src->top, path.buf);
+			if (r)
+				ok = 0;
+			else
+				kopt_buf_addf(&in, "results %s %s\n",
+					      files.v[i], git_oid_tostr_s(&id));
+		}
+		free(version);
+	}
+	if (ok)
+		kopt_cache_key(out, &in);
+	kopt_buf_release(&in);
+	kopt_buf_release(&path);
+	kopt_strvec_clear(&files);
+	return ok;
+}
+
+int kopt_analysis_summary(struct kopt_buf *out, const struct kopt_analysis *a)
+{
+	struct kopt_buf part = KOPT_BUF_INIT;
+	size_t i, j;
+
+	kopt_cache_add_str(out, "A1");
+	kopt_cache_add_str(out, a->kernel);
+	kopt_buf_addf(out, "\t%d\t%zu\n", a->has_devlog, a->versions_nr);
+	if (a->has_devlog) {
+		kopt_devlog_summary(&part, &a->devlog, 0);
+		kopt_buf_addf(out, "L\t%zu\n", part.len);
+		kopt_buf_addbuf(out, &part);
+	}
+	for (i = 0; i < a->versions_nr; i++) {
+		const struct kopt_analysis_version *v = &a->versions[i];
+		kopt_buf_reset(&part);
+		if (v->results.kernel && v->results.version)
+			kopt_results_summary(&part, &v->results);
+		kopt_cache_add_str(out, "V");
+		kopt_cache_add_str(out, v->name);
+		kopt_buf_addf(out, "\t%d\t%d\t%zu\t%zu\n", v->has_file,
+			      (int)v->source, v->disagree.nr, part.len);
+		for (j = 0; j < v->disagree.nr; j++) {
+			kopt_cache_add_str(out, "d");
+			kopt_cache_add_str(out, v->disagree.v[j]);
+			kopt_buf_addch(out, '\n');
+		}
+		kopt_buf_addbuf(out, &part);
+	}
+	kopt_buf_release(&part);
+	return 0;
+}
+
+/* A whole number of a summary field, at most `max`; -1 when it is none. */
+static int summary_size(const char *f, size_t max, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!f || *f < '0' || *f > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(f, &end, 10);
+	if (errno || *end || v > max)
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+int kopt_analysis_from_summary(struct kopt_analysis *out, char *text,
+			       size_t len, const char *kernel, double noise_pct)
+{
+	struct kopt_buf label = KOPT_BUF_INIT;
+	char *f[6];
+	size_t pos = 0, nr, n, i, j;
+	int ret = KOPT_EINVALID;
+
+	out->kernel = kopt_strdup(kernel);
+	out->noise_pct = noise_pct;
+	if (kopt_cache_split(text, len, &pos, f, 4) != 4 || !f[0] ||
+	    strcmp(f[0], "A1") || !f[1] || strcmp(f[1], kernel) ||
+	    !f[2] || (strcmp(f[2], "0") && strcmp(f[2], "1")) ||
+	    summary_size(f[3], len, &nr))
+		goto done;
+	if (!strcmp(f[2], "1")) {
+		kopt_path_devlog(&label, kernel);
+		if (kopt_cache_split(text, len, &pos, f, 2) != 2 || !f[0] ||
+		    strcmp(f[0], "L") || summary_size(f[1], len - pos, &n) ||
+		    kopt_devlog_from_summary(&out->devlog, text + pos, n,
+					     label.buf))
+			goto done;
+		out->has_devlog = 1;
+		pos += n;
+	}
+	for (i = 0; i < nr; i++) {
+		struct kopt_analysis_version *v;
+		size_t source, dis;
+		if (kopt_cache_split(text, len, &pos, f, 6) != 6 || !f[0] ||
+		    strcmp(f[0], "V") || !f[1] ||
+		    !f[2] || (strcmp(f[2], "0") && strcmp(f[2], "1")) ||
+		    summary_size(f[3], KOPT_NUMBERS_DEVLOG, &source) ||
+		    summary_size(f[4], len, &dis) ||
+		    summary_size(f[5], len, &n))
+			goto done;
+		KOPT_ALLOC_GROW(out->versions, out->versions_nr + 1,
+				out->versions_alloc);
+		v = &out->versions[out->versions_nr++];
+		memset(v, 0, sizeof(*v));
+		v->name = kopt_strdup(f[1]);
+		v->number = kopt_version_number(v->name);
+		v->results = (struct kopt_results)KOPT_RESULTS_INIT;
+		kopt_strvec_init(&v->disagree);
+		v->has_file = f[2][0] == '1';
+		v->source = (enum kopt_numbers_source)source;
+		for (j = 0; j < dis; j++) {
+			if (kopt_cache_split(text, len, &pos, f, 2) != 2 ||
+			    !f[0] || strcmp(f[0], "d") || !f[1])
+				goto done;
+			kopt_strvec_push(&v->disagree, f[1]);
+		}
+		if (n > len - pos ||
+		    (n && kopt_results_from_summary(&v->results, text + pos,
+						     n)))
+			goto done;
+		pos += n;
+	}
+	if (pos != len)
+		goto done;
+	link_versions(out);
+	ret = 0;
+done:
+	kopt_buf_release(&label);
+	return ret;
+}
+
+int kopt_analysis_load(struct kopt_analysis *out,
+		       const struct kopt_source *src, const char *kernel,
+		       const struct kopt_config *cfg)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	double noise_pct = cfg ? cfg->noise_pct : KOPT_DEFAULT_NOISE_PCT;
+	git_oid key, after;
+	int keyed = src->cache && !src->tree &&
+		    kernel_key(&key, src, kernel, cfg);
+	int ret;
+
+	if (keyed && kopt_cache_get(src->cache, kernel, &key, &text)) {
+		if (!kopt_analysis_from_summary(out, text.buf, text.len,
+						kernel, noise_pct)) {
+			kopt_buf_release(&text);
+			return 0;
+		}
+		/* damaged: read the files, and store it again */
+		kopt_analysis_release(out);
+	}
+	out->kernel = kopt_strdup(kernel);
+	out->noise_pct = noise_pct;
+	ret = load_files(out, src, kernel, cfg);
+	if (!ret && src->cache && !src->tree) {
+		/*
+		 * The views see what a hit gives them: the model rebuilt
+		 * from its summary, whether it was stored or not.
+		 */
+		kopt_buf_reset(&text);
+		kopt_analysis_summary(&text, out);
+		/* a file changed while it was read: what was read is unkeyed */
+		if (keyed && kernel_key(&after, src, kernel, cfg) &&
+		    git_oid_equal(&after, &key))
+			kopt_cache_put(src->cache, kernel, &key, text.buf,
+				       text.len);
+		kopt_analysis_release(out);
+		ret = kopt_analysis_from_summary(out, text.buf, text.len,
+						 kernel, noise_pct);
+		if (ret)
+			ret = kopt_error("cannot analyze '%s': its summary "
+					 "does not read back", kernel);
+	} else {
+		link_versions(out);
+	}
+	kopt_buf_release(&text);
+	return ret;
 }
 
 const struct kopt_results **kopt_analysis_numbers(const struct kopt_analysis *a,

@@ -33,14 +33,17 @@
 #include "strvec.h"
 
 struct kopt_cache;
+struct kopt_index;
 
 struct kopt_source {
 	const char *top;        /* work tree with a trailing '/', or NULL */
 	/*
-	 * Work tree only, optional: devlogs and results read through it come
-	 * back slim (see kopt_devlog_summary(), kopt_results_to_json()).
+	 * Work tree only, optional (kopt_source_worktree_cached()): each
+	 * kernel's analysis is kept in the cache, and comes back slim
+	 * (kopt_analysis_summary()), whether it was found there or not.
 	 */
 	struct kopt_cache *cache;
+	struct kopt_index *index;   /* the ids of clean files, or NULL */
 	git_repository *repo;   /* for a tree source */
 	git_tree *tree;
 	const char *rev;        /* names the tree in messages ("HEAD") */
@@ -48,6 +51,17 @@ struct kopt_source {
 
 /* Files of the work tree under `top`. */
 void kopt_source_worktree(struct kopt_source *src, const char *top);
+/*
+ * Files of the work tree under `top`, each kernel's analysis through the
+ * cache <gitdir>/kopt/analyze/<kernel>, keyed by the ids of the files it
+ * reads (see kopt_analysis_load()); the index gives the ids of files
+ * that did not change since git last looked, as for git status.  An
+ * index that cannot be read is no error: every file is then hashed.
+ * Release with kopt_source_release().
+ */
+void kopt_source_worktree_cached(struct kopt_source *src,
+				 git_repository *repo, const char *top);
+void kopt_source_release(struct kopt_source *src);
 /* Blobs of `tree` (borrowed). */
 void kopt_source_tree(struct kopt_source *src, git_repository *repo,
 		      git_tree *tree, const char *rev);
@@ -92,11 +106,31 @@ struct kopt_analysis {
  * Load a kernel.  A missing devlog or results directory is not an error;
  * a file that does not parse is (KOPT_EINVALID, each problem printed).
  * `cfg` names the trials and gives kopt.noise (NULL: the default noise).
+ *
+ * Through a cache (kopt_source_worktree_cached()), the kernel's key is
+ * the blob ids of its devlog and of each results file the analysis
+ * reads, with kopt.noise and the trials; a hit reads one small file
+ * instead of parsing the kernel's, and a changed file in one kernel
+ * changes that kernel's key only.  A kernel whose files do not parse is
+ * never stored, so its problems are reported on every run.
  */
 int kopt_analysis_load(struct kopt_analysis *out,
 		       const struct kopt_source *src, const char *kernel,
 		       const struct kopt_config *cfg);
 void kopt_analysis_release(struct kopt_analysis *a);
+
+/*
+ * What the views read of an analysis, as text for lib/cache (the
+ * devlog's summary without performance blocks, each version's numbers,
+ * source and disagreements), and the analysis rebuilt from it: parents
+ * and changes against them are worked out again with `noise_pct`.
+ * `text` (`len` bytes and a NUL after them, as in a struct kopt_buf) is
+ * modified.  KOPT_EINVALID (nothing printed) on damaged text.
+ */
+int kopt_analysis_summary(struct kopt_buf *out, const struct kopt_analysis *a);
+int kopt_analysis_from_summary(struct kopt_analysis *out, char *text,
+			       size_t len, const char *kernel,
+			       double noise_pct);
 
 const struct kopt_analysis_version *
 kopt_analysis_find(const struct kopt_analysis *a, const char *version);

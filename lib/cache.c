@@ -5,72 +5,14 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lockfile.h"
 #include "version.h"
 #include "banned.h"
 
-static int by_path(const void *a, const void *b)
-{
-	return strcmp(((const struct kopt_cache_entry *)a)->path,
-		      ((const struct kopt_cache_entry *)b)->path);
-}
-
-static const char *header(void)
-{
-	/* 2: numbers as the 16 hexadecimal digits of their bits */
-	return "git-kopt cache 2 " KOPT_VERSION "\n";
-}
-
-/* Parse the file; on any damage, forget it all. */
-static void load(struct kopt_cache *c)
-{
-	char *p, *end;
-	size_t hl = strlen(header());
-
-	if (kopt_buf_read_file(&c->text, c->file))
-		return;
-	if (c->text.len < hl || memcmp(c->text.buf, header(), hl))
-		goto bad;
-	p = c->text.buf + hl;
-	end = c->text.buf + c->text.len;
-	while (p < end) {
-		struct kopt_cache_entry *e;
-		char *tab = memchr(p, '\t', end - p), *q;
-		long long v[7];
-		int i;
-
-		if (!tab)
-			goto bad;
-		*tab = '\0';
-		q = tab + 1;
-		for (i = 0; i < 7; i++) {
-			errno = 0;
-			v[i] = strtoll(q, &q, 10);
-			if (errno || (*q != (i < 6 ? '\t' : '\n')))
-				goto bad;
-			q++;
-		}
-		if (v[6] < 0 || v[6] >= end - q || q[v[6]] != '\n')
-			goto bad;
-		KOPT_ALLOC_GROW(c->entries, c->nr + 1, c->alloc);
-		e = &c->entries[c->nr++];
-		memset(e, 0, sizeof(*e));
-		e->path = p;
-		memcpy(e->st, v, sizeof(e->st));
-		e->data = q;
-		e->len = (size_t)v[6];
-		p = q + v[6] + 1;
-		if (c->nr > 1 && strcmp(c->entries[c->nr - 2].path, e->path) >= 0)
-			goto bad;
-	}
-	return;
-bad:
-	c->nr = 0;
-	kopt_buf_release(&c->text);
-}
+/* 3: one file per name, keyed by an object id */
+#define HEADER "git-kopt cache 3 " KOPT_VERSION "\n"
 
 void kopt_cache_open(struct kopt_cache *c, git_repository *repo,
 		     const char *name)
@@ -78,149 +20,113 @@ void kopt_cache_open(struct kopt_cache *c, git_repository *repo,
 	const char *nc = getenv("KOPT_NO_CACHE");
 
 	memset(c, 0, sizeof(*c));
-	kopt_buf_init(&c->text, 0);
 	if (!repo || (nc && *nc && strcmp(nc, "0")))
 		return;
-	c->file = kopt_xstrfmt("%skopt/%s.cache", git_repository_path(repo),
-			       name);
-	c->top = git_repository_workdir(repo) ?
-		 kopt_strdup(git_repository_workdir(repo)) : NULL;
-	load(c);
+	c->dir = kopt_xstrfmt("%skopt/%s/", git_repository_path(repo), name);
 }
 
-static struct kopt_cache_entry *find(struct kopt_cache *c, const char *path)
+void kopt_cache_key(git_oid *out, const struct kopt_buf *inputs)
 {
-	struct kopt_cache_entry key;
-
-	if (!c->nr)
-		return NULL;
-	key.path = path;
-	return bsearch(&key, c->entries, c->nr, sizeof(*c->entries), by_path);
+	if (git_odb_hash(out, inputs->buf, inputs->len, GIT_OBJECT_BLOB) < 0) {
+		/* cannot happen for a blob; a zero key matches nothing put */
+		git_error_clear();
+		memset(out, 0, sizeof(*out));
+	}
 }
 
-static void stat_fields(long long out[6], const struct stat *st)
+static int name_ok(const char *name)
 {
-	out[0] = st->st_size;
-	out[1] = st->st_mtim.tv_sec;
-	out[2] = st->st_mtim.tv_nsec;
-	out[3] = st->st_ctim.tv_sec;
-	out[4] = st->st_ctim.tv_nsec;
-	out[5] = st->st_ino;
-}
+	const char *p;
 
-int kopt_cache_get(struct kopt_cache *c, const char *path,
-		   const struct stat *st, const char **data, size_t *len)
-{
-	struct kopt_cache_entry *e;
-	long long now[6];
-
-	if (!c->file || !(e = find(c, path)))
+	if (!*name || *name == '.' || *name == '-')
 		return 0;
-	stat_fields(now, st);
-	if (memcmp(now, e->st, sizeof(now)))
-		return 0;
-	e->used = 1;
-	*data = e->data;
-	*len = e->len;
+	for (p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' ||
+		      *p == '-'))
+			return 0;
 	return 1;
 }
 
-void kopt_cache_put(struct kopt_cache *c, const char *path,
-		    const struct stat *st, const char *data, size_t len)
+static int zero_key(const git_oid *key)
 {
-	struct kopt_cache_entry *e;
-	time_t now = time(NULL);
+	static const git_oid zero;
 
-	/* racy: changed in the last ticks, a same-size rewrite could hide */
-	if (!c->file || st->st_mtim.tv_sec >= now - 1 ||
-	    st->st_ctim.tv_sec >= now - 1)
-		return;
-	e = find(c, path);
-	if (!e) {
-		KOPT_ALLOC_GROW(c->entries, c->nr + 1, c->alloc);
-		e = &c->entries[c->nr++];
-		memset(e, 0, sizeof(*e));
-		e->path = kopt_strdup(path);
-		e->owned = 1;
-		qsort(c->entries, c->nr, sizeof(*c->entries), by_path);
-		e = find(c, path);
-	} else if (e->owned) {
-		free((char *)e->data);
-	}
-	if (!e->owned) {
-		e->path = kopt_strdup(e->path);
-		e->owned = 1;
-	}
-	e->data = kopt_strndup(data, len);
-	e->len = len;
-	stat_fields(e->st, st);
-	e->used = 1;
-	c->dirty = 1;
+	return !memcmp(key, &zero, sizeof(zero));
 }
 
-int kopt_cache_save(struct kopt_cache *c)
+int kopt_cache_get(struct kopt_cache *c, const char *name,
+		   const git_oid *key, struct kopt_buf *out)
+{
+	char hex[GIT_OID_HEXSZ + 1], *file, *p, *end, *q;
+	size_t hl = strlen(HEADER);
+	unsigned long long len;
+	int hit = 0;
+
+	kopt_buf_reset(out);
+	if (!c->dir || !name_ok(name) || zero_key(key))
+		return 0;
+	file = kopt_xstrfmt("%s%s", c->dir, name);
+	if (kopt_buf_read_file(out, file))
+		goto done;
+	git_oid_tostr(hex, sizeof(hex), key);
+	p = out->buf;
+	end = out->buf + out->len;
+	if (out->len < hl + GIT_OID_HEXSZ + 3 || memcmp(p, HEADER, hl))
+		goto done;
+	p += hl;
+	if (memcmp(p, hex, GIT_OID_HEXSZ) || p[GIT_OID_HEXSZ] != '\n')
+		goto done;
+	p += GIT_OID_HEXSZ + 1;
+	if (*p < '0' || *p > '9')
+		goto done;
+	errno = 0;
+	len = strtoull(p, &q, 10);
+	if (errno || *q != '\n' || len != (unsigned long long)(end - q - 1))
+		goto done;
+	q++;
+	memmove(out->buf, q, (size_t)len);
+	kopt_buf_setlen(out, (size_t)len);
+	hit = 1;
+done:
+	if (!hit)
+		kopt_buf_reset(out);
+	free(file);
+	return hit;
+}
+
+int kopt_cache_put(struct kopt_cache *c, const char *name,
+		   const git_oid *key, const char *data, size_t len)
 {
 	struct kopt_buf out = KOPT_BUF_INIT;
 	struct kopt_lock lk = KOPT_LOCK_INIT;
-	char *lock;
-	size_t i;
+	char hex[GIT_OID_HEXSZ + 1], *file, *lock;
 	int ret = 0;
 
-	if (!c->file)
-		return 0;
-	if (!c->dirty)
-		return 0;
-	/* entries of files this run did not look at stay, unless deleted */
-	for (i = 0; i < c->nr; i++) {
-		struct kopt_cache_entry *e = &c->entries[i];
-		struct stat st;
-		char *full;
-		if (e->used)
-			continue;
-		full = kopt_xstrfmt("%s%s", c->top ? c->top : "", e->path);
-		e->used = !lstat(full, &st);
-		free(full);
-	}
-	kopt_buf_addstr(&out, header());
-	for (i = 0; i < c->nr; i++) {
-		const struct kopt_cache_entry *e = &c->entries[i];
-		if (!e->used)
-			continue;
-		kopt_buf_addf(&out, "%s\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld\t"
-			      "%zu\n", e->path, e->st[0], e->st[1], e->st[2],
-			      e->st[3], e->st[4], e->st[5], e->len);
-		kopt_buf_add(&out, e->data, e->len);
-		kopt_buf_addch(&out, '\n');
-	}
+	if (!c->dir || !name_ok(name) || zero_key(key))
+		return -1;
+	file = kopt_xstrfmt("%s%s", c->dir, name);
+	lock = kopt_xstrfmt("%s.lock", file);
+	git_oid_tostr(hex, sizeof(hex), key);
+	kopt_buf_addf(&out, "%s%s\n%zu\n", HEADER, hex, len);
+	kopt_buf_add(&out, data, len);
 	/* a cache is not the user's file: quietly give up when locked */
-	lock = kopt_xstrfmt("%s.lock", c->file);
-	if (!access(lock, F_OK) || kopt_mkdir_parents(c->file) ||
-	    kopt_lock_acquire(&lk, c->file) ||
+	if (!access(lock, F_OK) || kopt_mkdir_parents(file) ||
+	    kopt_lock_acquire(&lk, file) ||
 	    kopt_lock_write(&lk, out.buf, out.len) ||
 	    kopt_lock_commit(&lk))
 		ret = -1;
 	kopt_lock_rollback(&lk);
 	free(lock);
+	free(file);
 	kopt_buf_release(&out);
-	c->dirty = 0;
 	return ret;
 }
 
 void kopt_cache_release(struct kopt_cache *c)
 {
-	size_t i;
-
-	for (i = 0; i < c->nr; i++)
-		if (c->entries[i].owned) {
-			free((char *)c->entries[i].path);
-			free((char *)c->entries[i].data);
-		}
-	free(c->entries);
-	free(c->file);
-	free(c->top);
-	kopt_buf_release(&c->text);
+	free(c->dir);
 	memset(c, 0, sizeof(*c));
-	kopt_buf_init(&c->text, 0);
 }
 
 static void sep(struct kopt_buf *out)

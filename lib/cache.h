@@ -2,70 +2,55 @@
 #define KOPT_CACHE_H
 
 /*
- * A stat-keyed cache of what was read from work-tree files, after git's
- * index: for each file, its size, modification and change times (ns),
- * inode, and a text derived from it (a slim summary of a devlog or a
- * results file, in the format of its module).  A lookup hits only when
- * every stat field matches, so an edited file is read again.  Like git,
- * entries whose mtime or ctime is within the last two seconds are not
- * stored ("racy": a same-size rewrite in the same tick could go
- * unnoticed); such files are read in full until they settle.
+ * A cache of texts derived from files (a kernel's analysis, in the
+ * format of its module), each stored under a name with the key it was
+ * derived from: a git object id computed over the ids of every input, so
+ * that the key changes whenever git itself would see a different input
+ * (lib/index gives the ids of work-tree files as git status does).  A
+ * lookup hits only when the stored key equals the key asked for; nothing
+ * is keyed by a time, so a stale answer needs a SHA-1 collision.
  *
- * Lives at <gitdir>/kopt/<name>.cache, never in the work tree: a header
- * line, then per entry one line "<path> <size> <mtime s> <mtime ns>
- * <ctime s> <ctime ns> <inode> <length>" (tab-separated) followed by
- * <length> bytes of data and a newline, sorted by path.  A cache that
- * cannot be read is ignored and rebuilt; one that cannot be written
- * (another git-kopt holds the lock) is left alone.  When a run that
- * stored something saves it, entries of deleted files are dropped.
+ * Lives under <gitdir>/kopt/<cache>/, never in the work tree: one file
+ * per name, "<header>\n<key>\n<length>\n" then <length> bytes, written
+ * through lib/lockfile as a whole, so that reading one name reads one
+ * small file and a reader sees an old or a new entry, never half.  A
+ * file that does not parse is a miss, and the next put rewrites it; one
+ * that cannot be written (another git-kopt holds its lock) is left
+ * alone.  Names are limited to letters, digits, '.', '_' and '-' (not
+ * first); others are never cached.
  *
  *	kopt_cache_open(&c, repo, "analyze");
- *	if (kopt_cache_get(&c, rel, &st, &data, &len)) ...   borrowed
- *	else kopt_cache_put(&c, rel, &st, text, len);        copied
- *	kopt_cache_save(&c);
+ *	kopt_cache_key(&key, &keytext);
+ *	if (kopt_cache_get(&c, name, &key, &data)) ...   a hit, into data
+ *	else kopt_cache_put(&c, name, &key, text, len);
  *	kopt_cache_release(&c);
  *
  * KOPT_NO_CACHE=1 in the environment turns it off (every get misses,
- * nothing is saved).  Nothing prints.
+ * nothing is written).  Nothing prints.
  */
 
 #include <stddef.h>
-#include <sys/stat.h>
 
 #include <git2.h>
 
 #include "buf.h"
 
-struct kopt_cache_entry {
-	const char *path;       /* into `text`, or owned when `owned` */
-	long long st[6];        /* size, mtime s/ns, ctime s/ns, inode */
-	const char *data;
-	size_t len;
-	int used;
-	int owned;
-};
-
 struct kopt_cache {
-	char *file;             /* NULL: disabled */
-	char *top;              /* the work tree the paths are relative to */
-	struct kopt_buf text;   /* the file as read; entries point into it */
-	struct kopt_cache_entry *entries;   /* sorted by path */
-	size_t nr, alloc;
-	int dirty;
+	char *dir;              /* with a trailing '/'; NULL: disabled */
 };
 
-#define KOPT_CACHE_INIT { NULL, NULL, KOPT_BUF_INIT, NULL, 0, 0, 0 }
+#define KOPT_CACHE_INIT { NULL }
 
 void kopt_cache_open(struct kopt_cache *c, git_repository *repo,
 		     const char *name);
-/* 1 and the text stored for `path` if `st` matches, else 0. */
-int kopt_cache_get(struct kopt_cache *c, const char *path,
-		   const struct stat *st, const char **data, size_t *len);
-/* Store a copy of `data` for `path` as `st` says. */
-void kopt_cache_put(struct kopt_cache *c, const char *path,
-		    const struct stat *st, const char *data, size_t len);
-/* Write it back when something changed; 0, or -1. */
-int kopt_cache_save(struct kopt_cache *c);
+/* The key of a text that lists every input (a blob id of it). */
+void kopt_cache_key(git_oid *out, const struct kopt_buf *inputs);
+/* 1 and the text stored for `name` (into `out`) if `key` matches, else 0. */
+int kopt_cache_get(struct kopt_cache *c, const char *name,
+		   const git_oid *key, struct kopt_buf *out);
+/* Store `data` for `name` under `key`; 0, or -1 when it was not stored. */
+int kopt_cache_put(struct kopt_cache *c, const char *name,
+		   const git_oid *key, const char *data, size_t len);
 void kopt_cache_release(struct kopt_cache *c);
 
 /*

@@ -88,7 +88,11 @@ static void triple(long out[3], const cJSON *a)
 
 	for (i = 0; i < 3; i++) {
 		const cJSON *it = cJSON_GetArrayItem(a, i);
-		out[i] = cJSON_IsNumber(it) ? (long)it->valuedouble : 1;
+		/* a damaged capture's number out of range counts as absent */
+		out[i] = cJSON_IsNumber(it) && isfinite(it->valuedouble) &&
+			it->valuedouble >= 0 &&
+			it->valuedouble <= 9007199254740992.0 ?
+			(long)it->valuedouble : 1;
 	}
 }
 

@@ -1656,8 +1656,10 @@ kopt_devlog_find_perf(const struct kopt_devlog_version *v, long b, long s,
 /* ------------------------------------------------------------------ */
 /* Summary */
 
-void kopt_devlog_summary(struct kopt_buf *out, const struct kopt_devlog *dl)
+void kopt_devlog_summary(struct kopt_buf *out, const struct kopt_devlog *dl,
+			 unsigned flags)
 {
+	int perfs = !!(flags & KOPT_DEVLOG_SUMMARY_PERFS);
 	size_t i, j;
 	int m;
 
@@ -1677,9 +1679,9 @@ void kopt_devlog_summary(struct kopt_buf *out, const struct kopt_devlog *dl)
 		kopt_cache_add_num(out, v->level);
 		kopt_cache_add_num(out, v->line);
 		kopt_cache_add_num(out, v->last_line);
-		kopt_cache_add_num(out, (double)v->perfs_nr);
+		kopt_cache_add_num(out, perfs ? (double)v->perfs_nr : 0);
 		kopt_buf_addch(out, '\n');
-		for (j = 0; j < v->perfs_nr; j++) {
+		for (j = 0; perfs && j < v->perfs_nr; j++) {
 			const struct kopt_devlog_perf *pf = &v->perfs[j];
 			kopt_cache_add_str(out, "P");
 			kopt_cache_add_str(out, pf->device);

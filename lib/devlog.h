@@ -153,13 +153,16 @@ kopt_devlog_find_perf(const struct kopt_devlog_version *v, long b, long s,
 
 /*
  * What the views read of a devlog (title, Overview, Target, each
- * version's name, title, note and lines, and of its performance blocks
- * the device, configuration, replayed, Bottleneck, line and metrics) as
- * lines of text for lib/cache, and a devlog rebuilt from it: no text,
- * versions and blocks with only those fields.  KOPT_EINVALID (nothing
- * printed) on damaged text.
+ * version's name, title, note and lines, and with
+ * KOPT_DEVLOG_SUMMARY_PERFS, of its performance blocks the device,
+ * configuration, replayed, Bottleneck, line and metrics) as lines of
+ * text for lib/cache, and a devlog rebuilt from it: no text, versions
+ * and blocks with only those fields.  KOPT_EINVALID (nothing printed) on
+ * damaged text.
  */
-void kopt_devlog_summary(struct kopt_buf *out, const struct kopt_devlog *dl);
+enum { KOPT_DEVLOG_SUMMARY_PERFS = 1 << 0 };
+void kopt_devlog_summary(struct kopt_buf *out, const struct kopt_devlog *dl,
+			 unsigned flags);
 int kopt_devlog_from_summary(struct kopt_devlog *out, const char *data,
 			     size_t len, const char *label);
 

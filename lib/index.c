@@ -47,6 +47,7 @@ struct kopt_index {
 	struct slot *slots;
 	size_t nr;
 	struct kopt_buf paths;  /* version 4: the paths, NUL-separated */
+	struct timespec mtime;  /* of the file: newer entries are racy */
 	struct kopt_index_tree *trees;
 	size_t trees_nr, trees_alloc;
 };
@@ -298,6 +299,7 @@ int kopt_index_open_file(struct kopt_index **out, const char *path)
 		goto done;
 	}
 	idx->size = (size_t)st.st_size;
+	idx->mtime = st.st_mtim;
 	if (idx->size) {
 		void *m = mmap(NULL, idx->size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (m == MAP_FAILED) {
@@ -376,6 +378,14 @@ void kopt_index_entry(struct kopt_index_entry *out,
 	out->stage = (flags >> FLAG_STAGE_SHIFT) & 3;
 	out->intent_to_add = (flags & FLAG_EXTENDED) &&
 			     (be16(raw + OFF_NAME) & XFLAG_INTENT_TO_ADD);
+	out->st_ctime_s = be32(raw);
+	out->st_ctime_ns = be32(raw + 4);
+	out->st_mtime_s = be32(raw + 8);
+	out->st_mtime_ns = be32(raw + 12);
+	out->st_ino = be32(raw + 20);
+	out->st_uid = be32(raw + 28);
+	out->st_gid = be32(raw + 32);
+	out->st_size = be32(raw + 36);
 }
 
 /* memcmp of the first `len` bytes; a shorter path sorts first. */
@@ -464,4 +474,51 @@ const struct kopt_index_tree *kopt_index_trees(const struct kopt_index *idx,
 {
 	*nr = idx->trees_nr;
 	return idx->trees_nr ? idx->trees : NULL;
+}
+
+/*
+ * git's match_stat_data() with every check on (nanoseconds included),
+ * and its racy rule: an entry written in the same second as the index,
+ * or later, may hide a same-size change made in that second.
+ */
+static int stat_clean(const struct kopt_index *idx,
+		      const struct kopt_index_entry *e, const struct stat *st)
+{
+	unsigned long mode = S_ISREG(st->st_mode) ?
+			     ((st->st_mode & 0100) ? 0100755 : 0100644) : 0;
+
+	if (e->mode != mode ||
+	    e->st_mtime_s != (uint32_t)st->st_mtim.tv_sec ||
+	    e->st_mtime_ns != (uint32_t)st->st_mtim.tv_nsec ||
+	    e->st_ctime_s != (uint32_t)st->st_ctim.tv_sec ||
+	    e->st_ctime_ns != (uint32_t)st->st_ctim.tv_nsec ||
+	    e->st_ino != (uint32_t)st->st_ino ||
+	    e->st_uid != (uint32_t)st->st_uid ||
+	    e->st_gid != (uint32_t)st->st_gid ||
+	    e->st_size != (uint32_t)st->st_size)
+		return 0;
+	return (uint32_t)idx->mtime.tv_sec > e->st_mtime_s;
+}
+
+int kopt_index_worktree_id(git_oid *out, struct stat *st,
+			   const struct kopt_index *idx, const char *top,
+			   const char *path)
+{
+	struct kopt_index_entry e;
+	char *full = kopt_xstrfmt("%s%s", top ? top : "", path);
+	int ret = 0;
+
+	if (lstat(full, st) < 0)
+		ret = errno == ENOENT || errno == ENOTDIR ? KOPT_ENOTFOUND : -1;
+	else if (!S_ISREG(st->st_mode))
+		ret = KOPT_EUNSUPPORTED;
+	else if (idx && !kopt_index_find(&e, idx, path) &&
+		 !e.intent_to_add && stat_clean(idx, &e, st))
+		git_oid_cpy(out, &e.id);
+	else if (git_odb_hashfile(out, full, GIT_OBJECT_BLOB) < 0) {
+		git_error_clear();
+		ret = -1;
+	}
+	free(full);
+	return ret;
 }

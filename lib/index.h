@@ -25,6 +25,8 @@
  * paths and ids are borrowed from the index and live until it is freed.
  */
 
+#include <sys/stat.h>
+
 #include <git2.h>
 
 #include "buf.h"
@@ -38,6 +40,12 @@ struct kopt_index_entry {
 	unsigned mode;          /* 0100644, 0100755, 0120000, 0160000 */
 	int stage;              /* 0, or 1-3 in a conflict */
 	int intent_to_add;      /* `git add -N`: not part of the commit */
+	/*
+	 * The work-tree file as git last saw it (32 bits each, as stored):
+	 * ctime and mtime (seconds, nanoseconds), inode, uid, gid, size.
+	 */
+	unsigned long st_ctime_s, st_ctime_ns, st_mtime_s, st_mtime_ns;
+	unsigned long st_ino, st_uid, st_gid, st_size;
 };
 
 /*
@@ -86,6 +94,22 @@ void kopt_index_range(size_t *lo, size_t *hi, const struct kopt_index *idx,
  */
 int kopt_index_read(struct kopt_buf *out, git_repository *repo,
 		    const struct kopt_index *idx, const char *path);
+
+/*
+ * The blob id of the work-tree file `path` (relative to `top`, which
+ * ends with '/'), as git status finds it: the index's id when the file's
+ * lstat data equals what the index recorded and the entry is not racily
+ * clean (modified in the same second the index was written), else the
+ * id git's blob hashing gives its bytes.  Never a time alone: a file
+ * whose stat data differs in any field is hashed.  `idx` may be NULL
+ * (every file is hashed).  0 with *out and *st set; KOPT_ENOTFOUND when
+ * there is no such file; KOPT_EUNSUPPORTED when it is not a regular file
+ * (a symbolic link, a directory); -1 when it cannot be read (nothing
+ * printed: the caller reads it and reports).
+ */
+int kopt_index_worktree_id(git_oid *out, struct stat *st,
+			   const struct kopt_index *idx, const char *top,
+			   const char *path);
 
 /*
  * The cache-tree, in git's order (a directory, then each of its

@@ -738,11 +738,15 @@ static void add_extra(cJSON *obj, const cJSON *extra)
 					      cJSON_Duplicate(it, 1));
 }
 
+/* every value the reader takes (integers up to 2^53) is written back as is */
 static cJSON *triple(const long v[3])
 {
-	int iv[3] = { (int)v[0], (int)v[1], (int)v[2] };
+	cJSON *a = cJSON_CreateArray();
+	int i;
 
-	return cJSON_CreateIntArray(iv, 3);
+	for (i = 0; i < 3; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)v[i]));
+	return a;
 }
 
 static cJSON *entry_json(const struct kopt_results_entry *e)
@@ -1169,6 +1173,7 @@ void kopt_results_summary(struct kopt_buf *out, const struct kopt_results *r)
 		kopt_cache_add_str(out, e->bottleneck);
 		kopt_cache_add_str(out, e->dtype);
 		kopt_cache_add_str(out, e->device.uuid);
+		kopt_cache_add_num(out, e->from_devlog);
 		for (m = 0; m < KOPT_METRIC__NR; m++)
 			kopt_cache_add_num(out, e->metrics[m]);
 		kopt_buf_addch(out, '\n');
@@ -1194,7 +1199,7 @@ static int summary_long(const char *f, long *out)
 int kopt_results_from_summary(struct kopt_results *out, const char *data,
 			      size_t len)
 {
-	char *text = kopt_strndup(data, len), *f[12 + KOPT_METRIC__NR];
+	char *text = kopt_strndup(data, len), *f[13 + KOPT_METRIC__NR];
 	size_t pos = 0, n, i;
 	long count;
 	int m;
@@ -1211,8 +1216,8 @@ int kopt_results_from_summary(struct kopt_results *out, const char *data,
 	n = (size_t)count;
 	for (i = 0; i < n; i++) {
 		struct kopt_results_entry *e;
-		if (kopt_cache_split(text, len, &pos, f, 12 + KOPT_METRIC__NR)
-		    != 12 + KOPT_METRIC__NR || !f[0] || strcmp(f[0], "E"))
+		if (kopt_cache_split(text, len, &pos, f, 13 + KOPT_METRIC__NR)
+		    != 13 + KOPT_METRIC__NR || !f[0] || strcmp(f[0], "E"))
 			goto bad;
 		KOPT_ALLOC_GROW(out->entries, out->entries_nr + 1,
 				out->entries_alloc);
@@ -1229,8 +1234,9 @@ int kopt_results_from_summary(struct kopt_results *out, const char *data,
 		e->bottleneck = dup_field(f[9]);
 		e->dtype = dup_field(f[10]);
 		e->device.uuid = dup_field(f[11]);
+		e->from_devlog = kopt_cache_num(f[12]) != 0;
 		for (m = 0; m < KOPT_METRIC__NR; m++)
-			e->metrics[m] = kopt_cache_num(f[12 + m]);
+			e->metrics[m] = kopt_cache_num(f[13 + m]);
 	}
 	free(text);
 	return 0;

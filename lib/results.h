@@ -206,8 +206,8 @@ struct cJSON *kopt_results_to_json(const struct kopt_results *r);
 
 /*
  * What the views need of validated results (kernel, version, parent, and
- * per entry the trial, configuration, replayed, device name and uuid, bottleneck,
- * dtype, spread and metrics), as lines of text for lib/cache, and back:
+ * per entry the trial, configuration, replayed, from_devlog, device name
+ * and uuid, bottleneck, dtype, spread and metrics), as lines of text for lib/cache, and back:
  * results without stages, opportunities, provenance or unknown members.
  * kopt_results_from_summary() returns KOPT_EINVALID (nothing printed) on
  * damaged text.

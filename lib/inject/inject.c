@@ -178,6 +178,13 @@ static int read_config(struct kopt_inject_config *c)
  * samples failed), is sampled once (inject.h says how).  The first run's
  * capture is kept to be merged into this run's (report.c).
  */
+
+/* a launch dimension of the first run's capture; out of range counts as 1 */
+static uint32_t plan_dim(const cJSON *x)
+{
+	return cJSON_IsNumber(x) && x->valuedouble >= 1 &&
+		x->valuedouble <= 4294967295.0 ? (uint32_t)x->valuedouble : 1;
+}
 static void plan_from_first_run(const char *path)
 {
 	FILE *f = fopen(path, "rb");
@@ -205,7 +212,8 @@ static void plan_from_first_run(const char *path)
 	g.first_run = root;
 	prof = cJSON_GetObjectItemCaseSensitive(root, "profiler");
 	passes_j = cJSON_GetObjectItemCaseSensitive(prof, "passes");
-	if (cJSON_IsNumber(passes_j) && passes_j->valuedouble >= 1)
+	if (cJSON_IsNumber(passes_j) && passes_j->valuedouble >= 1 &&
+	    passes_j->valuedouble <= 1000)
 		g.plan_passes = (size_t)passes_j->valuedouble;
 	kernels = cJSON_GetObjectItemCaseSensitive(root, "kernels");
 	cJSON_ArrayForEach(k, kernels) {
@@ -221,7 +229,8 @@ static void plan_from_first_run(const char *path)
 		struct kopt_inject_plan_item it, *v;
 
 		if (!cJSON_IsString(why) || !cJSON_IsString(name) ||
-		    !cJSON_IsNumber(calls) || calls->valuedouble < 1 ||
+		    !cJSON_IsNumber(calls) || !(calls->valuedouble >= 1 &&
+						calls->valuedouble <= 1e15) ||
 		    (strcmp(why->valuestring, "too-few-launches") &&
 		     strcmp(why->valuestring, "samples-failed") &&
 		     strcmp(why->valuestring, "max-kernels")))
@@ -230,10 +239,8 @@ static void plan_from_first_run(const char *path)
 		for (int i = 0; i < 3; i++) {
 			const cJSON *x = cJSON_GetArrayItem(grid, i);
 			const cJSON *y = cJSON_GetArrayItem(block, i);
-			it.key.grid[i] = cJSON_IsNumber(x) ?
-					 (uint32_t)x->valuedouble : 1;
-			it.key.block[i] = cJSON_IsNumber(y) ?
-					  (uint32_t)y->valuedouble : 1;
+			it.key.grid[i] = plan_dim(x);
+			it.key.block[i] = plan_dim(y);
 		}
 		it.calls = (uint64_t)calls->valuedouble;
 		it.key.name = strdup(name->valuestring);

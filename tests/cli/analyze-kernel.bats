@@ -98,9 +98,8 @@ Kopt-Learn: skip the box was throttled"
 
 @test "analyze keeps a cache in .git and sees every edit, even a same-size one" {
 	write_results mla-decode v2 v1 50 110
-	sleep 2    # files younger than two seconds are not cached
 	git kopt analyze mla-decode >first.out
-	grep -q "docs/kernels/mla-decode/results/v2.json" .git/kopt/analyze.cache
+	test -f .git/kopt/analyze/mla-decode
 	run --separate-stderr git kopt analyze mla-decode
 	assert_output "$(cat first.out)"
 	run --separate-stderr env KOPT_NO_CACHE=1 git kopt analyze mla-decode

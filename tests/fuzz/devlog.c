@@ -128,7 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	kopt_devlog_dump(&out, &dl);
 	kopt_buf_reset(&out);
-	kopt_devlog_summary(&out, &dl);
+	kopt_devlog_summary(&out, &dl, KOPT_DEVLOG_SUMMARY_PERFS);
 	FUZZ_CHECK(!kopt_devlog_from_summary(&back, out.buf, out.len,
 					     "fuzz.md"),
 		   "a devlog's own summary does not read back");

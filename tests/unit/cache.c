@@ -19,6 +19,7 @@
 #include "devlog.h"
 #include "lockfile.h"
 #include "results.h"
+#include "version.h"
 
 #ifndef KOPT_SOURCE_DIR
 #define KOPT_SOURCE_DIR "."
@@ -49,91 +50,96 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* A stat as of an hour ago, so that it is not racy. */
-static void old_stat(struct stat *st, long long size, long long ino)
+static void key_of(git_oid *out, const char *text)
 {
-	memset(st, 0, sizeof(*st));
-	st->st_size = size;
-	st->st_mtim.tv_sec = time(NULL) - 3600;
-	st->st_mtim.tv_nsec = 5;
-	st->st_ctim = st->st_mtim;
-	st->st_ino = ino;
+	struct kopt_buf in = KOPT_BUF_INIT;
+
+	kopt_buf_addstr(&in, text);
+	kopt_cache_key(out, &in);
+	kopt_buf_release(&in);
 }
 
-static void test_put_save_get(void **state)
+static void test_put_get(void **state)
 {
 	struct kopt_cache c;
-	struct stat st, other;
-	const char *data;
-	size_t len;
+	struct kopt_buf got = KOPT_BUF_INIT;
+	git_oid k1, k2;
 
 	(void)state;
+	key_of(&k1, "devlog 1111\n");
+	key_of(&k2, "devlog 2222\n");
 	kopt_cache_open(&c, repo, "t");
-	old_stat(&st, 10, 7);
-	assert_int_equal(kopt_cache_get(&c, "a.md", &st, &data, &len), 0);
-	kopt_cache_put(&c, "b.md", &st, "two\nlines\n", 10);
-	kopt_cache_put(&c, "a.md", &st, "one", 3);
-	assert_int_equal(kopt_cache_save(&c), 0);
+	assert_int_equal(kopt_cache_get(&c, "k", &k1, &got), 0);
+	assert_int_equal(kopt_cache_put(&c, "k", &k1, "two\nlines\n", 10), 0);
+	assert_int_equal(kopt_cache_put(&c, "j", &k2, "one", 3), 0);
 	kopt_cache_release(&c);
 
 	kopt_cache_open(&c, repo, "t");
-	assert_int_equal(c.nr, 2);
-	assert_int_equal(kopt_cache_get(&c, "b.md", &st, &data, &len), 1);
-	assert_int_equal(len, 10);
-	assert_memory_equal(data, "two\nlines\n", 10);
-	/* any stat field that moved is a miss */
-	other = st;
-	other.st_mtim.tv_nsec++;
-	assert_int_equal(kopt_cache_get(&c, "a.md", &other, &data, &len), 0);
-	other = st;
-	other.st_size++;
-	assert_int_equal(kopt_cache_get(&c, "a.md", &other, &data, &len), 0);
-	other = st;
-	other.st_ino++;
-	assert_int_equal(kopt_cache_get(&c, "a.md", &other, &data, &len), 0);
+	assert_int_equal(kopt_cache_get(&c, "k", &k1, &got), 1);
+	assert_int_equal(got.len, 10);
+	assert_memory_equal(got.buf, "two\nlines\n", 10);
+	/* another key is a miss, and leaves nothing behind */
+	assert_int_equal(kopt_cache_get(&c, "k", &k2, &got), 0);
+	assert_int_equal(got.len, 0);
+	assert_int_equal(kopt_cache_get(&c, "j", &k2, &got), 1);
+	assert_int_equal(kopt_cache_put(&c, "k", &k2, "new", 3), 0);
+	assert_int_equal(kopt_cache_get(&c, "k", &k1, &got), 0);
+	assert_int_equal(kopt_cache_get(&c, "k", &k2, &got), 1);
+	assert_memory_equal(got.buf, "new", 3);
+	/* names that are not plain file names are never cached */
+	assert_int_equal(kopt_cache_put(&c, "../x", &k1, "x", 1), -1);
+	assert_int_equal(kopt_cache_put(&c, ".hidden", &k1, "x", 1), -1);
+	assert_int_equal(kopt_cache_get(&c, "../x", &k1, &got), 0);
 	kopt_cache_release(&c);
-}
-
-static void test_racy_entries_are_not_kept(void **state)
-{
-	struct kopt_cache c;
-	struct stat st;
-	const char *data;
-	size_t len;
-
-	(void)state;
-	kopt_cache_open(&c, repo, "racy");
-	old_stat(&st, 1, 1);
-	st.st_mtim.tv_sec = time(NULL);
-	kopt_cache_put(&c, "new.md", &st, "x", 1);
-	assert_int_equal(kopt_cache_get(&c, "new.md", &st, &data, &len), 0);
-	kopt_cache_release(&c);
+	kopt_buf_release(&got);
 }
 
 static void test_damaged_or_disabled(void **state)
 {
+	static const char *const bad[] = {
+		"",
+		"git-kopt cache 2 0.1.0\n",
+		"git-kopt cache 3 " KOPT_VERSION "\n",
+		"git-kopt cache 3 " KOPT_VERSION "\n%s\n",
+		"git-kopt cache 3 " KOPT_VERSION "\n%s\n4\nabc",
+		"git-kopt cache 3 " KOPT_VERSION "\n%s\n2\nabc",
+		"git-kopt cache 3 " KOPT_VERSION "\n%s\n-3\nabc",
+		"git-kopt cache 3 " KOPT_VERSION "\n%s 3\nabc",
+	};
 	struct kopt_cache c;
-	struct stat st;
-	char *path = kopt_xstrfmt("%s/.git/kopt/bad.cache", dir);
-	const char *data;
-	size_t len;
+	struct kopt_buf got = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
+	char *path = kopt_xstrfmt("%s/.git/kopt/bad/k", dir);
+	char hex[GIT_OID_HEXSZ + 1];
+	git_oid key;
+	size_t i;
 
 	(void)state;
+	key_of(&key, "results v1.json 3333\n");
+	git_oid_tostr(hex, sizeof(hex), &key);
 	assert_int_equal(kopt_mkdir_parents(path), 0);
-	assert_int_equal(kopt_write_file_atomic(path, "git-kopt cache 2 0.1.0\n"
-						"a.md\t1\t2\n", 33, 0644), 0);
-	kopt_cache_open(&c, repo, "bad");
-	assert_int_equal(c.nr, 0);
-	kopt_cache_release(&c);
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		kopt_buf_reset(&text);
+		kopt_buf_addf(&text, bad[i], hex);
+		assert_int_equal(kopt_write_file_atomic(path, text.buf,
+							text.len, 0644), 0);
+		kopt_cache_open(&c, repo, "bad");
+		assert_int_equal(kopt_cache_get(&c, "k", &key, &got), 0);
+		/* and the next put replaces it */
+		assert_int_equal(kopt_cache_put(&c, "k", &key, "abc", 3), 0);
+		assert_int_equal(kopt_cache_get(&c, "k", &key, &got), 1);
+		assert_memory_equal(got.buf, "abc", 3);
+		kopt_cache_release(&c);
+	}
 
 	setenv("KOPT_NO_CACHE", "1", 1);
-	kopt_cache_open(&c, repo, "t");
-	old_stat(&st, 10, 7);
-	assert_int_equal(kopt_cache_get(&c, "a.md", &st, &data, &len), 0);
-	assert_int_equal(kopt_cache_save(&c), 0);
+	kopt_cache_open(&c, repo, "bad");
+	assert_int_equal(kopt_cache_get(&c, "k", &key, &got), 0);
+	assert_int_equal(kopt_cache_put(&c, "k", &key, "x", 1), -1);
 	kopt_cache_release(&c);
 	unsetenv("KOPT_NO_CACHE");
 	free(path);
+	kopt_buf_release(&got);
+	kopt_buf_release(&text);
 }
 
 static void test_fields(void **state)
@@ -203,13 +209,13 @@ static void test_summaries_round_trip(void **state)
 	kopt_buf_reset(&again);
 	assert_int_equal(kopt_devlog_read_file(&dl, KOPT_SOURCE_DIR
 		"/tests/fixtures/devlog/corpus/08-dash-headings.md"), 0);
-	kopt_devlog_summary(&sb, &dl);
+	kopt_devlog_summary(&sb, &dl, KOPT_DEVLOG_SUMMARY_PERFS);
 	assert_int_equal(kopt_devlog_from_summary(&dback, sb.buf, sb.len,
 						  "x"), 0);
 	assert_int_equal(dback.versions_nr, dl.versions_nr);
 	assert_string_equal(dback.versions[3].note, "abandoned");
 	assert_string_equal(dback.versions[3].title, "");
-	kopt_devlog_summary(&again, &dback);
+	kopt_devlog_summary(&again, &dback, KOPT_DEVLOG_SUMMARY_PERFS);
 	assert_string_equal(sb.buf, again.buf);
 	kopt_results_release(&r);
 	kopt_results_release(&back);
@@ -222,8 +228,7 @@ static void test_summaries_round_trip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_put_save_get),
-		cmocka_unit_test(test_racy_entries_are_not_kept),
+		cmocka_unit_test(test_put_get),
 		cmocka_unit_test(test_damaged_or_disabled),
 		cmocka_unit_test(test_fields),
 		cmocka_unit_test(test_summaries_round_trip),
