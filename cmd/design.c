@@ -143,8 +143,7 @@ static int add_entry(struct design *d, const char *title)
 	}
 	if (ret)
 		goto done;
-	created = kopt_xstrfmt("Created from V%ld (`%s`)",
-			       kopt_version_number(d->from), d->from_dir.buf);
+	created = kopt_devlog_created_from_line(d->from, d->from_dir.buf);
 	what[0] = created;
 	what[1] = "[...]";
 	what[2] = NULL;

@@ -136,17 +136,55 @@ static char *results_path(struct kopt_ctx *ctx, const char *kernel,
 	return p;
 }
 
+/* The version the devlog says `version` was created from, or NULL. */
+static char *devlog_created_from(struct kopt_ctx *ctx, const char *kernel,
+				 const char *version)
+{
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	struct kopt_error_catch quiet = KOPT_ERROR_CATCH_INIT;
+	struct kopt_buf rel = KOPT_BUF_INIT;
+	char *path, *from = NULL;
+	int ret;
+
+	/* a devlog that does not read is reported when it is written */
+	kopt_path_devlog(&rel, kernel);
+	path = kopt_ctx_path(ctx, rel.buf);
+	kopt_error_catch(&quiet);
+	ret = kopt_devlog_read_file(&dl, path);
+	kopt_error_uncatch(&quiet);
+	kopt_error_catch_release(&quiet);
+	if (!ret)
+		from = kopt_devlog_created_from(
+			kopt_devlog_find_version(&dl, version));
+	kopt_devlog_release(&dl);
+	kopt_buf_release(&rel);
+	free(path);
+	return from;
+}
+
 /*
  * The version this one is compared with: the parent recorded in its
- * results, else the nearest lower version that has results.
+ * results, else the version its devlog entry says it was created from
+ * when that one has results, else the nearest lower version that has
+ * results.
  */
 static char *find_parent(struct kopt_ctx *ctx, const char *kernel,
 			 const char *version, const struct kopt_results *cur)
 {
 	long n = kopt_version_number(version), i;
+	char *from;
 
 	if (cur->parent)
 		return kopt_strdup(cur->parent);
+	from = devlog_created_from(ctx, kernel, version);
+	if (from && kopt_version_number(from) < n) {
+		char *p = results_path(ctx, kernel, from);
+		int found = !access(p, R_OK);
+		free(p);
+		if (found)
+			return from;
+	}
+	free(from);
 	for (i = n - 1; i >= 0; i--) {
 		char *v = kopt_version_name(i);
 		char *p = results_path(ctx, kernel, v);

@@ -841,8 +841,12 @@ static int parse_tune_default(const struct source *src, struct kopt_kernel *k,
 			ret = bad(src, line, "tune-default gives '%s' twice",
 				  k->tune[i].name);
 		} else {
-			const char *vs = skip_blank(eq + 1);
-			size_t vn = (size_t)(p + len - vs), j;
+			/* the item ends at p + len, its blanks trimmed */
+			const char *vs = eq + 1;
+			size_t vn, j;
+			while (vs < p + len && (*vs == ' ' || *vs == '\t'))
+				vs++;
+			vn = (size_t)(p + len - vs);
 			if (!vn || parse_number(vs, vn, &d)) {
 				ret = bad(src, line, "bad tune-default value "
 					  "'%.*s' for '%s' (expected a number)",

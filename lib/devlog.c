@@ -11,6 +11,7 @@
 #include "cache.h"
 #include "error.h"
 #include "lockfile.h"
+#include "version.h"
 #include "md.h"
 #include "version.h"
 #include "banned.h"
@@ -2359,4 +2360,36 @@ done:
 	kopt_buf_release(&block);
 	kopt_buf_release(&repl);
 	return ret;
+}
+
+char *kopt_devlog_created_from_line(const char *from, const char *dir)
+{
+	return kopt_xstrfmt("Created from V%ld (`%s`)",
+			    kopt_version_number(from), dir);
+}
+
+char *kopt_devlog_created_from(const struct kopt_devlog_version *v)
+{
+	static const char prefix[] = "created from v";
+	size_t i;
+
+	for (i = 0; v && i < v->what_changed.nr; i++) {
+		const char *p = v->what_changed.v[i];
+		char *end;
+		long n;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncasecmp(p, prefix, sizeof(prefix) - 1))
+			continue;
+		p += sizeof(prefix) - 1;
+		if (!isdigit((unsigned char)*p))
+			continue;
+		errno = 0;
+		n = strtol(p, &end, 10);
+		if (errno || n < 0 || (isalnum((unsigned char)*end)))
+			continue;
+		return kopt_version_name(n);
+	}
+	return NULL;
 }

@@ -138,6 +138,14 @@ size_t kopt_devlog_offset(const struct kopt_devlog *dl, int line);
 const struct kopt_devlog_version *
 kopt_devlog_find_version(const struct kopt_devlog *dl, const char *name);
 /*
+ * The What changed line that says which version a new one was created
+ * from ("Created from V8 (`kernels/mla/v8`)"), as 'git kopt design'
+ * writes it (allocated), and the version such a line names in `v`'s
+ * entry, or NULL (allocated).
+ */
+char *kopt_devlog_created_from_line(const char *from, const char *dir);
+char *kopt_devlog_created_from(const struct kopt_devlog_version *v);
+/*
  * The title of a version's heading when it names the version: NULL when
  * there is none or it is still a placeholder, "[Brief description]" as
  * design writes it or "(to be described)" as verify does.

@@ -621,6 +621,35 @@ static void test_too_large(void **state)
 	free(text);
 }
 
+/* the version a new one was created from, as design writes it */
+static void test_created_from(void **state)
+{
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	const char *text =
+		"# k\n\n## Development log\n\n"
+		"### V3: tiles\n\n**What changed**:\n"
+		"- Created from V1 (`kernels/k/v1`)\n- tiles\n\n"
+		"### V4: more\n\n**What changed**:\n"
+		"- created from v12x\n- Created from V\n- more\n\n"
+		"### V5: none\n\n**What changed**:\n- none\n";
+	char *line = kopt_devlog_created_from_line("v8", "kernels/k/v8");
+	char *from;
+
+	(void)state;
+	assert_string_equal(line, "Created from V8 (`kernels/k/v8`)");
+	free(line);
+	assert_int_equal(kopt_devlog_parse(&dl, text, strlen(text), "k.md"), 0);
+	from = kopt_devlog_created_from(kopt_devlog_find_version(&dl, "v3"));
+	assert_string_equal(from, "v1");
+	free(from);
+	assert_null(kopt_devlog_created_from(kopt_devlog_find_version(&dl,
+								      "v4")));
+	assert_null(kopt_devlog_created_from(kopt_devlog_find_version(&dl,
+								      "v5")));
+	assert_null(kopt_devlog_created_from(NULL));
+	kopt_devlog_release(&dl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -636,6 +665,7 @@ int main(void)
 		MESSAGES_TEST(test_heading_versions),
 		MESSAGES_TEST(test_lookups),
 		MESSAGES_TEST(test_too_large),
+		MESSAGES_TEST(test_created_from),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
