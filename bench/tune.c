@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 	while (at < c.nr) {
 		const struct kopt_tunecache_line *f = &c.lines[at];
 		struct kopt_tune_space sp = KOPT_TUNE_SPACE_INIT;
-		struct kopt_buf err = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
+		struct kopt_buf text = KOPT_BUF_INIT;
 		double *us, *values, best = NAN;
 		size_t j, found = 0, end = at, dflt;
 		static const enum kopt_tune_strategy strategies[] = {
@@ -139,10 +139,8 @@ int main(int argc, char **argv)
 		       !strcmp(c.lines[end].tree, f->tree) &&
 		       !strcmp(c.lines[end].build, f->build))
 			end++;
-		if (kopt_tune_enumerate(&sp, k, f->b, f->s, f->t, &err)) {
-			fprintf(stderr, "fatal: %s\n", err.buf);
+		if (kopt_tune_enumerate(&sp, k, f->b, f->s, f->t, kopt))
 			return 128;
-		}
 		us = malloc(sp.nr * sizeof(*us));
 		values = malloc(k->tune_nr * sizeof(*values));
 		for (j = 0; j < sp.nr; j++) {
@@ -206,7 +204,6 @@ int main(int argc, char **argv)
 		free(us);
 		free(values);
 		kopt_tune_space_release(&sp);
-		kopt_buf_release(&err);
 		kopt_buf_release(&text);
 		at = end;
 	}

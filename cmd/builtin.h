@@ -65,38 +65,6 @@ const struct kopt_kernel *kopt_ctx_kernel_or_die(struct kopt_ctx *ctx,
 char *kopt_ctx_path(const struct kopt_ctx *ctx, const char *rel);
 
 /*
- * Shared by the steps that stand on strategize's task (select) or read
- * results the same way (learn new --from); in cmd/strategize.c.
- */
-struct kopt_strategy;
-struct kopt_kb;
-struct kopt_results;
-struct kopt_analysis;
-/*
- * The Optimization Task of `kernel` at `version` (NULL: the newest
- * version with results), as `strategize` computes it; `select` uses it
- * when no task file exists yet.  Dies naming what to run when the
- * results are missing or the knowledge base has problems.  *current and
- * *next are owned by the caller.
- */
-void kopt_strategize_or_die(struct kopt_strategy *out, struct kopt_kb *kb,
-			    struct kopt_results *res, struct kopt_ctx *ctx,
-			    const char *kernel, const char *version,
-			    char **current, char **next, size_t max);
-/*
- * A kernel's numbers (kopt_analysis_load() on the work tree); dies with
- * the problems of a file that does not parse.
- */
-void kopt_numbers_load_or_die(struct kopt_analysis *out, struct kopt_ctx *ctx,
-			      const char *kernel);
-/*
- * Move the numbers of `version` out of `a` into *out; dies naming what
- * to run when it has none.
- */
-void kopt_numbers_take_or_die(struct kopt_results *out,
-			      struct kopt_analysis *a, const char *version);
-
-/*
  * A kopt_gate_commit_fn (lib/hooks) for check and the pre-push hook:
  * print the lines of each judged commit to the FILE * `out`.
  */

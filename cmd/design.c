@@ -8,7 +8,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,8 @@
 #include "designer.h"
 #include "progress.h"
 #include "devlog.h"
+#include "journal.h"
+#include "md.h"
 #include "lockfile.h"
 #include "repo.h"
 #include "runner.h"
@@ -100,52 +101,14 @@ static long newest(const struct kopt_strvec *v)
 
 /* ---- the devlog entry ---- */
 
-static int heading_level(const char *line, size_t len, const char **text,
-			 size_t *tlen)
-{
-	size_t i = 0;
-	int level = 0;
-
-	while (i < len && i < 3 && line[i] == ' ')
-		i++;
-	while (i < len && line[i] == '#' && level < 7) {
-		i++;
-		level++;
-	}
-	if (!level || level > 6 || (i < len && line[i] != ' ' &&
-				    line[i] != '\t'))
-		return 0;
-	while (i < len && (line[i] == ' ' || line[i] == '\t'))
-		i++;
-	*text = line + i;
-	*tlen = len - i;
-	while (*tlen && ((*text)[*tlen - 1] == ' ' ||
-			 (*text)[*tlen - 1] == '\t' || (*text)[*tlen - 1] == '\r'))
-		(*tlen)--;
-	return level;
-}
-
+/* The list of optimizations of the task, as it is written there. */
 static void task_list(struct kopt_buf *out, const struct kopt_buf *task)
 {
-	const char *p = task->buf, *end = task->buf + task->len;
-	int in = 0;
+	size_t start, end;
 
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		size_t len = eol ? (size_t)(eol - p) : (size_t)(end - p);
-		const char *h;
-		size_t hl;
-
-		if (heading_level(p, len, &h, &hl)) {
-			if (in)
-				break;
-			in = memmem(h, hl, "Optimizations to Apply", 22) != NULL;
-		} else if (in) {
-			kopt_buf_add(out, p, len);
-			kopt_buf_addch(out, '\n');
-		}
-		p = eol ? eol + 1 : end;
-	}
+	if (kopt_md_section(task->buf, task->len, "Optimizations to Apply",
+			    &start, &end))
+		kopt_buf_add(out, task->buf + start, end - start);
 	kopt_buf_trim(out);
 }
 
@@ -417,22 +380,12 @@ static int plan_copy(struct design *d)
 
 /* ---- writing, and undoing ---- */
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 static void rollback(struct design *d, int wrote_devlog, int wrote_task)
 {
 	char *dir = kopt_ctx_path(d->ctx, d->to_dir.buf);
 	char *path;
 
-	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	kopt_remove_tree(dir);
 	free(dir);
 	if (wrote_devlog) {
 		path = kopt_ctx_path(d->ctx, d->devlog_path.buf);
@@ -581,12 +534,39 @@ static int update_index(struct design *d)
 	return ret;
 }
 
+/*
+ * The journal a rerun finds when this run is killed before it ends
+ * (lib/scaffold's kopt_scaffold_recover()).
+ */
+static int begin_journal(struct design *d, struct kopt_journal *j)
+{
+	struct kopt_buf branch = KOPT_BUF_INIT;
+	struct kopt_scaffold_paths p;
+	int ret;
+
+	kopt_buf_addstr(&branch, "refs/heads/");
+	kopt_repo_branch_name(&branch, d->kernel->name, d->to);
+	p.branch = branch.buf;
+	p.to_dir = d->to_dir.buf;
+	p.devlog = d->devlog_path.buf;
+	p.task = d->task.len ? d->task_path.buf : "";
+	p.task_existed = d->task_existed;
+	ret = kopt_scaffold_journal_begin(j, d->ctx->repo, &d->head_id, &p);
+	kopt_buf_release(&branch);
+	return ret;
+}
+
 static int write_and_commit(struct design *d, const char *title)
 {
+	struct kopt_journal journal = KOPT_JOURNAL_INIT;
 	char *path;
 	git_oid commit;
 	int wrote_devlog = 0, wrote_task = 0, ret;
 
+	if ((ret = begin_journal(d, &journal))) {
+		kopt_journal_release(&journal);
+		return ret;
+	}
 	ret = write_files(d);
 	if (!ret) {
 		path = kopt_ctx_path(d->ctx, d->devlog_path.buf);
@@ -614,11 +594,13 @@ static int write_and_commit(struct design *d, const char *title)
 	}
 	if (ret) {
 		rollback(d, wrote_devlog, wrote_task);
-		return ret;
+	} else {
+		/* the branch is made: a failure here leaves the index behind */
+		update_index(d);
 	}
-	/* the branch is made: a failure here leaves only the index behind */
-	update_index(d);
-	return 0;
+	kopt_journal_end(&journal);
+	kopt_journal_release(&journal);
+	return ret;
 }
 
 /* ---- the prompt ---- */
@@ -1003,6 +985,27 @@ static int design_by_copy(struct design *d, const char *title)
 	return 0;
 }
 
+/*
+ * Put right a design killed in this work tree; 1 when that finished it,
+ * so that this run has nothing left to do.
+ */
+static int recover(struct kopt_ctx *ctx)
+{
+	enum kopt_scaffold_recovery done;
+	char *branch;
+
+	kopt_lib_or_die(kopt_scaffold_recover(&done, &branch, ctx->repo,
+					      ctx->top));
+	if (done == KOPT_SCAFFOLD_FINISHED)
+		fprintf(stderr, "finished the design of '%s' that was "
+			"interrupted after its commit\n", branch);
+	else if (done == KOPT_SCAFFOLD_UNDONE)
+		fprintf(stderr, "undid the design of '%s' that was "
+			"interrupted; starting again\n", branch);
+	free(branch);
+	return done == KOPT_SCAFFOLD_FINISHED;
+}
+
 int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	const char *from_opt = NULL, *to_opt = NULL, *task_opt = NULL;
@@ -1039,6 +1042,8 @@ int cmd_design(int argc, const char **argv, struct kopt_ctx *ctx)
 				 "arguments" : "which kernel?");
 	if (title && strchr(title, '\n'))
 		kopt_usage_error(design_usage, options, "--title is one line");
+	if (recover(ctx))
+		return 0;
 	design_init(&d, ctx, argv[0]);
 	choose_versions(&d, from_opt, to_opt, &versions);
 	kopt_path_devlog(&d.devlog_path, d.kernel->name);

@@ -214,38 +214,32 @@ static void load_settings(struct kopt_config *check, struct kopt_layout *layout,
 	kopt_buf_release(&text);
 }
 
-static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
+/* Parse `kernel add`'s options and name into *o, or exit 129 / 128. */
+static void parse_add_options(struct kernel_opts *o, int argc,
+			      const char **argv)
 {
-	struct kernel_opts o = { 0 };
 	const struct kopt_option options[] = {
-		OPT_STRING(0, "language", &o.language, "l",
+		OPT_STRING(0, "language", &o->language, "l",
 			   "the language of the kernel (see [language] in .kopt)"),
-		OPT_STRING(0, "source", &o.source, "pattern",
+		OPT_STRING(0, "source", &o->source, "pattern",
 			   "where a version's files live, with {version}"),
-		OPT_STRING(0, "run", &o.run, "cmd",
+		OPT_STRING(0, "run", &o->run, "cmd",
 			   "command that benchmarks one version at {b} {s} {t}"),
-		OPT_STRING(0, "build", &o.build, "cmd",
+		OPT_STRING(0, "build", &o->build, "cmd",
 			   "command that builds one version"),
-		OPT_STRING(0, "flops", &o.flops, "expr",
+		OPT_STRING(0, "flops", &o->flops, "expr",
 			   "floating-point operations per run, over b, s, t "
 			   "and params"),
-		OPT_STRING(0, "bytes", &o.bytes, "expr",
+		OPT_STRING(0, "bytes", &o->bytes, "expr",
 			   "bytes moved per run, over b, s, t and params"),
-		OPT_STRING_LIST(0, "param", &o.params, "k=v",
+		OPT_STRING_LIST(0, "param", &o->params, "k=v",
 				"a constant for the expressions (repeatable)"),
-		OPT_STRING(0, "target", &o.target, "expr",
+		OPT_STRING(0, "target", &o->target, "expr",
 			   "'<trial> <condition>', e.g. 'spec-decode "
 			   "duration_us <= 60'"),
 		OPT_END()
 	};
-	struct kopt_config check = KOPT_CONFIG_INIT;
-	struct kopt_buf text = KOPT_BUF_INIT, devlog = KOPT_BUF_INIT;
-	struct kopt_filetx tx = KOPT_FILETX_INIT;
-	struct kopt_layout layout = KOPT_LAYOUT_INIT;
-	char *kopt_path, *devlog_path, *devlog_label;
-	int have_devlog, resumed;
 
-	kopt_strvec_init(&o.params);
 	argc = kopt_parse_options(argc, argv, options, kernel_add_usage, 0);
 	if (argc < 1)
 		kopt_usage_error(kernel_add_usage, options, "which kernel? "
@@ -253,58 +247,74 @@ static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
 	if (argc > 1)
 		kopt_usage_error(kernel_add_usage, options, "too many "
 				 "arguments");
-	o.name = argv[0];
-	if (!o.language || !o.source || !o.run)
+	o->name = argv[0];
+	if (!o->language || !o->source || !o->run)
 		kopt_usage_error(kernel_add_usage, options, "--%s is required",
-				 !o.language ? "language" :
-				 !o.source ? "source" : "run");
-	if (!kopt_valid_name(o.name))
+				 !o->language ? "language" :
+				 !o->source ? "source" : "run");
+	if (!kopt_valid_name(o->name))
 		kopt_die("bad kernel name '%s' (use lower-case letters, digits, "
-			 "'.', '_' and '-'; no '/' or '..')", o.name);
+			 "'.', '_' and '-'; no '/' or '..')", o->name);
+}
 
-	{
-		struct kopt_buf b = KOPT_BUF_INIT;
-		kopt_path_devlog(&b, o.name);
-		devlog_label = kopt_buf_detach(&b, NULL);
-	}
-	devlog_path = kopt_ctx_path(ctx, devlog_label);
-	have_devlog = !access(devlog_path, F_OK);
-	resumed = check_new(kopt_ctx_config_or_die(ctx), &o, have_devlog);
-	kopt_path = kopt_ctx_path(ctx, ".kopt");
-	if (resumed)
-		load_settings(&check, &layout, kopt_path, &o);
-	else
-		new_settings(&text, &check, &layout, kopt_path, &o);
-	if (!resumed)
-		kopt_filetx_add(&tx, kopt_path, ".kopt", text.buf, text.len,
-				0, NULL);
-	if (!have_devlog) {
-		render_devlog(&devlog, &o);
-		kopt_filetx_add(&tx, devlog_path, devlog_label, devlog.buf,
-				devlog.len, 0, NULL);
-	}
-	KOPT_OR_DIE(kopt_filetx_commit(&tx), "; nothing was written");
-
+static void print_added(const struct kernel_opts *o, const char *devlog_label,
+			int resumed, int have_devlog)
+{
 	if (resumed)
 		printf("kernel '%s' was in .kopt already, without its devlog\n",
-		       o.name);
+		       o->name);
 	else
-		printf("added kernel '%s' to .kopt\n", o.name);
+		printf("added kernel '%s' to .kopt\n", o->name);
 	if (have_devlog)
 		printf("kept: %s\n", devlog_label);
 	else
 		printf("created: %s\n", devlog_label);
+}
+
+static int kernel_add(int argc, const char **argv, struct kopt_ctx *ctx)
+{
+	struct kernel_opts o = { 0 };
+	struct kopt_config check = KOPT_CONFIG_INIT;
+	struct kopt_buf text = KOPT_BUF_INIT, devlog = KOPT_BUF_INIT;
+	struct kopt_buf label = KOPT_BUF_INIT;
+	struct kopt_filetx tx = KOPT_FILETX_INIT;
+	struct kopt_layout layout = KOPT_LAYOUT_INIT;
+	char *kopt_path, *devlog_path;
+	int have_devlog, resumed;
+
+	kopt_strvec_init(&o.params);
+	parse_add_options(&o, argc, argv);
+
+	kopt_path_devlog(&label, o.name);
+	devlog_path = kopt_ctx_path(ctx, label.buf);
+	have_devlog = !access(devlog_path, F_OK);
+	resumed = check_new(kopt_ctx_config_or_die(ctx), &o, have_devlog);
+	kopt_path = kopt_ctx_path(ctx, ".kopt");
+	if (resumed) {
+		load_settings(&check, &layout, kopt_path, &o);
+	} else {
+		new_settings(&text, &check, &layout, kopt_path, &o);
+		kopt_filetx_add(&tx, kopt_path, ".kopt", text.buf, text.len,
+				0, NULL);
+	}
+	if (!have_devlog) {
+		render_devlog(&devlog, &o);
+		kopt_filetx_add(&tx, devlog_path, label.buf, devlog.buf,
+				devlog.len, 0, NULL);
+	}
+	KOPT_OR_DIE(kopt_filetx_commit(&tx), "; nothing was written");
+
+	print_added(&o, label.buf, resumed, have_devlog);
 	warn_no_versions(ctx, &layout, kopt_config_kernel(&check, o.name));
 	kopt_layout_release(&layout);
 	kopt_config_release(&check);
-
 	kopt_filetx_release(&tx);
 	kopt_buf_release(&text);
 	kopt_buf_release(&devlog);
+	kopt_buf_release(&label);
 	kopt_strvec_clear(&o.params);
 	free(kopt_path);
 	free(devlog_path);
-	free(devlog_label);
 	return 0;
 }
 

@@ -105,16 +105,19 @@ static void evidence(struct kopt_results *before, struct kopt_results *after,
 		     const char *version)
 {
 	struct kopt_analysis numbers = KOPT_ANALYSIS_INIT;
+	struct kopt_source src;
 
 	kopt_ctx_kernel_or_die(ctx, kernel);
 	if (!kopt_version_valid(version))
 		kopt_die("'%s' is not a version (v0, v1, ...)", version);
-	kopt_numbers_load_or_die(&numbers, ctx, kernel);
-	kopt_numbers_take_or_die(after, &numbers, version);
+	kopt_source_worktree(&src, ctx->top);
+	kopt_lib_or_die(kopt_analysis_load(&numbers, &src, kernel,
+					   kopt_ctx_config_or_die(ctx)));
+	kopt_lib_or_die(kopt_analysis_take(after, &numbers, version));
 	if (!after->parent)
 		kopt_die("%s %s has no parent to compare with; --from needs a "
 			 "version designed from another", kernel, version);
-	kopt_numbers_take_or_die(before, &numbers, after->parent);
+	kopt_lib_or_die(kopt_analysis_take(before, &numbers, after->parent));
 	kopt_analysis_release(&numbers);
 }
 

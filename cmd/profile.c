@@ -2,7 +2,9 @@
  * PROFILE and VERIFY: build a version once, run its benchmark per trial
  * under the injection library (or replay recorded captures), turn the
  * captures into results, print the profiler contract, and write the
- * results file and the devlog performance blocks.
+ * results file and the devlog performance blocks.  VERIFY is PROFILE
+ * plus the verdict against the parent, per trial, and what the LEARN
+ * gate will ask before its results can be committed.
  */
 #include <errno.h>
 #include <math.h>
@@ -17,7 +19,6 @@
 
 #include "builtin.h"
 #include "term-progress.h"
-#include "profile-step.h"
 #include "capture.h"
 #include "device.h"
 #include "devlog.h"
@@ -1008,8 +1009,8 @@ static void release_job(struct profile_job *j)
 	free(j->tree);
 }
 
-int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
-		      int verify)
+static int profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
+			int verify)
 {
 	struct profile_job j = {
 		.verify = verify,
@@ -1039,5 +1040,10 @@ int kopt_profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 
 int cmd_profile(int argc, const char **argv, struct kopt_ctx *ctx)
 {
-	return kopt_profile_main(argc, argv, ctx, 0);
+	return profile_main(argc, argv, ctx, 0);
+}
+
+int cmd_verify(int argc, const char **argv, struct kopt_ctx *ctx)
+{
+	return profile_main(argc, argv, ctx, 1);
 }

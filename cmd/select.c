@@ -154,6 +154,22 @@ static void print_choice(const struct choice *c)
 	}
 }
 
+/* The version the next task is for. */
+static void next_version(char **next, struct kopt_ctx *ctx,
+			 const struct kopt_config *cfg,
+			 const struct kopt_kernel *k)
+{
+	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
+	struct kopt_source src;
+	char *newest = NULL;
+
+	kopt_source_worktree(&src, ctx->top);
+	kopt_lib_or_die(kopt_analysis_load(&a, &src, k->name, cfg));
+	kopt_kernel_versions(ctx->top, ctx->repo, k, &a, &newest, next);
+	kopt_analysis_release(&a);
+	free(newest);
+}
+
 int cmd_select(int argc, const char **argv, struct kopt_ctx *ctx)
 {
 	int json = 0;
@@ -167,8 +183,10 @@ int cmd_select(int argc, const char **argv, struct kopt_ctx *ctx)
 	struct kopt_kb kb = KOPT_KB_INIT;
 	struct kopt_results res = KOPT_RESULTS_INIT;
 	struct kopt_buf text = KOPT_BUF_INIT, task_buf = KOPT_BUF_INIT;
-	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
-	char *newest = NULL, *next = NULL, *task, *abs;
+	struct kopt_strategy_request req = {
+		.max = KOPT_STRATEGY_DEFAULT_MAX
+	};
+	char *next = NULL, *task, *abs;
 	char *current = NULL, *next2 = NULL;
 	int have_strategy = 0;
 	size_t i;
@@ -179,9 +197,7 @@ int cmd_select(int argc, const char **argv, struct kopt_ctx *ctx)
 				 "which kernel?" : "too many arguments");
 	cfg = kopt_ctx_config_or_die(ctx);
 	c.k = kopt_ctx_kernel_or_die(ctx, argv[0]);
-	kopt_numbers_load_or_die(&a, ctx, c.k->name);
-	kopt_kernel_versions(ctx->top, ctx->repo, c.k, &a, &newest, &next);
-	kopt_analysis_release(&a);
+	next_version(&next, ctx, cfg, c.k);
 	kopt_path_task(&task_buf, c.k->name, next);
 	task = kopt_buf_detach(&task_buf, NULL);
 	abs = kopt_ctx_path(ctx, task);
@@ -190,9 +206,12 @@ int cmd_select(int argc, const char **argv, struct kopt_ctx *ctx)
 	} else if (errno != ENOENT) {
 		kopt_die("cannot read '%s': %s", task, strerror(errno));
 	} else {
-		kopt_strategize_or_die(&s, &kb, &res, ctx, c.k->name, NULL,
-				       &current, &next2,
-				       KOPT_STRATEGY_DEFAULT_MAX);
+		req.top = ctx->top;
+		req.repo = ctx->repo;
+		req.cfg = cfg;
+		req.kernel = c.k;
+		kopt_lib_or_die(kopt_strategy_load(&s, &kb, &res, &current,
+						   &next2, &req));
 		have_strategy = 1;
 		for (i = 0; i < s.chosen; i++)
 			add_need(&c.needs, &c.needs_nr, &c.needs_alloc,
@@ -221,7 +240,6 @@ int cmd_select(int argc, const char **argv, struct kopt_ctx *ctx)
 	kopt_results_release(&res);
 	kopt_buf_release(&text);
 	free(c.needs);
-	free(newest);
 	free(next);
 	free(next2);
 	free(current);

@@ -295,6 +295,32 @@ static int load_files(struct kopt_analysis *out, const struct kopt_source *src,
 	return ret;
 }
 
+int kopt_analysis_take(struct kopt_results *out, struct kopt_analysis *a,
+		       const char *version)
+{
+	struct kopt_analysis_version *v = NULL;
+	struct kopt_buf rel = KOPT_BUF_INIT;
+	size_t i;
+
+	for (i = 0; !v && i < a->versions_nr; i++)
+		if (!strcmp(a->versions[i].name, version))
+			v = &a->versions[i];
+	if (!v || !v->has_results || !v->results.entries_nr) {
+		kopt_path_results(&rel, a->kernel, version);
+		kopt_error("no numbers for %s %s: neither %s nor a performance "
+			   "block in its devlog entry; run 'git kopt profile "
+			   "%s %s' first", a->kernel, version, rel.buf,
+			   a->kernel, version);
+		kopt_buf_release(&rel);
+		return KOPT_ENOTFOUND;
+	}
+	kopt_results_release(out);
+	*out = v->results;
+	v->results = (struct kopt_results)KOPT_RESULTS_INIT;
+	v->has_results = 0;
+	return 0;
+}
+
 /*
  * The key of a kernel's analysis: every input it reads, by id.  The
  * devlog's and each results file's blob id as git status finds them

@@ -135,6 +135,12 @@ int kopt_analysis_from_summary(struct kopt_analysis *out, char *text,
 const struct kopt_analysis_version *
 kopt_analysis_find(const struct kopt_analysis *a, const char *version);
 /*
+ * Move the numbers of `version` out of `a` into *out (released first).
+ * KOPT_ENOTFOUND when it has none (printed, naming what to run).
+ */
+int kopt_analysis_take(struct kopt_results *out, struct kopt_analysis *a,
+		       const char *version);
+/*
  * The versions' numbers in version order, for the targets
  * (kopt_target_evaluate()): pointers into `a`, NULL-free; *nr of them.
  * The caller frees the array.

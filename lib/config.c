@@ -938,7 +938,6 @@ static int validate_tuning(const struct kopt_config *cfg,
 	int dline = find_line(src, "kernel", k->name, "tune-default", 0);
 	unsigned char *used;
 	char *dtext = k->tune_default_id;
-	struct kopt_buf err = KOPT_BUF_INIT;
 	size_t i;
 	int ret = 0, any = 0;
 
@@ -978,11 +977,9 @@ static int validate_tuning(const struct kopt_config *cfg,
 	for (i = 0; !ret && i < cfg->trials_nr; i++) {
 		const struct kopt_trial *t = &cfg->trials[i];
 		size_t count = 0;
-		if (kopt_tune_count(&count, k, t->b, t->s, t->t, &err)) {
-			ret = bad(src, k->restricts_nr ? k->restricts[0].line :
-				  k->tune[0].line, "%s", err.buf);
+		if ((ret = kopt_tune_count(&count, k, t->b, t->s, t->t,
+					   src->label)))
 			break;
-		}
 		any |= count > 0;
 	}
 	if (!ret && !cfg->trials_nr)
@@ -997,12 +994,10 @@ static int validate_tuning(const struct kopt_config *cfg,
 		const struct kopt_trial *t = cfg->trials_nr ? &cfg->trials[i] :
 					     NULL;
 		int why = -1;
-		if (kopt_tune_allowed(k, k->tune_default, t ? t->b : 1,
-				      t ? t->s : 1, t ? t->t : 1, &why, &err)) {
-			ret = bad(src, why >= 0 ? k->restricts[why].line : dline,
-				  "%s", err.buf);
+		if ((ret = kopt_tune_allowed(k, k->tune_default, t ? t->b : 1,
+					     t ? t->s : 1, t ? t->t : 1, &why,
+					     src->label)))
 			break;
-		}
 		if (why >= 0 && t)
 			ret = bad(src, dline, "the hand-picked configuration is "
 				  "excluded by 'tune-restrict = %s' (line %d) "
@@ -1014,7 +1009,6 @@ static int validate_tuning(const struct kopt_config *cfg,
 		kopt_tune_config_id(&id, k, k->tune_default);
 		k->tune_default_id = kopt_buf_detach(&id, NULL);
 	}
-	kopt_buf_release(&err);
 	return ret;
 }
 
@@ -1350,9 +1344,18 @@ static int lookup_var(void *data, const char *name, double *out)
 }
 
 int kopt_config_eval(const char *expr, const struct kopt_vars *vars,
-		     double *out, struct kopt_buf *err)
+		     double *out, const char *what)
 {
-	return kopt_expr_eval_string(expr, lookup_var, (void *)vars, out, err);
+	struct kopt_buf why = KOPT_BUF_INIT;
+	int ret = kopt_expr_eval_string(expr, lookup_var, (void *)vars, out,
+					&why);
+
+	if (ret && what)
+		kopt_error("%s: %s", what, why.buf);
+	else if (ret)
+		kopt_error("%s", why.buf);
+	kopt_buf_release(&why);
+	return ret;
 }
 
 void kopt_config_format_number(struct kopt_buf *out, double v)

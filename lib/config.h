@@ -212,10 +212,12 @@ int kopt_config_expand(struct kopt_buf *out, const char *tmpl,
 		       const struct kopt_vars *vars, const char *what);
 /*
  * Evaluate an expression over b, s, t, the kernel's params and its tuning
- * parameters.
+ * parameters.  A failure is reported as kopt_config_expand()'s are,
+ * "<what>: <why>", and returns KOPT_ENOTFOUND (a name without a value)
+ * or KOPT_EINVALID.
  */
 int kopt_config_eval(const char *expr, const struct kopt_vars *vars,
-		     double *out, struct kopt_buf *err);
+		     double *out, const char *what);
 
 /* A number as substituted: integers without a point, else %.17g. */
 void kopt_config_format_number(struct kopt_buf *out, double v);

@@ -99,40 +99,59 @@ static int check_parent(const struct kopt_filetx_op *op)
 	return ret;
 }
 
-int kopt_filetx_check(const struct kopt_filetx *tx)
+/*
+ * The locks held on files of `tx`, named all at once, so that a writer
+ * killed while it held several is cleaned up after in one go.
+ */
+static int locks_held(const struct kopt_strvec *held)
 {
+	struct kopt_buf list = KOPT_BUF_INIT;
 	size_t i;
 
-	for (i = 0; i < tx->nr; i++) {
+	if (held->nr == 1)
+		return kopt_error("cannot write '%s': '%s.lock' exists; another "
+				  "git kopt may be running, otherwise remove "
+				  "it", held->v[0], held->v[0]);
+	for (i = 0; i < held->nr; i++)
+		kopt_buf_addf(&list, "%s'%s.lock'", !i ? "" :
+			      i + 1 < held->nr ? ", " : " and ", held->v[i]);
+	kopt_error("cannot write %zu files: %s exist; another git kopt may be "
+		   "running, otherwise remove them", held->nr, list.buf);
+	kopt_buf_release(&list);
+	return KOPT_EINVALID;
+}
+
+int kopt_filetx_check(const struct kopt_filetx *tx)
+{
+	struct kopt_strvec held = KOPT_STRVEC_INIT;
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < tx->nr; i++) {
 		const struct kopt_filetx_op *op = &tx->ops[i];
 		struct stat st;
 		char *lock;
-		int held;
 
-		if (check_parent(op))
-			return KOPT_EINVALID;
-		if (!stat(op->path, &st) && !S_ISREG(st.st_mode)) {
-			kopt_error("cannot write '%s': it exists and is "
-				   "not a regular file", op->label);
-			return KOPT_EINVALID;
-		}
-		lock = kopt_xstrfmt("%s.lock", op->path);
-		held = !access(lock, F_OK);
-		free(lock);
-		if (held) {
-			kopt_error("cannot write '%s': '%s.lock' exists; "
-				   "another git kopt may be running, "
-				   "otherwise remove it", op->label,
-				   op->label);
-			return KOPT_EINVALID;
-		}
-		if (op->keep_as && !access(op->keep_as, F_OK)) {
-			kopt_error("cannot move '%s' aside: '%s' exists",
-				   op->label, dir_label(op, op->keep_as));
-			return KOPT_EINVALID;
+		if (check_parent(op)) {
+			ret = KOPT_EINVALID;
+		} else if (!stat(op->path, &st) && !S_ISREG(st.st_mode)) {
+			ret = kopt_error("cannot write '%s': it exists and is "
+					 "not a regular file", op->label);
+		} else {
+			lock = kopt_xstrfmt("%s.lock", op->path);
+			if (!access(lock, F_OK))
+				kopt_strvec_push(&held, op->label);
+			else if (op->keep_as && !access(op->keep_as, F_OK))
+				ret = kopt_error("cannot move '%s' aside: '%s' "
+						 "exists", op->label,
+						 dir_label(op, op->keep_as));
+			free(lock);
 		}
 	}
-	return 0;
+	if (!ret && held.nr)
+		ret = locks_held(&held);
+	kopt_strvec_clear(&held);
+	return ret < 0 ? KOPT_EINVALID : ret;
 }
 
 static int make_parents(struct kopt_filetx *tx, const char *path)

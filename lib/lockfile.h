@@ -53,5 +53,10 @@ int kopt_write_file_atomic(const char *path, const void *data, size_t len,
 int kopt_mkdir_parents(const char *path);
 /* mkdir -p of `dir` itself. */
 int kopt_mkdir_p(const char *dir);
+/*
+ * rm -rf of `dir` (symbolic links removed, never followed): what a step
+ * made and takes back.  Removes what it can; nothing printed.
+ */
+void kopt_remove_tree(const char *dir);
 
 #endif

@@ -197,3 +197,36 @@ int kopt_md_line_count(const char *text, size_t len)
 		n++;
 	return n;
 }
+
+int kopt_md_section(const char *text, size_t len, const char *needle,
+		    size_t *start, size_t *end)
+{
+	cmark_node *doc = kopt_md_parse(text, len), *n;
+	struct kopt_buf t = KOPT_BUF_INIT;
+	int found = 0;
+
+	for (n = cmark_node_first_child(doc); n; n = cmark_node_next(n)) {
+		if (!kopt_md_heading_level(n))
+			continue;
+		if (found) {
+			*end = kopt_md_line_start(text, len,
+						  cmark_node_get_start_line(n));
+			break;
+		}
+		kopt_buf_reset(&t);
+		kopt_md_text(&t, n);
+		if (strstr(t.buf, needle)) {
+			cmark_node *next = cmark_node_next(n);
+			int last = cmark_node_get_end_line(n);
+			/* cmark-gfm 0.29 ends a setext heading a line late */
+			if (next && cmark_node_get_start_line(next) <= last)
+				last = cmark_node_get_start_line(next) - 1;
+			found = 1;
+			*start = kopt_md_line_end(text, len, last);
+			*end = len;
+		}
+	}
+	kopt_buf_release(&t);
+	cmark_node_free(doc);
+	return found;
+}

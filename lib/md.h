@@ -41,6 +41,15 @@ int kopt_md_table_end_line(cmark_node *table);
  */
 int kopt_md_unclosed_fence(cmark_node *doc, const char *text, size_t len);
 
+/*
+ * The section of `text` under the first top-level heading whose text
+ * contains `needle`: from the line after the heading to the next
+ * heading of any level, or the end.  1 with the byte range in *start
+ * and *end; 0 when no heading matches.
+ */
+int kopt_md_section(const char *text, size_t len, const char *needle,
+		    size_t *start, size_t *end);
+
 /* Offset of the first byte of 1-based `line` (len when past the end). */
 size_t kopt_md_line_start(const char *text, size_t len, int line);
 /* Offset just past `line` and its newline (len when past the end). */

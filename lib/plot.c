@@ -8,6 +8,7 @@
 #include "analysis.h"
 #include "chart.h"
 #include "config.h"
+#include "error.h"
 #include "results.h"
 #include "banned.h"
 
@@ -471,6 +472,26 @@ static int several_devices(const struct kopt_chart *c)
 	return 0;
 }
 
+/*
+ * A point's flops and bytes; 0 leaves the point out, as when the
+ * expressions do not evaluate at its configuration (not an error of the
+ * plot: the settings' check names them).
+ */
+static int roofline_xy(double *flops, double *bytes,
+		       const struct kopt_kernel *k,
+		       const struct kopt_vars *vars)
+{
+	struct kopt_error_catch quiet = KOPT_ERROR_CATCH_INIT;
+	int bad;
+
+	kopt_error_catch(&quiet);
+	bad = kopt_config_eval(k->flops, vars, flops, NULL) ||
+	      kopt_config_eval(k->bytes, vars, bytes, NULL);
+	kopt_error_uncatch(&quiet);
+	kopt_error_catch_release(&quiet);
+	return !bad && *flops > 0 && *bytes > 0;
+}
+
 static void build_rooflines(struct kopt_plot_set *out,
 			    const struct kopt_analysis *a,
 			    const struct kopt_kernel *k, int multi)
@@ -478,7 +499,6 @@ static void build_rooflines(struct kopt_plot_set *out,
 	struct roof *roofs = NULL;
 	size_t roofs_nr = 0, roofs_alloc = 0, i, j, r;
 	struct kopt_strvec trials = KOPT_STRVEC_INIT;
-	struct kopt_buf err = KOPT_BUF_INIT;
 
 	if (!k || !k->flops || !k->bytes) {
 		kopt_strvec_pushf(&out->notes, "no roofline for %s: its "
@@ -504,10 +524,7 @@ static void build_rooflines(struct kopt_plot_set *out,
 
 			if (!kopt_results_has(dur) || dur <= 0)
 				continue;
-			kopt_buf_reset(&err);
-			if (kopt_config_eval(k->flops, &vars, &flops, &err) ||
-			    kopt_config_eval(k->bytes, &vars, &bytes, &err) ||
-			    !(flops > 0) || !(bytes > 0))
+			if (!roofline_xy(&flops, &bytes, k, &vars))
 				continue;
 			ct = kopt_results_has(e->device.measured_tflops) ?
 			     e->device.measured_tflops : e->device.peak_tflops;
@@ -588,7 +605,6 @@ static void build_rooflines(struct kopt_plot_set *out,
 		free(roofs[r].points);
 	free(roofs);
 	kopt_strvec_clear(&trials);
-	kopt_buf_release(&err);
 }
 
 size_t kopt_plot_build(struct kopt_plot_set *out,

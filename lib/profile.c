@@ -14,13 +14,10 @@
 static int eval_at(double *out, const struct kopt_kernel *k,
 		   const struct kopt_vars *vars, const char *expr)
 {
-	struct kopt_buf why = KOPT_BUF_INIT;
-	int ret = kopt_config_eval(expr, vars, out, &why);
+	char *what = kopt_xstrfmt(".kopt: kernel '%s': flops/bytes", k->name);
+	int ret = kopt_config_eval(expr, vars, out, what);
 
-	if (ret)
-		kopt_error(".kopt: kernel '%s': flops/bytes: %s", k->name,
-			   why.buf);
-	kopt_buf_release(&why);
+	free(what);
 	return ret;
 }
 

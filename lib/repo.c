@@ -580,3 +580,48 @@ int kopt_repo_changed_paths(struct kopt_strvec *out, git_repository *repo,
 	git_status_list_free(list);
 	return 0;
 }
+
+int kopt_repo_default_branch(char **out, git_repository *repo)
+{
+	git_reference *ref = NULL;
+	git_config *cfg = NULL;
+	git_buf buf = { 0 };
+	static const char *const names[] = { "refs/heads/main",
+					     "refs/heads/master", NULL };
+	const char *const *n;
+	char *found = NULL;
+
+	if (!git_reference_lookup(&ref, repo, "refs/remotes/origin/HEAD")) {
+		const char *t = git_reference_symbolic_target(ref);
+		if (t)
+			found = kopt_strdup(t);
+		git_reference_free(ref);
+		if (found)
+			goto done;
+	}
+	if (!git_repository_config_snapshot(&cfg, repo)) {
+		if (!git_config_get_string_buf(&buf, cfg,
+					       "init.defaultBranch")) {
+			char *name = kopt_xstrfmt("refs/heads/%s", buf.ptr);
+			if (!git_reference_lookup(&ref, repo, name)) {
+				git_reference_free(ref);
+				found = name;
+			} else {
+				free(name);
+			}
+			git_buf_dispose(&buf);
+		}
+		git_config_free(cfg);
+		if (found)
+			goto done;
+	}
+	for (n = names; *n; n++)
+		if (!git_reference_lookup(&ref, repo, *n)) {
+			git_reference_free(ref);
+			found = kopt_strdup(*n);
+			break;
+		}
+done:
+	*out = found;
+	return found ? 0 : KOPT_ENOTFOUND;
+}

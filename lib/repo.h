@@ -139,4 +139,12 @@ int kopt_repo_changed_paths(struct kopt_strvec *out, git_repository *repo,
 			    const struct kopt_strvec *pathspecs,
 			    unsigned flags);
 
+/*
+ * The branch a range is reviewed against: origin/HEAD's target, else
+ * init.defaultBranch, main or master, whichever exists first, as a full
+ * reference name owned by the caller.  KOPT_ENOTFOUND (nothing printed)
+ * when there is none.
+ */
+int kopt_repo_default_branch(char **out, git_repository *repo);
+
 #endif

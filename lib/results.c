@@ -1245,3 +1245,14 @@ bad:
 	kopt_results_release(out);
 	return KOPT_EINVALID;
 }
+
+int kopt_results_several_devices(const struct kopt_results *r)
+{
+	size_t i;
+
+	for (i = 1; i < r->entries_nr; i++)
+		if (!kopt_results_same_device(r->entries[0].device.name,
+					      r->entries[i].device.name))
+			return 1;
+	return 0;
+}

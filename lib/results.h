@@ -251,6 +251,11 @@ kopt_results_find_like(const struct kopt_results *r,
  */
 int kopt_results_same_device(const char *a, const char *b);
 /*
+ * Whether the entries of `r` name more than one device (by
+ * kopt_results_same_device() against the first).
+ */
+int kopt_results_several_devices(const struct kopt_results *r);
+/*
  * Whether two entries were measured on the same device: the same uuid
  * when both have one, else kopt_results_same_device() of their names.
  */

@@ -1,10 +1,14 @@
 #include "scaffold.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
+#include "journal.h"
+#include "lockfile.h"
 #include "repo.h"
 #include "banned.h"
 
@@ -457,4 +461,230 @@ void kopt_rename_path(struct kopt_buf *out, const struct kopt_rename *r,
 	sl = stem_len(base);
 	kopt_buf_add(out, base, sl);
 	kopt_buf_addf(out, "_v%ld%s", r->to, base + sl);
+}
+
+/* ---- an interrupted design ---- */
+
+int kopt_scaffold_journal_begin(struct kopt_journal *j, git_repository *repo,
+				const git_oid *head,
+				const struct kopt_scaffold_paths *p)
+{
+	char id[GIT_OID_HEXSZ + 1];
+
+	git_oid_tostr(id, sizeof(id), head);
+	kopt_journal_set(j, "head", id);
+	kopt_journal_set(j, "branch", p->branch);
+	kopt_journal_set(j, "to-dir", p->to_dir);
+	kopt_journal_set(j, "devlog", p->devlog);
+	kopt_journal_set(j, "task", p->task);
+	kopt_journal_set(j, "task-existed", p->task_existed ? "1" : "0");
+	return kopt_journal_begin(j, repo, "design");
+}
+
+/* Whether the commit of `ref` is the killed run's: made on `head`. */
+static int made_on(git_repository *repo, git_reference *ref,
+		   const git_oid *head)
+{
+	git_commit *c = NULL;
+	int ours;
+
+	if (!git_reference_target(ref) ||
+	    git_commit_lookup(&c, repo, git_reference_target(ref)) < 0) {
+		git_error_clear();
+		return 0;
+	}
+	ours = git_commit_parentcount(c) == 1 &&
+	       git_oid_equal(git_commit_parent_id(c, 0), head);
+	git_commit_free(c);
+	return ours;
+}
+
+/* Stage what the branch's commit changed, keeping what else is staged. */
+static int finish_design(git_repository *repo, git_reference *ref)
+{
+	git_commit *c = NULL, *parent = NULL;
+	git_tree *a = NULL, *b = NULL;
+	git_diff *diff = NULL;
+	git_index *idx = NULL;
+	size_t i;
+	int ret;
+
+	/* libgit2 would not name the lock a killed run left */
+	if ((ret = kopt_repo_index_unlocked(repo)))
+		return ret;
+	if (git_commit_lookup(&c, repo, git_reference_target(ref)) < 0 ||
+	    git_commit_parent(&parent, c, 0) < 0 ||
+	    git_commit_tree(&a, parent) < 0 || git_commit_tree(&b, c) < 0 ||
+	    git_diff_tree_to_tree(&diff, repo, a, b, NULL) < 0 ||
+	    git_repository_index(&idx, repo) < 0 || git_index_read(idx, 1) < 0)
+		ret = -1;
+	for (i = 0; !ret && i < git_diff_num_deltas(diff); i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		if (git_index_add_bypath(idx, d->new_file.path) < 0)
+			ret = -1;
+	}
+	if (!ret && git_index_write(idx) < 0)
+		ret = -1;
+	if (ret)
+		ret = kopt_error("cannot stage the interrupted design: %s",
+				 kopt_git_error("unknown error"));
+	git_index_free(idx);
+	git_diff_free(diff);
+	git_tree_free(a);
+	git_tree_free(b);
+	git_commit_free(parent);
+	git_commit_free(c);
+	return ret;
+}
+
+static int unlink_at(const char *top, const char *rel)
+{
+	char *path = kopt_xstrfmt("%s%s", top, rel);
+	int ret = 0;
+
+	if (unlink(path) && errno != ENOENT)
+		ret = kopt_error("cannot remove '%s': %s", rel,
+				 strerror(errno));
+	free(path);
+	return ret;
+}
+
+/* Put the devlog back as the commit the design started from has it. */
+static int restore_devlog(git_repository *repo, const git_oid *head,
+			  const char *top, const char *devlog)
+{
+	git_commit *c = NULL;
+	git_tree *tree = NULL;
+	struct kopt_buf text = KOPT_BUF_INIT;
+	char *path;
+	int ret;
+
+	if (git_commit_lookup(&c, repo, head) < 0 ||
+	    git_commit_tree(&tree, c) < 0) {
+		git_commit_free(c);
+		return kopt_error("cannot read the commit the design started "
+				  "from: %s", kopt_git_error("unknown error"));
+	}
+	ret = kopt_repo_read_tree(&text, repo, tree, devlog);
+	if (ret == KOPT_ENOTFOUND) {
+		ret = unlink_at(top, devlog);
+	} else if (!ret) {
+		path = kopt_xstrfmt("%s%s", top, devlog);
+		ret = kopt_write_file_atomic(path, text.buf, text.len, 0644);
+		free(path);
+	}
+	kopt_buf_release(&text);
+	git_tree_free(tree);
+	git_commit_free(c);
+	return ret;
+}
+
+/*
+ * A run killed while it moved HEAD may have logged the move and not
+ * made it: drop that last line of HEAD's log, which names the run's
+ * commit.
+ */
+static void drop_head_log(git_repository *repo, const git_oid *commit)
+{
+	git_reflog *log = NULL;
+	const git_reflog_entry *e;
+
+	if (git_reflog_read(&log, repo, "HEAD") < 0) {
+		git_error_clear();
+		return;
+	}
+	e = git_reflog_entry_byindex(log, 0);
+	if (e && git_oid_equal(git_reflog_entry_id_new(e), commit) &&
+	    (git_reflog_drop(log, 0, 0) < 0 || git_reflog_write(log) < 0))
+		git_error_clear();
+	git_reflog_free(log);
+}
+
+static int undo_design(git_repository *repo, const struct kopt_journal *j,
+		       const git_oid *head, const char *top)
+{
+	const char *branch = kopt_journal_get(j, "branch");
+	const char *to_dir = kopt_journal_get(j, "to-dir");
+	const char *devlog = kopt_journal_get(j, "devlog");
+	const char *task = kopt_journal_get(j, "task");
+	const char *existed = kopt_journal_get(j, "task-existed");
+	git_reference *ref = NULL;
+	char *dir;
+	int ret = 0;
+
+	if (!git_reference_lookup(&ref, repo, branch)) {
+		if (made_on(repo, ref, head)) {
+			drop_head_log(repo, git_reference_target(ref));
+			if (git_reference_delete(ref) < 0)
+				ret = kopt_error("cannot delete '%s': %s",
+						 branch,
+						 kopt_git_error("unknown error"));
+		}
+		git_reference_free(ref);
+	}
+	/* a branch created halfway may have left its log alone */
+	git_reflog_delete(repo, branch);
+	git_error_clear();
+	if (ret)
+		return ret;
+	if (*to_dir) {
+		dir = kopt_xstrfmt("%s%s", top, to_dir);
+		kopt_remove_tree(dir);
+		free(dir);
+	}
+	ret = restore_devlog(repo, head, top, devlog);
+	if (!ret && *task && existed && !strcmp(existed, "0"))
+		ret = unlink_at(top, task);
+	return ret;
+}
+
+int kopt_scaffold_recover(enum kopt_scaffold_recovery *out, char **branch,
+			  git_repository *repo, const char *top)
+{
+	struct kopt_journal j = KOPT_JOURNAL_INIT;
+	git_reference *head_ref = NULL, *ref = NULL;
+	const char *name;
+	git_oid head;
+	int ret;
+
+	*out = KOPT_SCAFFOLD_NONE;
+	*branch = NULL;
+	ret = kopt_journal_read(&j, repo, "design");
+	if (ret == KOPT_ENOTFOUND)
+		return 0;
+	if (ret)
+		goto done;
+	name = kopt_journal_get(&j, "branch");
+	if (!j.complete || !name || !kopt_journal_get(&j, "to-dir") ||
+	    !kopt_journal_get(&j, "devlog") || !kopt_journal_get(&j, "task") ||
+	    !kopt_journal_get(&j, "head") ||
+	    git_oid_fromstr(&head, kopt_journal_get(&j, "head")) < 0) {
+		/* killed while writing it: nothing had changed yet */
+		ret = kopt_journal_end(&j);
+		goto done;
+	}
+	if (!git_reference_lookup(&head_ref, repo, "HEAD") &&
+	    git_reference_type(head_ref) == GIT_REFERENCE_SYMBOLIC &&
+	    !strcmp(git_reference_symbolic_target(head_ref), name) &&
+	    !git_reference_lookup(&ref, repo, name) &&
+	    made_on(repo, ref, &head)) {
+		ret = finish_design(repo, ref);
+		*out = KOPT_SCAFFOLD_FINISHED;
+	} else {
+		git_error_clear();
+		ret = undo_design(repo, &j, &head, top);
+		*out = KOPT_SCAFFOLD_UNDONE;
+	}
+	if (!ret)
+		ret = kopt_journal_end(&j);
+	if (!ret)
+		*branch = kopt_strdup(name + (!strncmp(name, "refs/heads/", 11) ?
+					      11 : 0));
+	else
+		*out = KOPT_SCAFFOLD_NONE;
+done:
+	git_reference_free(ref);
+	git_reference_free(head_ref);
+	kopt_journal_release(&j);
+	return ret;
 }

@@ -107,4 +107,50 @@ size_t kopt_rename_text(struct kopt_buf *out, const struct kopt_rename *r,
 void kopt_rename_path(struct kopt_buf *out, const struct kopt_rename *r,
 		      const char *path);
 
+/*
+ * An interrupted design.  `git kopt design` writes the version's files,
+ * the devlog and the task, makes its commit, creates the version's
+ * branch, switches HEAD to it and stages the files, in that order.
+ * kopt_scaffold_journal_begin() records, before the first of these,
+ * what a rerun needs to put things right (lib/journal); the step ends
+ * the journal after the last.  kopt_scaffold_recover(), at the start of
+ * the next design in that work tree, finds the journal of a killed run
+ * and:
+ *   - when HEAD is on the new branch already, finishes the run: stages
+ *     what the branch's commit changed (KOPT_SCAFFOLD_FINISHED);
+ *   - otherwise undoes it: the branch (when its commit is the run's),
+ *     the version's folder, the devlog as HEAD has it, the task when the
+ *     run created it (KOPT_SCAFFOLD_UNDONE), so the design can start
+ *     again from the state before the killed run.
+ * A journal of a run killed while writing it is removed; nothing had
+ * changed yet (KOPT_SCAFFOLD_NONE, as when there is none).
+ */
+struct kopt_journal;
+
+struct kopt_scaffold_paths {
+	const char *branch;     /* "refs/heads/kopt/<kernel>/<version>" */
+	const char *to_dir;     /* the new version's folder, from the top */
+	const char *devlog;
+	const char *task;
+	int task_existed;       /* the task was in the work tree before */
+};
+
+enum kopt_scaffold_recovery {
+	KOPT_SCAFFOLD_NONE = 0,
+	KOPT_SCAFFOLD_UNDONE,
+	KOPT_SCAFFOLD_FINISHED,
+};
+
+int kopt_scaffold_journal_begin(struct kopt_journal *j, git_repository *repo,
+				const git_oid *head,
+				const struct kopt_scaffold_paths *p);
+/*
+ * Put right a design killed in the work tree at `top` (with a trailing
+ * '/'); *branch gets the new branch's short name when something was
+ * done (owned by the caller).  0, KOPT_ELOCKED when another design is
+ * running there, or -1; all printed.
+ */
+int kopt_scaffold_recover(enum kopt_scaffold_recovery *out, char **branch,
+			  git_repository *repo, const char *top);
+
 #endif

@@ -90,7 +90,7 @@ static int evaluate(struct kopt_strategy_item *it,
 {
 	const struct kopt_kb_entry *e = it->entry;
 	struct kopt_trigger_result r = KOPT_TRIGGER_RESULT_INIT;
-	struct kopt_buf err = KOPT_BUF_INIT, vals = KOPT_BUF_INIT;
+	struct kopt_buf vals = KOPT_BUF_INIT;
 	struct kopt_strvec seen = KOPT_STRVEC_INIT;
 	int any_true = 0, any_unknown = 0, ret = 0;
 	size_t i, j, k, ntrig;
@@ -109,14 +109,10 @@ static int evaluate(struct kopt_strategy_item *it,
 		kopt_strvec_clear(&seen);
 		for (j = 0; j < ntrig; j++) {
 			const struct kopt_trigger *tr = &trig[j];
-			kopt_buf_reset(&err);
-			if (kopt_trigger_eval(&r, tr, kopt_trigger_entry_lookup,
-					      (void *)m, &err)) {
-				ret = kopt_error("%s:%d: trigger `%s`: %s",
-						 where, tr->line, tr->text,
-						 err.buf);
+			if ((ret = kopt_trigger_eval(&r, tr,
+						     kopt_trigger_entry_lookup,
+						     (void *)m, where)))
 				goto done;
-			}
 			for (k = 0; k < r.missing.nr; k++)
 				if (!kopt_strvec_has(&it->missing,
 						     r.missing.v[k]))
@@ -158,7 +154,6 @@ static int evaluate(struct kopt_strategy_item *it,
 		it->margin = 0;
 done:
 	kopt_trigger_result_release(&r);
-	kopt_buf_release(&err);
 	kopt_buf_release(&vals);
 	kopt_strvec_clear(&seen);
 	return ret;
@@ -915,6 +910,112 @@ int kopt_kernel_versions(const char *top, git_repository *repo,
 			  kopt_version_name(with_results) : NULL;
 	*next = kopt_version_name(max + 1);
 	return 0;
+}
+
+/* The current version and its ancestors, following their parents. */
+static void lineage_of(struct kopt_strvec *out, const struct kopt_analysis *a,
+		       const char *version)
+{
+	const struct kopt_analysis_version *v = kopt_analysis_find(a, version);
+
+	kopt_strvec_push(out, version);
+	while (v && v->parent >= 0 &&
+	       !kopt_strvec_has(out, a->versions[v->parent].name)) {
+		v = &a->versions[v->parent];
+		kopt_strvec_push(out, v->name);
+	}
+}
+
+/*
+ * The knowledge base of `language`, reporting its warnings; KOPT_EINVALID
+ * when it has problems, each reported.
+ */
+static int load_kb(struct kopt_kb *kb, const char *top,
+		   const struct kopt_config *cfg, const char *language)
+{
+	struct kopt_kb_source src;
+	struct kopt_problems warn = KOPT_PROBLEMS_INIT;
+	size_t i, n;
+	int ret;
+
+	kopt_kb_source_worktree(&src, top);
+	if ((ret = kopt_kb_load(kb, &src, cfg, language)) < 0)
+		return ret;
+	/* what looks like a mistyped metric is judged, not evaluated */
+	kopt_kb_prose_warnings(kb, &warn);
+	for (i = 0; i < warn.nr; i++)
+		kopt_warning("%s:%d: %s", warn.v[i].file, warn.v[i].line,
+			     warn.v[i].what);
+	kopt_problems_clear(&warn);
+	n = kb->problems.nr;
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++)
+		kopt_error_at(kb->problems.v[i].file, kb->problems.v[i].line,
+			      "%s", kb->problems.v[i].what);
+	kopt_error("the knowledge base has %zu problem%s; fix %s first "
+		   "('git kopt learn lint' lists %s)", n, n == 1 ? "" : "s",
+		   n == 1 ? "it" : "them", n == 1 ? "it" : "them");
+	return KOPT_EINVALID;
+}
+
+/* *current: the requested version, else the newest with numbers. */
+static int pick_current(char **current, char *newest,
+			const struct kopt_strategy_request *req)
+{
+	struct kopt_buf devlog = KOPT_BUF_INIT;
+	const char *name = req->kernel->name;
+
+	if (req->version) {
+		*current = kopt_strdup(req->version);
+		free(newest);
+		return 0;
+	}
+	if (newest) {
+		*current = newest;
+		return 0;
+	}
+	kopt_path_devlog(&devlog, name);
+	kopt_error("no numbers for kernel '%s' (no results file, no "
+		   "performance block in %s); run 'git kopt profile %s v0' "
+		   "first", name, devlog.buf, name);
+	kopt_buf_release(&devlog);
+	return KOPT_ENOTFOUND;
+}
+
+int kopt_strategy_load(struct kopt_strategy *out, struct kopt_kb *kb,
+		       struct kopt_results *res, char **current, char **next,
+		       const struct kopt_strategy_request *req)
+{
+	const struct kopt_kernel *k = req->kernel;
+	struct kopt_source src;
+	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
+	struct kopt_strvec lineage = KOPT_STRVEC_INIT;
+	char *newest = NULL;
+	int ret;
+
+	*current = *next = NULL;
+	kopt_source_worktree(&src, req->top);
+	if ((ret = kopt_analysis_load(&a, &src, k->name, req->cfg)) < 0 ||
+	    (ret = kopt_kernel_versions(req->top, req->repo, k, &a, &newest,
+					next)) < 0 ||
+	    (ret = pick_current(current, newest, req)) < 0)
+		goto done;
+	lineage_of(&lineage, &a, *current);
+	if ((ret = kopt_analysis_take(res, &a, *current)) < 0 ||
+	    (ret = load_kb(kb, req->top, req->cfg, k->language)) < 0)
+		goto done;
+	ret = kopt_strategy_compute(out, kb, res, req->cfg, k, *current,
+				    *next, &lineage, req->max);
+done:
+	if (ret < 0) {
+		free(*current);
+		free(*next);
+		*current = *next = NULL;
+	}
+	kopt_analysis_release(&a);
+	kopt_strvec_clear(&lineage);
+	return ret;
 }
 
 /* SELECT */

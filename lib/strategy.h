@@ -142,6 +142,33 @@ int kopt_kernel_versions(const char *top, git_repository *repo,
 			 const struct kopt_analysis *a,
 			 char **newest_results, char **next);
 
+/* What kopt_strategy_load() computes the task of. */
+struct kopt_strategy_request {
+	const char *top;                  /* the work tree, with a '/' */
+	git_repository *repo;             /* for version branches; or NULL */
+	const struct kopt_config *cfg;
+	const struct kopt_kernel *kernel;
+	const char *version;    /* a valid version name; NULL: the newest
+				 * version with numbers */
+	size_t max;             /* as kopt_strategy_compute()'s */
+};
+
+/*
+ * The Optimization Task of a kernel at a version, as STRATEGIZE
+ * computes it: the kernel's numbers (kopt_analysis_load()), the
+ * current version's into *res, the knowledge base of the kernel's
+ * language into *kb, and the task into *out, which borrows from both.
+ * *current and *next are the version names, owned by the caller
+ * (NULL after a failure).
+ * Knowledge-base warnings are reported as warnings.  Returns 0;
+ * KOPT_ENOTFOUND when the version has no numbers; KOPT_EINVALID when
+ * the knowledge base has problems (each reported, then a summary
+ * naming `git kopt learn lint`); or a callee's code.  All printed.
+ */
+int kopt_strategy_load(struct kopt_strategy *out, struct kopt_kb *kb,
+		       struct kopt_results *res, char **current, char **next,
+		       const struct kopt_strategy_request *req);
+
 /* SELECT */
 struct kopt_selection {
 	const struct kopt_language *language;   /* the choice */

@@ -317,18 +317,22 @@ static int eval3(const struct kopt_expr *e, struct eval_ctx *c,
 
 int kopt_trigger_eval(struct kopt_trigger_result *out,
 		      const struct kopt_trigger *t,
-		      kopt_expr_lookup_fn lookup, void *data,
-		      struct kopt_buf *err)
+		      kopt_expr_lookup_fn lookup, void *data, const char *file)
 {
 	struct eval_ctx c = { lookup, data, out, KOPT_STRVEC_INIT };
+	struct kopt_buf why = KOPT_BUF_INIT;
 	int ret;
 
 	kopt_strvec_clear(&out->missing);
 	kopt_buf_reset(&out->values);
 	out->truth = KOPT_TRUTH_UNKNOWN;
 	out->margin = 0;
-	ret = eval3(t->expr, &c, &out->truth, &out->margin, err);
+	ret = eval3(t->expr, &c, &out->truth, &out->margin, &why);
+	if (ret)
+		kopt_error_at(file, t->line, "trigger `%s`: %s", t->text,
+			      why.buf);
 	kopt_strvec_clear(&c.seen);
+	kopt_buf_release(&why);
 	return ret;
 }
 

@@ -81,13 +81,13 @@ struct kopt_trigger_result {
  * Evaluate `t` into `out` (which is reset first), binding names through
  * `lookup` (KOPT_ENOTFOUND: not measured), e.g.
  * kopt_trigger_entry_lookup() over a results entry.  Returns 0, or
- * KOPT_EINVALID when the arithmetic fails (division by zero), with
- * `err` saying where.
+ * KOPT_EINVALID when the arithmetic fails (division by zero), reported
+ * as "<file>:<line>: trigger `<text>`: <why>" (`file` is where the
+ * trigger is written, `line` the trigger's).
  */
 int kopt_trigger_eval(struct kopt_trigger_result *out,
 		      const struct kopt_trigger *t,
-		      kopt_expr_lookup_fn lookup, void *data,
-		      struct kopt_buf *err);
+		      kopt_expr_lookup_fn lookup, void *data, const char *file);
 void kopt_trigger_result_release(struct kopt_trigger_result *r);
 
 const char *kopt_truth_name(enum kopt_truth t);

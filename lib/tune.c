@@ -40,37 +40,38 @@ static int lookup(void *data, const char *name, double *out)
 }
 
 int kopt_tune_allowed(const struct kopt_kernel *k, const double *values,
-		      long b, long s, long t, int *why, struct kopt_buf *err)
+		      long b, long s, long t, int *why, const char *file)
 {
 	struct bind bd = { k, values, b, s, t };
+	struct kopt_buf e = KOPT_BUF_INIT;
+	struct kopt_expr *expr;
 	size_t i;
+	int ret = 0;
 
 	*why = -1;
-	for (i = 0; i < k->restricts_nr; i++) {
-		double v;
-		struct kopt_buf e = KOPT_BUF_INIT;
-		int ret = kopt_expr_eval_string(k->restricts[i].expr, lookup,
-						&bd, &v, &e);
-		if (ret == KOPT_EINVALID && !strstr(e.buf, "unknown")) {
+	for (i = 0; !ret && *why < 0 && i < k->restricts_nr; i++) {
+		double v = 0;
+		kopt_buf_reset(&e);
+		ret = kopt_expr_parse(&expr, k->restricts[i].expr, &e);
+		if (!ret) {
+			ret = kopt_expr_eval(expr, lookup, &bd, &v, &e);
+			kopt_expr_free(expr);
 			/* a division by zero: the configuration is excluded */
-			kopt_buf_release(&e);
-			*why = (int)i;
-			return 0;
+			if (ret == KOPT_EINVALID) {
+				ret = 0;
+				v = 0;
+			}
 		}
-		if (ret) {
-			kopt_buf_addf(err, "cannot evaluate 'tune-restrict = "
-				      "%s': %s", k->restricts[i].expr, e.buf);
-			kopt_buf_release(&e);
+		if (ret)
+			ret = kopt_error_at(file, k->restricts[i].line,
+					    "cannot evaluate 'tune-restrict "
+					    "= %s': %s", k->restricts[i].expr,
+					    e.buf);
+		if (ret || v == 0)
 			*why = (int)i;
-			return KOPT_EINVALID;
-		}
-		kopt_buf_release(&e);
-		if (v == 0) {
-			*why = (int)i;
-			return 0;
-		}
 	}
-	return 0;
+	kopt_buf_release(&e);
+	return ret;
 }
 
 size_t kopt_tune_full_size(const struct kopt_kernel *k)
@@ -87,7 +88,7 @@ size_t kopt_tune_full_size(const struct kopt_kernel *k)
 
 /* Visit every configuration in odometer order; fn returns nonzero to stop. */
 static int walk(const struct kopt_kernel *k, long b, long s, long t,
-		struct kopt_buf *err,
+		const char *file,
 		int (*fn)(void *data, const unsigned *idx), void *data)
 {
 	size_t w = k->tune_nr, i;
@@ -97,20 +98,19 @@ static int walk(const struct kopt_kernel *k, long b, long s, long t,
 
 	if (!w)
 		return 0;
-	if (kopt_tune_full_size(k) > KOPT_TUNE_MAX_SPACE) {
-		kopt_buf_addf(err, "the tuning space of kernel '%s' has more "
-			      "than %d configurations before restrictions: "
-			      "give fewer values", k->name,
-			      KOPT_TUNE_MAX_SPACE);
-		return KOPT_EINVALID;
-	}
+	if (kopt_tune_full_size(k) > KOPT_TUNE_MAX_SPACE)
+		return kopt_error_at(file, k->tune[0].line, "the tuning space "
+				     "of kernel '%s' has more than %d "
+				     "configurations before restrictions: give "
+				     "fewer values", k->name,
+				     KOPT_TUNE_MAX_SPACE);
 	idx = kopt_calloc(w, sizeof(*idx));
 	values = kopt_calloc(w, sizeof(*values));
 	for (;;) {
 		int why;
 		for (i = 0; i < w; i++)
 			values[i] = k->tune[i].values[idx[i]];
-		ret = kopt_tune_allowed(k, values, b, s, t, &why, err);
+		ret = kopt_tune_allowed(k, values, b, s, t, &why, file);
 		if (ret)
 			break;
 		if (why < 0 && fn(data, idx))
@@ -136,10 +136,10 @@ static int count_one(void *data, const unsigned *idx)
 }
 
 int kopt_tune_count(size_t *out, const struct kopt_kernel *k, long b, long s,
-		    long t, struct kopt_buf *err)
+		    long t, const char *file)
 {
 	*out = 0;
-	return walk(k, b, s, t, err, count_one, out);
+	return walk(k, b, s, t, file, count_one, out);
 }
 
 static int add_one(void *data, const unsigned *idx)
@@ -154,14 +154,14 @@ static int add_one(void *data, const unsigned *idx)
 
 int kopt_tune_enumerate(struct kopt_tune_space *out,
 			const struct kopt_kernel *k, long b, long s, long t,
-			struct kopt_buf *err)
+			const char *file)
 {
 	int ret;
 
 	out->kernel = k;
 	out->width = k->tune_nr;
 	out->dflt = SIZE_MAX;
-	ret = walk(k, b, s, t, err, add_one, out);
+	ret = walk(k, b, s, t, file, add_one, out);
 	if (!ret && k->tune_default)
 		out->dflt = kopt_tune_space_find(out, k->tune_default);
 	return ret;

@@ -73,18 +73,25 @@ struct kopt_tune_space {
 /*
  * Whether `values` (one per tuning parameter) pass every restriction at
  * b, s, t: *why is -1 when they do, else the index of the first
- * restriction that excludes them.  KOPT_EINVALID when a restriction
- * cannot be evaluated (err says why).
+ * restriction that excludes them (a restriction that divides by zero
+ * excludes).  KOPT_EINVALID when a restriction cannot be evaluated,
+ * reported at its line of the settings file `file` (".kopt").
  */
 int kopt_tune_allowed(const struct kopt_kernel *k, const double *values,
-		      long b, long s, long t, int *why, struct kopt_buf *err);
+		      long b, long s, long t, int *why, const char *file);
+/*
+ * The configurations the restrictions allow at b, s, t: how many, or
+ * all of them.  KOPT_EINVALID (reported, at a line of `file`) when a
+ * restriction cannot be evaluated or the space before restrictions is
+ * larger than KOPT_TUNE_MAX_SPACE.
+ */
 int kopt_tune_count(size_t *out, const struct kopt_kernel *k, long b, long s,
-		    long t, struct kopt_buf *err);
+		    long t, const char *file);
 /* The size of the space before restrictions (saturates at SIZE_MAX). */
 size_t kopt_tune_full_size(const struct kopt_kernel *k);
 int kopt_tune_enumerate(struct kopt_tune_space *out,
 			const struct kopt_kernel *k, long b, long s, long t,
-			struct kopt_buf *err);
+			const char *file);
 void kopt_tune_space_release(struct kopt_tune_space *sp);
 /* The values of configuration `i` into `values` (width of them). */
 void kopt_tune_space_values(const struct kopt_tune_space *sp, size_t i,

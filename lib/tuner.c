@@ -266,7 +266,6 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 	struct kopt_tune_space sp = KOPT_TUNE_SPACE_INIT;
 	struct kopt_tune_search s;
 	struct kopt_tuner_trial *tr;
-	struct kopt_buf err = KOPT_BUF_INIT;
 	struct kopt_tuner_status st;
 	size_t *batch = NULL, batch_max, i, pick;
 	double *values = kopt_calloc(k->tune_nr, sizeof(double));
@@ -289,11 +288,9 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 		kopt_tune_config_text(&d, k, k->tune_default);
 		tr->dflt = kopt_buf_detach(&d, NULL);
 	}
-	if (kopt_tune_enumerate(&sp, k, t->b, t->s, t->t, &err)) {
-		ret = kopt_error("%s: kernel '%s': %s", c->cfg->path, k->name,
-				 err.buf);
+	if ((ret = kopt_tune_enumerate(&sp, k, t->b, t->s, t->t,
+				       c->cfg->path)))
 		goto done;
-	}
 	tr->space = sp.nr;
 	if (!sp.nr)
 		goto done;   /* reported by the caller */
@@ -641,7 +638,6 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 	kopt_tune_search_release(&s);
 done:
 	kopt_tune_space_release(&sp);
-	kopt_buf_release(&err);
 	kopt_buf_release(&best_text);
 	free(values);
 	free(batch);

@@ -6,7 +6,8 @@
 #     is torn: never half written, never a mix), lock files aside;
 #   - `git fsck` finds the repository sound;
 #   - the step run again completes (after removing the lock files it names,
-#     when it names them) and leaves what a complete run leaves.
+#     when it names them: all of them at once) and leaves what a complete
+#     run leaves.
 # git-kopt runs under strace without git in between, so that the kills hit
 # it and not the commands it runs.  A run in which no kill stopped the
 # step fails: strace injects a signal only into the calls it traces.
@@ -67,14 +68,15 @@ snapshot() {
 # (of $tmp/full); git's logs, which grow by whole lines, may hold the
 # first lines of after's, a tuning cache, saved as it grows, whole lines
 # of after's, and a killed tune leaves the whole plan it was following.
-# Lock files aside.
+# Lock files and a step's journal (lib/journal: what a rerun undoes or
+# finishes) aside.
 torn() {
 	local dir=$1 why=$2 tmp=$BATS_TEST_TMPDIR f
 	snapshot "$dir" >"$tmp/killed.sum"
 	awk '
 		FILENAME == ARGV[1] { b[$2] = $1; next }
 		FILENAME == ARGV[2] { a[$2] = $1; next }
-		$2 ~ /\.lock$/ { next }
+		$2 ~ /\.lock$/ || $2 ~ /^\.\/\.git\/kopt\/[a-z-]*\.journal$/ { next }
 		!($2 in b && b[$2] == $1) && !($2 in a && a[$2] == $1) {
 			print $2
 		}' "$tmp/before.sum" "$tmp/after.sum" "$tmp/killed.sum" \
@@ -140,7 +142,7 @@ torn() {
 # its writes, each time in a fresh copy of <before-dir>, and check.
 kill_check() {
 	local before=$1 tmp=$BATS_TEST_TMPDIR points=${KOPT_KILL_POINTS:-3}
-	local seed=${KOPT_KILL_SEED:-1} sys n rc lock why=
+	local seed=${KOPT_KILL_SEED:-1} sys n rc rounds why=
 	shift
 	command -v strace >/dev/null || skip "no strace (install it to kill steps halfway)"
 	# LeakSanitizer stops the program with ptrace at exit, which fails
@@ -201,18 +203,21 @@ kill_check() {
 		rc=0
 		(cd "$tmp/work" && "$@" >"$tmp/rerun.out" 2>"$tmp/rerun.err") ||
 			rc=$?
-		# one lock file per file being written: each rerun names one
-		locks=0
+		# the lock files a killed run left: the rerun names them all
+		# at once, and one round of removing them is enough
+		rounds=0
 		while [ "$rc" -ne 0 ]; do
-			lock=$(sed -n "s/.*'\([^']*\.lock\)' exists.*/\1/p" "$tmp/rerun.err" | head -n 1)
-			if [ -z "$lock" ] || [ "$locks" -ge 100 ] ||
-			   ! (cd "$tmp/work" && [ -e "$lock" ]); then
-				echo "the rerun failed ($rc${lock:+ after removing $locks lock files}): $(cat "$tmp/rerun.err") ($why)"
+			grep -o "'[^']*\.lock'" "$tmp/rerun.err" | tr -d "'" |
+				sort -u >"$tmp/locks"
+			if [ ! -s "$tmp/locks" ] || [ "$rounds" -ge "${KILL_LOCK_ROUNDS:-1}" ] ||
+			   ! (cd "$tmp/work" && xargs -d '\n' ls -d -- <"$tmp/locks" >/dev/null 2>&1); then
+				echo "the rerun failed ($rc${rounds:+ after $rounds rounds of removing lock files}): $(cat "$tmp/rerun.err") ($why)"
 				return 1
 			fi
-			locks=$((locks + 1))
+			rounds=$((rounds + 1))
 			rc=0
-			(cd "$tmp/work" && rm -f "$lock" && "$@" >"$tmp/rerun.out" 2>"$tmp/rerun.err") ||
+			(cd "$tmp/work" && xargs -d '\n' rm -f -- <"$tmp/locks" &&
+				"$@" >"$tmp/rerun.out" 2>"$tmp/rerun.err") ||
 				rc=$?
 		done
 		snapshot "$tmp/work" | grep -v '\.lock$' >"$tmp/rerun.sum"

@@ -154,3 +154,62 @@ assert_untouched() {
 	[ "$stderr" = "error: renaming makes two files 'kernels/mla_decode/v2/tile_v2.cu'; set 'kernel.mla-decode.rename = none' in .kopt" ]
 	assert_untouched
 }
+
+# The journal a design writes before its first change (lib/journal).
+write_journal() {
+	mkdir -p .git/kopt
+	printf '%s\n' "pid $1" "host $(uname -n)" "head $head" \
+		"branch refs/heads/kopt/mla-decode/v1" \
+		"to-dir kernels/mla_decode/v1" "devlog docs/kernels/mla-decode.md" \
+		"task " "task-existed 0" end >.git/kopt/design.journal
+}
+
+@test "a design still at work in this work tree refuses a second" {
+	write_journal $$
+	run --separate-stderr git kopt design mla-decode
+	assert_failure 128
+	[ "$stderr" = "error: another git kopt design is running (process $$ on $(uname -n)); if it is not, remove '$PWD/.git/kopt/design.journal'" ]
+	rm .git/kopt/design.journal
+	assert_untouched
+}
+
+@test "a design that was killed is undone, then made again" {
+	# killed after it wrote part of the version and the devlog
+	write_journal 999999999
+	mkdir -p kernels/mla_decode/v1
+	echo half >kernels/mla_decode/v1/half.cu
+	echo more >>docs/kernels/mla-decode.md
+	run --separate-stderr git kopt design mla-decode
+	assert_success
+	[[ "$stderr" == "undid the design of 'kopt/mla-decode/v1' that was interrupted; starting again"$'\n'* ]] ||
+		fail "stderr: $stderr"
+	[ ! -e kernels/mla_decode/v1/half.cu ]
+	[ ! -e .git/kopt/design.journal ]
+	run git symbolic-ref --short HEAD
+	assert_output "kopt/mla-decode/v1"
+	run git status --porcelain
+	assert_output ""
+	# and again: nothing left to put right, v1 exists
+	run --separate-stderr git kopt design mla-decode --to v1
+	assert_failure 128
+	[[ "$stderr" != *"interrupted"* ]] || fail "stderr: $stderr"
+}
+
+@test "a design killed after its commit is finished: its files staged" {
+	git kopt design mla-decode >/dev/null 2>&1
+	# killed before it staged the files: the index as it was, a lock
+	git read-tree "$head"
+	write_journal 999999999
+	touch .git/index.lock
+	run --separate-stderr git kopt design mla-decode
+	assert_failure 128
+	[ "$stderr" = "error: cannot update the index: '.git/index.lock' exists; another git process may be running, otherwise remove it" ]
+	rm .git/index.lock
+	run --separate-stderr git kopt design mla-decode
+	assert_success
+	assert_output ""
+	[ "$stderr" = "finished the design of 'kopt/mla-decode/v1' that was interrupted after its commit" ]
+	run git status --porcelain
+	assert_output ""
+	[ ! -e .git/kopt/design.journal ]
+}

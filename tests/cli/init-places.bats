@@ -100,3 +100,13 @@ setup() {
 	[ "$stderr" = "fatal: cannot write '.kopt': '.kopt.lock' exists; another git kopt may be running, otherwise remove it; nothing was written" ]
 	[ "$(ls -A)" = "$(printf '.git\n.kopt.lock')" ]
 }
+
+@test "init names every lock left behind at once" {
+	mkdir -p docs/kernels
+	touch .kopt.lock docs/kernels/README.md.lock
+	run --separate-stderr git kopt init
+	assert_failure 128
+	[ "$stderr" = "fatal: cannot write 2 files: '.kopt.lock' and 'docs/kernels/README.md.lock' exist; another git kopt may be running, otherwise remove them; nothing was written" ]
+	[ "$(ls -A)" = "$(printf '.git\n.kopt.lock\ndocs')" ]
+	[ "$(ls -A docs/kernels)" = README.md.lock ]
+}

@@ -109,7 +109,7 @@ next: fill in the placeholders of docs/knowledge/optimizations/flash-split.md an
 
 	run --separate-stderr git kopt learn new optimization x --from mla-decode/v7
 	assert_failure 128
-	[ "$stderr" = "fatal: no numbers for mla-decode v7: neither docs/kernels/mla-decode/results/v7.json nor a performance block in its devlog entry; run 'git kopt profile mla-decode v7' first" ]
+	[ "$stderr" = "error: no numbers for mla-decode v7: neither docs/kernels/mla-decode/results/v7.json nor a performance block in its devlog entry; run 'git kopt profile mla-decode v7' first" ]
 
 	run --separate-stderr git kopt learn new optimization x --from mla-decode/v0
 	assert_failure 128

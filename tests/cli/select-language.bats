@@ -84,7 +84,7 @@ fatal: no configured language gives thread-level control; add one to .kopt ([lan
 	rm docs/kernels/mla-decode/results/v0.json
 	run --separate-stderr git kopt select mla-decode
 	assert_failure 128
-	[ "$stderr" = "fatal: no numbers for kernel 'mla-decode' (no results file, no performance block in docs/kernels/mla-decode.md); run 'git kopt profile mla-decode v0' first" ]
+	[ "$stderr" = "error: no numbers for kernel 'mla-decode' (no results file, no performance block in docs/kernels/mla-decode.md); run 'git kopt profile mla-decode v0' first" ]
 	run --separate-stderr git kopt select
 	assert_failure 129
 	[[ "$stderr" == "error: which kernel?"* ]]

@@ -148,11 +148,11 @@ wrote docs/kernels/mla-decode/tasks/v2.md" ]
 	run --separate-stderr git kopt strategize mla-decode
 	assert_failure 128
 	assert_output ""
-	[ "$stderr" = "fatal: no numbers for kernel 'mla-decode' (no results file, no performance block in docs/kernels/mla-decode.md); run 'git kopt profile mla-decode v0' first" ]
+	[ "$stderr" = "error: no numbers for kernel 'mla-decode' (no results file, no performance block in docs/kernels/mla-decode.md); run 'git kopt profile mla-decode v0' first" ]
 
 	run --separate-stderr git kopt strategize mla-decode v3
 	assert_failure 128
-	[ "$stderr" = "fatal: no numbers for mla-decode v3: neither docs/kernels/mla-decode/results/v3.json nor a performance block in its devlog entry; run 'git kopt profile mla-decode v3' first" ]
+	[ "$stderr" = "error: no numbers for mla-decode v3: neither docs/kernels/mla-decode/results/v3.json nor a performance block in its devlog entry; run 'git kopt profile mla-decode v3' first" ]
 	[ ! -e docs/kernels/mla-decode/tasks ]
 }
 

@@ -57,6 +57,24 @@ static void test_worktree(void **state)
 	assert_string_equal(best->name, "v1");
 	assert_true(e->metrics[KOPT_METRIC_DURATION_US] == 80);
 	assert_null(kopt_analysis_best(&a, "spec", &best));
+
+	/* taking a version's numbers moves them out, once */
+	{
+		struct kopt_results res = KOPT_RESULTS_INIT;
+		struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
+		assert_int_equal(kopt_analysis_take(&res, &a, "v1"), 0);
+		assert_string_equal(res.version, "v1");
+		assert_false(kopt_analysis_find(&a, "v1")->has_results);
+		kopt_error_catch(&caught);
+		assert_int_equal(kopt_analysis_take(&res, &a, "v1"),
+				 KOPT_ENOTFOUND);
+		assert_int_equal(kopt_analysis_take(&res, &a, "v9"),
+				 KOPT_ENOTFOUND);
+		kopt_error_uncatch(&caught);
+		assert_int_equal(caught.errors, 2);
+		kopt_error_catch_release(&caught);
+		kopt_results_release(&res);
+	}
 	kopt_analysis_release(&a);
 
 	/* a kernel with nothing is empty, not an error */

@@ -360,7 +360,7 @@ static void test_eval(void **state)
 {
 	struct kopt_config cfg = KOPT_CONFIG_INIT;
 	struct kopt_vars vars = { 0 };
-	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
 	const struct kopt_kernel *k;
 	double v = 0;
 
@@ -372,19 +372,25 @@ static void test_eval(void **state)
 	vars.s = 16;
 	vars.t = 4096;
 	vars.have_bst = 1;
-	assert_int_equal(kopt_config_eval(k->flops, &vars, &v, &err), 0);
+	assert_int_equal(kopt_config_eval(k->flops, &vars, &v, NULL), 0);
 	assert_true(v == 2.0 * 32 * 16 * 128 * 4096 * (576 + 512));
-	assert_int_equal(kopt_config_eval(k->bytes, &vars, &v, &err), 0);
+	assert_int_equal(kopt_config_eval(k->bytes, &vars, &v, NULL), 0);
 	assert_true(v == 2.0 * (32.0 * 4096 * 576 + 32.0 * 16 * 128 * 576 +
 				32.0 * 16 * 128 * 512));
-	assert_int_not_equal(kopt_config_eval("b / (s - 16)", &vars, &v, &err), 0);
-	assert_non_null(strstr(err.buf, "division by zero"));
-	kopt_buf_reset(&err);
+	kopt_error_catch(&caught);
+	assert_int_not_equal(kopt_config_eval("b / (s - 16)", &vars, &v,
+					      "flops"), 0);
+	kopt_error_uncatch(&caught);
+	assert_string_equal(caught.text.buf,
+			    "flops: column 3: division by zero");
+	kopt_error_catch_release(&caught);
 	vars.have_bst = 0;
-	assert_int_equal(kopt_config_eval("b * h", &vars, &v, &err),
+	kopt_error_catch(&caught);
+	assert_int_equal(kopt_config_eval("b * h", &vars, &v, NULL),
 			 KOPT_ENOTFOUND);
-	assert_non_null(strstr(err.buf, "'b'"));
-	kopt_buf_release(&err);
+	kopt_error_uncatch(&caught);
+	assert_non_null(strstr(caught.text.buf, "'b'"));
+	kopt_error_catch_release(&caught);
 	kopt_config_release(&cfg);
 }
 

@@ -123,6 +123,30 @@ static void test_held_lock(void **state)
 	expect_file("f.lock", "");
 }
 
+/* Several held locks (a writer killed halfway) are named at once. */
+static void test_held_locks(void **state)
+{
+	struct kopt_filetx tx = KOPT_FILETX_INIT;
+
+	(void)state;
+	put("a.lock", "");
+	put("c.lock", "x");
+	put("d.lock", "");
+	kopt_filetx_add(&tx, at("a"), "a", "1\n", 2, 0, NULL);
+	kopt_filetx_add(&tx, at("b"), "b", "2\n", 2, 0, NULL);
+	kopt_filetx_add(&tx, at("c"), "c", "3\n", 2, 0, NULL);
+	kopt_filetx_add(&tx, at("d"), "d", "4\n", 2, 0, NULL);
+	assert_int_equal(kopt_filetx_commit(&tx), KOPT_EINVALID);
+	kopt_filetx_release(&tx);
+	assert_string_equal(messages.buf,
+		"error: cannot write 3 files: 'a.lock', 'c.lock' and 'd.lock' "
+		"exist; another git kopt may be running, otherwise remove "
+		"them\n");
+	assert_int_equal(access(at("b"), F_OK), -1);
+	assert_int_equal(access(at("b.lock"), F_OK), -1);
+	expect_file("c.lock", "x");
+}
+
 /* A hook being chained moves aside, unless something sits there. */
 static void test_keep_as(void **state)
 {
@@ -151,6 +175,7 @@ int main(void)
 		DIR_TEST(test_all_land),
 		DIR_TEST(test_none_land),
 		DIR_TEST(test_held_lock),
+		DIR_TEST(test_held_locks),
 		DIR_TEST(test_keep_as),
 	};
 

@@ -400,6 +400,65 @@ static void test_applied_in(void **state)
 	kopt_strvec_clear(&lin);
 }
 
+/* The task as the step computes it: numbers, versions, knowledge base. */
+static void test_load(void **state)
+{
+	struct kopt_config cfg = KOPT_CONFIG_INIT;
+	struct kopt_strategy_request req = { .top = KB, .max = 3 };
+	struct kopt_strategy s;
+	struct kopt_kb kb = KOPT_KB_INIT;
+	struct kopt_results res = KOPT_RESULTS_INIT;
+	struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
+	char *current, *next;
+
+	(void)state;
+	assert_int_equal(kopt_config_load_file(&cfg, KB ".kopt", ".kopt",
+					       NULL), 0);
+	req.cfg = &cfg;
+	req.kernel = kopt_config_kernel(&cfg, "mla-decode");
+	assert_int_equal(kopt_strategy_load(&s, &kb, &res, &current, &next,
+					    &req), 0);
+	assert_string_equal(current, "v1");
+	assert_string_equal(next, "v2");
+	assert_string_equal(res.version, "v1");
+	kopt_strategy_release(&s);
+	kopt_kb_release(&kb);
+	free(current);
+	free(next);
+
+	/* an older version, as `strategize <kernel> v0` asks */
+	req.version = "v0";
+	memset(&kb, 0, sizeof(kb));
+	assert_int_equal(kopt_strategy_load(&s, &kb, &res, &current, &next,
+					    &req), 0);
+	assert_string_equal(current, "v0");
+	assert_string_equal(next, "v2");
+	assert_string_equal(id_of(&s.apply[0]), "O2");
+	kopt_strategy_release(&s);
+	kopt_kb_release(&kb);
+	free(current);
+	free(next);
+
+	/* a version without numbers is refused, naming what to run */
+	req.version = "v5";
+	memset(&kb, 0, sizeof(kb));
+	kopt_error_catch(&caught);
+	assert_int_equal(kopt_strategy_load(&s, &kb, &res, &current, &next,
+					    &req), KOPT_ENOTFOUND);
+	kopt_error_uncatch(&caught);
+	assert_string_equal(caught.text.buf, "no numbers for mla-decode v5: "
+			    "neither docs/kernels/mla-decode/results/v5.json "
+			    "nor a performance block in its devlog entry; run "
+			    "'git kopt profile mla-decode v5' first");
+	kopt_error_catch_release(&caught);
+	kopt_kb_release(&kb);
+	free(current);
+	free(next);
+
+	kopt_results_release(&res);
+	kopt_config_release(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_select),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_applied_in),
+		cmocka_unit_test(test_load),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -87,14 +87,12 @@ static void test_parse(void **state)
 static void eval(struct kopt_trigger_result *r, const char *text,
 		 const struct fake *values)
 {
-	struct kopt_buf err = KOPT_BUF_INIT;
 	struct kopt_trigger t;
 
 	parse_ok(&t, text);
-	if (kopt_trigger_eval(r, &t, lookup, (void *)values, &err))
-		fail_msg("'%s': %s", text, err.buf);
+	if (kopt_trigger_eval(r, &t, lookup, (void *)values, "catalog.md"))
+		fail_msg("'%s' does not evaluate", text);
 	kopt_trigger_release(&t);
-	kopt_buf_release(&err);
 }
 
 static void test_truth(void **state)
@@ -195,17 +193,21 @@ static void test_eval_error(void **state)
 {
 	static const struct fake m[] = { { "waves", 0 }, { NULL, 0 } };
 	struct kopt_trigger_result r = KOPT_TRIGGER_RESULT_INIT;
-	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
 	struct kopt_trigger t;
 
 	(void)state;
 	parse_ok(&t, "1 / waves > 2");
-	assert_int_equal(kopt_trigger_eval(&r, &t, lookup, (void *)m, &err),
-			 KOPT_EINVALID);
-	assert_non_null(strstr(err.buf, "division by zero"));
+	t.line = 7;
+	kopt_error_catch(&caught);
+	assert_int_equal(kopt_trigger_eval(&r, &t, lookup, (void *)m,
+					   "catalog.md"), KOPT_EINVALID);
+	kopt_error_uncatch(&caught);
+	assert_string_equal(caught.text.buf, "catalog.md:7: trigger `1 / waves "
+			    "> 2`: column 3: division by zero");
+	kopt_error_catch_release(&caught);
 	kopt_trigger_release(&t);
 	kopt_trigger_result_release(&r);
-	kopt_buf_release(&err);
 }
 
 static void test_entry_lookup(void **state)

@@ -49,14 +49,14 @@ static int unload(void **state)
 static void test_space(void **state)
 {
 	struct kopt_tune_space sp = KOPT_TUNE_SPACE_INIT;
-	struct kopt_buf err = KOPT_BUF_INIT, b = KOPT_BUF_INIT;
+	struct kopt_buf b = KOPT_BUF_INIT;
 	double v[2];
 	size_t i, n = 0;
 
 	(void)state;
 	assert_int_equal(k->tune_nr, 2);
 	assert_int_equal(kopt_tune_full_size(k), 32);
-	assert_int_equal(kopt_tune_enumerate(&sp, k, 32, 1, 4096, &err), 0);
+	assert_int_equal(kopt_tune_enumerate(&sp, k, 32, 1, 4096, ".kopt"), 0);
 	/* A*B <= 200 leaves every pair but 6*40, 7*30, 7*40, 8*30, 8*40 */
 	assert_int_equal(sp.nr, 27);
 	for (i = 0; i < 8; i++)
@@ -83,16 +83,67 @@ static void test_space(void **state)
 	assert_int_equal(kopt_tune_config_parse(v, k, "A=5,B=4,"), KOPT_EINVALID);
 	kopt_tune_space_release(&sp);
 	/* a restriction over the trial: at b=64 only A < 4 */
-	assert_int_equal(kopt_tune_enumerate(&sp, k, 64, 1, 4096, &err), 0);
+	assert_int_equal(kopt_tune_enumerate(&sp, k, 64, 1, 4096, ".kopt"), 0);
 	assert_int_equal(sp.nr, 12);
 	kopt_tune_space_release(&sp);
-	kopt_buf_release(&err);
 	kopt_buf_release(&b);
+}
+
+/*
+ * A restriction that divides by zero excludes the configuration; a
+ * space too large to enumerate is refused at its line of the settings.
+ */
+static void test_restrict_failures(void **state)
+{
+	static const char head[] =
+		"[trial \"decode\"]\n"
+		"\tb = 32\n\ts = 1\n\tt = 4096\n"
+		"[language \"cuda-c\"]\n\tcontrol = thread\n"
+		"[kernel \"k\"]\n"
+		"\tlanguage = cuda-c\n"
+		"\tsource = k/{version}\n"
+		"\trun = ./bench {A} {B}\n";
+	struct kopt_config c = KOPT_CONFIG_INIT;
+	struct kopt_buf text = KOPT_BUF_INIT;
+	const struct kopt_kernel *kk;
+	double v[2] = { 2, 1 };
+	size_t count;
+	int why, i;
+
+	(void)state;
+	kopt_buf_addf(&text, "%s\ttune = A=1,2,3\n\ttune = B=1\n"
+		      "\ttune-restrict = 6 / (A - 2) > 0\n"
+		      "\ttune-default = A=3,B=1\n", head);
+	assert_int_equal(kopt_config_load_buf(&c, text.buf, text.len,
+					      ".kopt"), 0);
+	kk = kopt_config_kernel(&c, "k");
+	assert_int_equal(kopt_tune_allowed(kk, v, 32, 1, 4096, &why, ".kopt"),
+			 0);
+	assert_int_equal(why, 0);
+	assert_int_equal(kopt_tune_count(&count, kk, 32, 1, 4096, ".kopt"), 0);
+	assert_int_equal(count, 1);
+	kopt_config_release(&c);
+
+	kopt_buf_reset(&text);
+	kopt_buf_addf(&text, "%s\ttune = A=", head);
+	for (i = 0; i < 1001; i++)
+		kopt_buf_addf(&text, "%s%d", i ? "," : "", i);
+	kopt_buf_addstr(&text, "\n\ttune = B=");
+	for (i = 0; i < 1000; i++)
+		kopt_buf_addf(&text, "%s%d", i ? "," : "", i);
+	kopt_buf_addstr(&text, "\n\ttune-default = A=1,B=1\n");
+	assert_int_equal(kopt_config_load_buf(&c, text.buf, text.len,
+					      ".kopt"), KOPT_EINVALID);
+	assert_string_equal(messages.buf, "error: .kopt:11: the tuning space of "
+			    "kernel 'k' has more than 1000000 configurations "
+			    "before restrictions: give fewer values\n");
+	kopt_config_release(&c);
+	kopt_buf_release(&text);
 }
 
 static void test_expand(void **state)
 {
-	struct kopt_buf out = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+	struct kopt_buf out = KOPT_BUF_INIT;
 	double v[2] = { 7, 10 };
 	struct kopt_vars vars = { NULL, "v3", NULL, 32, 1, 4096, 1, NULL };
 
@@ -107,7 +158,6 @@ static void test_expand(void **state)
 	assert_int_equal(kopt_config_expand(&out, k->build, &vars, NULL), 0);
 	assert_string_equal(out.buf, "make V=v3 T=a7-b10 A=7 B=10");
 	kopt_buf_release(&out);
-	kopt_buf_release(&err);
 }
 
 /* A made-up landscape, fastest at A=5, B=30. */
@@ -138,12 +188,11 @@ static void test_searches(void **state)
 {
 	struct kopt_tune_space sp = KOPT_TUNE_SPACE_INIT;
 	struct kopt_tune_search s;
-	struct kopt_buf err = KOPT_BUF_INIT;
 	size_t first = SIZE_MAX, best = SIZE_MAX, i, a, b;
 	double v[2];
 
 	(void)state;
-	assert_int_equal(kopt_tune_enumerate(&sp, k, 32, 1, 4096, &err), 0);
+	assert_int_equal(kopt_tune_enumerate(&sp, k, 32, 1, 4096, ".kopt"), 0);
 	for (i = 0; i < sp.nr; i++)
 		if (best == SIZE_MAX || cost(&sp, i) < cost(&sp, best))
 			best = i;
@@ -208,7 +257,6 @@ static void test_searches(void **state)
 	}
 	kopt_tune_search_release(&s);
 	kopt_tune_space_release(&sp);
-	kopt_buf_release(&err);
 }
 
 static void test_pick_steadiest(void **state)
@@ -258,6 +306,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_space),
+		MESSAGES_TEST(test_restrict_failures),
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_searches),
 		cmocka_unit_test(test_pick_steadiest),
