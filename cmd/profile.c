@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -514,7 +515,7 @@ struct profile_job {
 	struct kopt_device dev;
 	int have_dev;
 	struct kopt_bench m;
-	int gpu_lock;                   /* held while measuring */
+	struct kopt_executor ex;        /* its GPU lock held while measuring */
 	/* what is there */
 	char *rpath, *parent, *ppath, *dpath;
 	struct kopt_results res, pres;
@@ -525,6 +526,14 @@ struct profile_job {
 	/* what was measured, one entry per request */
 	struct kopt_results_entry *entries;
 };
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
 
 static void add_trial(struct profile_job *j, const struct kopt_trial *t)
 {
@@ -667,7 +676,8 @@ static void find_device(struct profile_job *j)
 	struct kopt_error_catch quiet = KOPT_ERROR_CATCH_INIT;
 	int ret;
 
-	if (getenv("KOPT_TEST_NO_DEVICE"))
+	/* on a cluster, the capture names the device the task got */
+	if (getenv("KOPT_TEST_NO_DEVICE") || j->ex.kind == KOPT_EXEC_SLURM)
 		return;
 	if (j->replays.nr)
 		kopt_error_catch(&quiet);
@@ -722,6 +732,9 @@ static void prepare(struct profile_job *j, int argc, const char **argv,
 	char *what;
 
 	parse_args(j, argc, argv, ctx);
+	kopt_executor_init(&j->ex, j->cfg, ctx->top,
+			   git_repository_path(ctx->repo));
+	j->ex.interrupted = &interrupted;
 	vars.kernel = j->k;
 	vars.version = j->version;
 	what = kopt_xstrfmt(".kopt: kernel '%s': source", j->k->name);
@@ -746,8 +759,8 @@ static void prepare(struct profile_job *j, int argc, const char **argv,
 		j->m.timeout_s = j->cfg->timeout_s;
 		j->m.verbose = j->verbose;
 		j->m.gpu = j->cfg->gpu;
-		kopt_lib_or_die(kopt_executor_gpu_lock(&j->gpu_lock,
-						       j->cfg->gpu));
+		j->m.ex = &j->ex;
+		kopt_lib_or_die(kopt_executor_lock(&j->ex));
 		kopt_lib_or_die(kopt_bench_build(&j->m));
 	}
 	{
@@ -804,6 +817,8 @@ static const char *run_bench(struct profile_job *j, const struct trial_req *r,
 
 	if ((ret = kopt_bench_run(&j->m, r->b, r->s, r->t, run))) {
 		kopt_bench_run_release(run);
+		if (ret == KOPT_EINTR)
+			exit(130);
 		kopt_lib_or_die(ret);
 	}
 	e->b = run->b;
@@ -973,7 +988,7 @@ static void release_job(struct profile_job *j)
 {
 	size_t i;
 
-	kopt_executor_gpu_unlock(&j->gpu_lock);
+	kopt_executor_release(&j->ex);
 	kopt_devlog_release(&j->dl);
 	kopt_kb_release(&j->kb);
 	for (i = 0; j->entries && i < j->nreq; i++)
@@ -1003,12 +1018,21 @@ static int profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 		.replays = KOPT_STRVEC_INIT, .src = KOPT_BUF_INIT,
 		.m = KOPT_BENCH_INIT, .res = KOPT_RESULTS_INIT,
 		.pres = KOPT_RESULTS_INIT, .dl = KOPT_DEVLOG_INIT,
-		.kb = KOPT_KB_INIT, .gpu_lock = -1,
+		.kb = KOPT_KB_INIT, .ex = KOPT_EXECUTOR_INIT,
 	};
+	struct sigaction sa, old_int;
 	int ret;
 
+	/* Ctrl-C cancels a job on the cluster (scancel) before we go */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
 	prepare(&j, argc, argv, ctx);
+	if (j.ex.kind == KOPT_EXEC_SLURM)
+		sigaction(SIGINT, &sa, &old_int);
 	measure(&j);
+	if (j.ex.kind == KOPT_EXEC_SLURM)
+		sigaction(SIGINT, &old_int, NULL);
 	ret = write_results(&j, ctx);
 	release_job(&j);
 	return ret;

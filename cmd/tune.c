@@ -111,6 +111,14 @@ static void print_trial(const struct kopt_tuner_trial *t,
 		       "design instead\n", t->baseline,
 		       isfinite(t->baseline_us) ? t->baseline_us :
 		       t->default_us, noise_pct);
+	if (t->fastest)
+		printf("  kept %s (spread %.1f%%) over the fastest, %s at "
+		       "%.1f us (spread %.1f%%): within the noise, and "
+		       "steadier\n", t->best, t->best_spread, t->fastest,
+		       t->fastest_us, t->fastest_spread);
+	if (o->resume)
+		printf("  resumed: %zu of %zu done\n", t->resumed,
+		       t->resumed_of);
 	if (t->budget_hit)
 		printf("  stopped at the budget\n");
 	if (t->stop == KOPT_TUNE_MAX_EVALS)
@@ -135,7 +143,7 @@ static void tune_options(struct kopt_tuner_opts *o, struct kopt_strvec *trials,
 		OPT_INT(0, "seed", &seed, "n",
 			"seed of the random choices (default 1)"),
 		OPT_BOOL(0, "resume", &resume,
-			 "continue an interrupted run from the tuning cache"),
+			 "go on with the plan of an interrupted run"),
 		OPT_BOOL(0, "force", &force,
 			 "run even when the plan cannot fit the budget"),
 		OPT__QUIET(&quiet),
@@ -170,7 +178,7 @@ static void tune_options(struct kopt_tuner_opts *o, struct kopt_strvec *trials,
 	if (!kopt_version_valid(o->version))
 		kopt_usage_error(tune_usage, options, "bad version '%s' "
 				 "(v0, v1, ...)", o->version);
-	(void)resume;   /* every saved evaluation is reused in any case */
+	o->resume = resume;
 }
 
 /* Run the tuner with Ctrl-C and SIGTERM stopping it cleanly. */
@@ -258,8 +266,8 @@ int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
 	kopt_path_tuning(&rel, k->name, o.version);
 	if (r.interrupted) {
 		fprintf(stderr, "interrupted: every evaluation that finished is "
-			"in %s; run the same command again (--resume) to go "
-			"on\n", rel.buf);
+			"in %s; run it again with --resume to go on with its "
+			"plan\n", rel.buf);
 		status = 130;
 	} else if (ret) {
 		status = 128;

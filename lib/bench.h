@@ -23,6 +23,14 @@
  * (kopt_executor_gpu_lock()), so two profiles never share it; runs are
  * set up as every local run is (kopt_executor_child()).
  *
+ * With the Slurm executor (m->ex of kind slurm) each run is one task of
+ * its own on the cluster, through kopt_executor_run(), with the same
+ * injection environment; the capture is written under the executor's
+ * state directory in the shared work tree instead of $TMPDIR, and the
+ * build stays on this machine.  A task the scheduler cancelled is one
+ * more failure line; an interrupt (the executor's flag) cancels the job
+ * and returns KOPT_EINTR.
+ *
  * Every failure is one kopt_error() line naming the cause (build failed,
  * crashed, hung, failed its own check, printed nothing, no kernel), with
  * the tail of the child's output printed before it, and returns -1; the
@@ -32,6 +40,8 @@
 #include "buf.h"
 #include "config.h"
 
+struct kopt_executor;
+
 struct kopt_bench {
 	const struct kopt_kernel *kernel;
 	const char *version;
@@ -40,9 +50,10 @@ struct kopt_bench {
 	int timeout_s;
 	int verbose;            /* the benchmark's output to stderr */
 	int gpu;
+	struct kopt_executor *ex; /* where runs go; NULL: this machine */
 };
 
-#define KOPT_BENCH_INIT { NULL, NULL, NULL, NULL, 600, 0, 0 }
+#define KOPT_BENCH_INIT { NULL, NULL, NULL, NULL, 600, 0, 0, NULL }
 
 struct kopt_bench_run {
 	long b, s, t;           /* what ran */

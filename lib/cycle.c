@@ -20,6 +20,7 @@
 #include "cycle.h"
 #include "designer.h"
 #include "error.h"
+#include "knowledge.h"
 #include "lockfile.h"
 #include "paths.h"
 #include "repo.h"
@@ -1133,6 +1134,225 @@ done:
 	return ret;
 }
 
+static int has_path(const struct kopt_strvec *paths, const char *p)
+{
+	size_t i;
+
+	for (i = 0; i < paths->nr; i++)
+		if (!strcmp(paths->v[i], p))
+			return 1;
+	return 0;
+}
+
+/* The catalog that holds the rows of `language`'s knowledge (owned). */
+static char *catalog_of(struct kopt_cycle *c, const char *language)
+{
+	const struct kopt_language *l;
+
+	if (!language)
+		return kopt_strdup(c->cfg->catalog ? c->cfg->catalog :
+				   KOPT_DEFAULT_CATALOG);
+	l = kopt_config_language(c->cfg, language);
+	return l ? kopt_language_catalog_path(l) : NULL;
+}
+
+/*
+ * Bring one detail file of an abandoned candidate's lesson from its
+ * branch into the base branch's work tree, with its catalog row added by
+ * `learn new` (the next ID of the base branch's catalog, the cells read
+ * from the file); `paths` receives what is to be committed.  1 when the
+ * base branch has the file already.
+ */
+static int bring_one(struct kopt_cycle *c, const char *branch,
+		     const char *path, struct kopt_strvec *paths,
+		     struct kopt_buf *why)
+{
+	const char *kb = c->cfg->knowledge ? c->cfg->knowledge :
+			 KOPT_DEFAULT_KNOWLEDGE;
+	struct kopt_buf text = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+	enum kopt_kind kind;
+	char *language = NULL, *name = NULL, *catalog = NULL, *spec;
+	char *abs = kopt_xstrfmt("%s%s", c->top, path);
+	const char *show[] = { "git", "show", NULL, NULL };
+	const char *ln[] = { c->exe, "learn", "new", NULL, NULL, NULL, NULL,
+			     NULL };
+	int ret = 0;
+
+	spec = kopt_xstrfmt("%s:%s", branch, path);
+	show[2] = spec;
+	if (!access(abs, F_OK)) {
+		ret = 1;
+		goto done;
+	}
+	if (kopt_knowledge_locate(kb, path, &kind, &language, &name) ||
+	    !(catalog = catalog_of(c, language))) {
+		kopt_buf_addf(why, "'%s' is no detail file of the knowledge "
+			      "base", path);
+		ret = -1;
+		goto done;
+	}
+	if (run_cmd(c->top, show, &text, &err, NULL)) {
+		kopt_buf_trim(&err);
+		kopt_buf_addf(why, "cannot read '%s': %s", spec, err.buf);
+		ret = -1;
+		goto done;
+	}
+	{
+		struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
+		kopt_error_catch(&caught);
+		ret = kopt_mkdir_parents(abs) ||
+		      kopt_write_file_atomic(abs, text.buf, text.len, 0644);
+		kopt_error_uncatch(&caught);
+		if (ret)
+			kopt_buf_addbuf(why, &caught.text);
+		kopt_error_catch_release(&caught);
+		if (ret) {
+			ret = -1;
+			goto done;
+		}
+	}
+	kopt_strvec_push(paths, path);
+	ln[3] = kopt_kind_name(kind);
+	ln[4] = name;
+	if (language) {
+		ln[5] = "--language";
+		ln[6] = language;
+	}
+	kopt_buf_reset(&err);
+	if (run_cmd(c->top, ln, NULL, &err, NULL)) {
+		kopt_buf_trim(&err);
+		kopt_buf_addf(why, "cannot add its catalog row: %s", err.buf);
+		ret = -1;
+		goto done;
+	}
+	if (!has_path(paths, catalog))
+		kopt_strvec_push(paths, catalog);
+done:
+	kopt_buf_release(&text);
+	kopt_buf_release(&err);
+	free(spec);
+	free(abs);
+	free(language);
+	free(name);
+	free(catalog);
+	return ret;
+}
+
+/* Put back what bring_one() changed in the base branch's work tree. */
+static void put_back(struct kopt_cycle *c, const struct kopt_strvec *paths)
+{
+	size_t i;
+
+	for (i = 0; i < paths->nr; i++) {
+		const char *reset[] = { "git", "reset", "-q", "--",
+					paths->v[i], NULL };
+		const char *co[] = { "git", "checkout", "-q", "HEAD", "--",
+				     paths->v[i], NULL };
+		run_cmd(c->top, reset, NULL, NULL, NULL);
+		if (run_cmd(c->top, co, NULL, NULL, NULL)) {
+			/* not in HEAD: a file this step created */
+			char *abs = kopt_xstrfmt("%s%s", c->top, paths->v[i]);
+			unlink(abs);
+			free(abs);
+		}
+	}
+}
+
+/*
+ * The lessons of the round's abandoned candidates onto the base branch:
+ * per candidate whose results commit added knowledge (its "lesson"), the
+ * detail files and their catalog rows in a commit of their own with its
+ * trailers, judged by the gate like any other; the candidate's branch
+ * keeps its results.  The knowledge base of the base branch then holds
+ * every lesson, not only those of kept versions.  Idempotent: a file the
+ * base branch has already is not brought twice (a resumed round).  A
+ * lesson that cannot be brought is said and journaled, and the cycle
+ * goes on.
+ */
+static void bring_lessons(struct kopt_cycle *c, int round, struct cand *ks,
+			  size_t nr, const char *kept)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		struct cand *k = &ks[i];
+		const char *lesson = rec_get(&k->st, "lesson");
+		struct kopt_strvec files = KOPT_STRVEC_INIT;
+		struct kopt_strvec paths = KOPT_STRVEC_INIT;
+		struct kopt_buf branch = KOPT_BUF_INIT, why = KOPT_BUF_INIT;
+		struct kopt_buf msg = KOPT_BUF_INIT, err = KOPT_BUF_INIT;
+		struct kopt_trailers tr = KOPT_TRAILERS_INIT;
+		size_t j;
+		int rc = 0;
+
+		if (!lesson || (kept && !strcmp(kept, k->version)))
+			continue;
+		{
+			const char *p = lesson, *sp;
+			for (; *p; p = *sp ? sp + 1 : sp) {
+				sp = strchrnul(p, ' ');
+				char *one = kopt_strndup(p, (size_t)(sp - p));
+				if (*one)
+					kopt_strvec_push(&files, one);
+				free(one);
+			}
+		}
+		kopt_repo_branch_name(&branch, c->kernel->name, k->version);
+		for (j = 0; !rc && j < files.nr; j++)
+			rc = bring_one(c, branch.buf, files.v[j], &paths, &why)
+			     < 0;
+		if (!rc && paths.nr) {
+			const char *add[] = { "git", "add", "--", NULL };
+			struct kopt_strvec argv = KOPT_STRVEC_INIT;
+			kopt_strvec_pushv(&argv, add);
+			for (j = 0; j < paths.nr; j++)
+				kopt_strvec_push(&argv, paths.v[j]);
+			kopt_buf_addf(&msg, "Learn from %s: %s\n\nThe lesson "
+				      "of %s %s, not kept in round %d, on %s "
+				      "so that its knowledge base holds it; "
+				      "the results stay on %s.\n",
+				      branch.buf, k->title ? k->title :
+				      k->version, c->kernel->name, k->version,
+				      round, c->branch, branch.buf);
+			kopt_trailers_add_step(&tr, c->kernel->name,
+					       k->version, KOPT_STEP_LEARN);
+			kopt_message_add_trailers(&msg, &tr);
+			rc = run_cmd(c->top, argv.v, NULL, &err, NULL);
+			if (!rc) {
+				const char *cm[] = { "git", "commit", "-q",
+						     "-m", msg.buf, NULL };
+				rc = run_cmd(c->top, cm, NULL, &err, NULL);
+			}
+			if (rc) {
+				kopt_buf_trim(&err);
+				kopt_buf_addf(&why, "the commit was refused: "
+					      "%s", err.buf);
+			}
+			kopt_strvec_clear(&argv);
+		}
+		if (rc) {
+			put_back(c, &paths);
+			journal_event(c, "lesson", "round=%d\tversion=%s\t"
+				      "brought=\twhy=%s", round, k->version,
+				      why.buf);
+			say(c, "the lesson of %s stays on %s: %s", k->version,
+			    branch.buf, why.buf);
+		} else if (paths.nr) {
+			journal_event(c, "lesson", "round=%d\tversion=%s\t"
+				      "brought=%s", round, k->version, lesson);
+			say(c, "brought the lesson of %s onto %s: %s",
+			    k->version, c->branch, lesson);
+		}
+		kopt_strvec_clear(&files);
+		kopt_strvec_clear(&paths);
+		kopt_buf_release(&branch);
+		kopt_buf_release(&why);
+		kopt_buf_release(&msg);
+		kopt_buf_release(&err);
+		kopt_trailers_release(&tr);
+	}
+}
+
 static void read_states(struct kopt_cycle *c, struct cand *ks, size_t nr)
 {
 	size_t i;
@@ -1621,10 +1841,16 @@ int kopt_cycle_run(struct kopt_cycle *c, int resume)
 			const struct record *kr = resumed_round ?
 				journal_last(&j, "kept") : NULL;
 			if (kr && (int)rec_num(kr, "round") == round)
-				;       /* kept already: never twice */
+				/* kept already: never twice */
+				kept = rec_get(kr, "version") &&
+				       *rec_get(kr, "version") ?
+				       kopt_strdup(rec_get(kr, "version")) :
+				       NULL;
 			else if (keep_best(c, round, from, ks, nk, &kept))
 				ret = -1;
 		}
+		if (!ret)
+			bring_lessons(c, round, ks, nk, kept);
 		for (i = 0; i < nk; i++)
 			kopt_worktree_remove(c->top, ks[i].worktree);
 		journal_event(c, "round-done", "round=%d\tkept=%s", round,
@@ -1899,6 +2125,17 @@ int kopt_cycle_status(struct kopt_buf *out, git_repository *repo,
 		} else if (!strcmp(ev, "abandoned")) {
 			kopt_buf_addf(out, "  abandoned %s: %s\n",
 				      rec_get(e, "version"), rec_get(e, "why"));
+		} else if (!strcmp(ev, "lesson")) {
+			const char *b = rec_get(e, "brought");
+			if (b && *b)
+				kopt_buf_addf(out, "  lesson of %s brought "
+					      "onto the base branch: %s\n",
+					      rec_get(e, "version"), b);
+			else
+				kopt_buf_addf(out, "  lesson of %s left on "
+					      "its branch: %s\n",
+					      rec_get(e, "version"),
+					      rec_get(e, "why"));
 		} else if (!strcmp(ev, "resume")) {
 			kopt_buf_addstr(out, "resumed\n");
 		}

@@ -22,9 +22,14 @@
  *   The best improvement (fastest on the target's trial, else on all
  *   trials together) is merged into the base branch with --no-ff; the
  *   others are left on their branches, recorded as abandoned with their
- *   verdict and the lesson the gate took.  A refused, failed, killed or
- *   hung designer leaves its branch and nothing else; the base branch
- *   moves only on a verified improvement.
+ *   verdict and the lesson the gate took.  Their lessons (the detail
+ *   files their results commit added to the knowledge base) come onto the
+ *   base branch with their catalog rows, one commit of their own per
+ *   version with its trailers, so that the base branch's knowledge base
+ *   holds every lesson; their results stay on their branches.  A
+ *   refused, failed, killed or hung designer leaves its branch and
+ *   nothing else; the base branch moves only on a verified improvement
+ *   and on lessons.
  *
  * It stops when the target is met, after `versions` rounds, when the
  * budget is spent, or when strategize proposes nothing.

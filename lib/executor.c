@@ -50,6 +50,29 @@ const char *kopt_task_state_name(enum kopt_task_state s)
 	return "?";
 }
 
+void kopt_exec_task_describe(const struct kopt_executor *ex,
+			     const struct kopt_exec_task *t,
+			     struct kopt_buf *out)
+{
+	switch (t->state) {
+	case KOPT_TASK_HUNG:
+		kopt_buf_addf(out, "timed out after %d s", ex->timeout_s);
+		break;
+	case KOPT_TASK_CRASHED:
+		kopt_buf_addf(out, "killed by signal %d (%s)", t->signal,
+			      strsignal(t->signal));
+		break;
+	case KOPT_TASK_FAILED:
+	case KOPT_TASK_OK:
+		kopt_buf_addf(out, "exit code %d", t->exit_code);
+		break;
+	default:
+		kopt_buf_addstr(out, t->why ? t->why :
+				kopt_task_state_name(t->state));
+		break;
+	}
+}
+
 void kopt_exec_task_release(struct kopt_exec_task *t)
 {
 	free(t->build);

@@ -147,5 +147,13 @@ int kopt_executor_run(struct kopt_executor *ex, struct kopt_exec_task *tasks,
 
 void kopt_exec_task_release(struct kopt_exec_task *t);
 const char *kopt_task_state_name(enum kopt_task_state s);
+/*
+ * How a task that ran ended, in the words kopt_child_describe() uses for
+ * a local run ("exit code 1", "killed by signal 11 (...)", "timed out
+ * after 600 s"); for a cancelled one, what the scheduler did.
+ */
+void kopt_exec_task_describe(const struct kopt_executor *ex,
+			     const struct kopt_exec_task *t,
+			     struct kopt_buf *out);
 
 #endif

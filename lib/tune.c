@@ -611,6 +611,24 @@ void kopt_tune_search_record(struct kopt_tune_search *s, size_t i, double us,
 		s->best = i;
 }
 
+size_t kopt_tune_search_pick(const struct kopt_tune_search *s)
+{
+	size_t pick = s->best, i;
+
+	if (pick == SIZE_MAX || !isfinite(s->spread[pick]))
+		return pick;
+	for (i = 0; i < s->space->nr; i++) {
+		if (s->state[i] != 2 || i == s->best ||
+		    !isfinite(s->spread[i]) || s->spread[i] >= s->spread[pick])
+			continue;
+		if (kopt_verdict_judge(s->us[s->best], s->spread[s->best],
+				       s->us[i], s->spread[i], s->noise_pct,
+				       NULL, NULL) == KOPT_VERDICT_NEUTRAL)
+			pick = i;
+	}
+	return pick;
+}
+
 size_t kopt_tune_search_expected(const struct kopt_tune_search *s)
 {
 	size_t left, i, fine = 0;

@@ -165,6 +165,14 @@ size_t kopt_tune_search_next(struct kopt_tune_search *s, size_t *out,
 /* `us` NAN: the configuration is invalid. */
 void kopt_tune_search_record(struct kopt_tune_search *s, size_t i, double us,
 			     double spread);
+/*
+ * The configuration to keep: the fastest (s->best), unless others are
+ * within the noise of it (kopt_verdict_judge(), the rule that judges
+ * versions: neither faster nor slower) and steadier, with a smaller
+ * spread of their runs; then the steadiest of those.  SIZE_MAX while
+ * nothing is valid.
+ */
+size_t kopt_tune_search_pick(const struct kopt_tune_search *s);
 /* How many evaluations the search expects to make in all, from now. */
 size_t kopt_tune_search_expected(const struct kopt_tune_search *s);
 void kopt_tune_search_release(struct kopt_tune_search *s);

@@ -1,5 +1,6 @@
 #include "tuner.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "repo.h"
 #include "results.h"
 #include "tunecache.h"
+#include "tuneplan.h"
 #include "version.h"
 #include "banned.h"
 
@@ -81,6 +83,58 @@ int kopt_tuner_parse_time(double *us, const char *report, const char *out)
 			}
 			if (!pre)
 				break;   /* an empty prefix anchors the line */
+		}
+		if (!eol)
+			break;
+		line = eol + 1;
+	}
+	return found ? 0 : KOPT_ENOTFOUND;
+}
+
+/*
+ * The number after the word `word` (and blanks, '=' or ':') in
+ * [p, end), or -1.
+ */
+static double number_after(const char *p, const char *end, const char *word)
+{
+	const char *start = p;
+	size_t n = strlen(word);
+
+	for (; p + n <= end; p++) {
+		const char *q;
+		char *stop;
+		double v;
+		if (memcmp(p, word, n) ||
+		    (p > start && isalnum((unsigned char)p[-1])))
+			continue;
+		for (q = p + n; q < end && (*q == ' ' || *q == '=' ||
+					   *q == ':'); q++)
+			;
+		if (q == p + n || q >= end || !(*q == '.' ||
+						(*q >= '0' && *q <= '9')))
+			continue;
+		v = strtod(q, &stop);
+		if (stop > q && stop <= end && isfinite(v))
+			return v;
+	}
+	return -1;
+}
+
+int kopt_tuner_parse_spread(double *pct, const char *out, double us)
+{
+	const char *line = out;
+	int found = 0;
+
+	if (!out || !(us > 0))
+		return KOPT_ENOTFOUND;
+	while (*line) {
+		const char *eol = strchr(line, '\n');
+		const char *end = eol ? eol : line + strlen(line);
+		double lo = number_after(line, end, "min");
+		double hi = number_after(line, end, "max");
+		if (lo >= 0 && hi >= lo) {
+			*pct = (hi - lo) / us * 100.0;
+			found = 1;
 		}
 		if (!eol)
 			break;
@@ -201,6 +255,8 @@ struct run_ctx {
 	const char *time_report;
 	double start;
 	int refused;
+	struct kopt_tuneplan plan;      /* journaled after every batch */
+	char *plan_path;
 };
 
 static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
@@ -211,7 +267,7 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 	struct kopt_tune_search s;
 	struct kopt_tuner_trial *tr;
 	struct kopt_tuner_status st;
-	size_t *batch = NULL, batch_max, i;
+	size_t *batch = NULL, batch_max, i, pick;
 	double *values = kopt_calloc(k->tune_nr, sizeof(double));
 	double fresh_s = 0, per_eval = NAN, spread;
 	size_t fresh_n = 0;
@@ -292,6 +348,7 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 		texts = kopt_calloc(n, sizeof(*texts));
 		for (i = 0; i < n; i++) {
 			const struct kopt_tunecache_line *hit = NULL;
+			const struct kopt_tuneplan_eval *pe;
 			struct kopt_buf id = KOPT_BUF_INIT, cmd = KOPT_BUF_INIT;
 			struct kopt_vars vars = { k, c->opts->version, NULL,
 						  t->b, t->s, t->t, 1, NULL };
@@ -300,6 +357,21 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 			kopt_buf_init(&texts[i], 0);
 			kopt_tune_space_values(&sp, batch[i], values);
 			kopt_tune_config_text(&texts[i], k, values);
+			if (c->opts->resume && (pe = kopt_tuneplan_find(&c->plan,
+						t->name, texts[i].buf))) {
+				/* the interrupted run's: where the plan stood */
+				kopt_tune_search_record(&s, batch[i],
+							pe->why ? NAN : pe->us,
+							pe->spread);
+				tr->resumed++;
+				if (pe->why) {
+					tr->invalid++;
+					add_invalid(tr, texts[i].buf, pe->why);
+				}
+				continue;
+			}
+			if (c->opts->resume && !tr->resumed_of)
+				tr->resumed_of = kopt_tune_search_expected(&s);
 			if (!c->opts->no_cache) {
 				if (c->ex->kind == KOPT_EXEC_LOCAL)
 					hit = kopt_tunecache_find(
@@ -318,6 +390,11 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 				kopt_tune_search_record(&s, batch[i],
 							ok ? hit->us : NAN,
 							hit->spread_pct);
+				kopt_tuneplan_add(&c->plan, t->name,
+						  texts[i].buf,
+						  ok ? hit->us : NAN,
+						  hit->spread_pct, ok ? NULL :
+						  status_why(hit->status));
 				tr->cached++;
 				if (!ok) {
 					tr->invalid++;
@@ -387,7 +464,7 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 			struct kopt_tunecache_line l;
 			const char *text = texts[task_pos[i]].buf;
 			const char *status;
-			double us = NAN;
+			double us = NAN, spread = NAN;
 			char date[32];
 
 			if (tk->state == KOPT_TASK_PENDING ||
@@ -398,6 +475,9 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 				      *c->ex->interrupted)) {
 					kopt_tune_search_record(&s, batch[task_pos[i]],
 								NAN, NAN);
+					kopt_tuneplan_add(&c->plan, t->name,
+							  text, NAN, NAN,
+							  tk->why);
 					tr->invalid++;
 					add_invalid(tr, text, tk->why);
 				}
@@ -408,6 +488,10 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 			    kopt_tuner_parse_time(&us, c->time_report,
 						  tk->out.buf))
 				status = "no-time";
+			else if (tk->state == KOPT_TASK_OK &&
+				 kopt_tuner_parse_spread(&spread, tk->out.buf,
+							 us))
+				spread = NAN;
 			memset(&l, 0, sizeof(l));
 			utc_now(date, sizeof(date));
 			l.device = tk->device[0] ? tk->device :
@@ -425,11 +509,16 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 			l.config = (char *)text;
 			l.status = (char *)status;
 			l.us = strcmp(status, "ok") ? NAN : us;
-			l.spread_pct = NAN;
+			l.spread_pct = strcmp(status, "ok") ? NAN : spread;
 			l.run_s = tk->run_s > 0 ? tk->run_s : NAN;
 			l.date = date;
 			kopt_tunecache_put(&c->cache, &l);
-			kopt_tune_search_record(&s, batch[task_pos[i]], l.us, NAN);
+			kopt_tune_search_record(&s, batch[task_pos[i]], l.us,
+						l.spread_pct);
+			kopt_tuneplan_add(&c->plan, t->name, text, l.us,
+					  l.spread_pct, strcmp(status, "ok") ?
+					  (tk->why ? tk->why : status_why(status)) :
+					  NULL);
 			if (strcmp(status, "ok")) {
 				tr->invalid++;
 				add_invalid(tr, text, tk->why ? tk->why :
@@ -457,6 +546,9 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 			fresh_s += now_s() - batch_start;
 		/* what was measured is kept, whatever happens next */
 		if (ntask && kopt_tunecache_write(&c->cache, c->cache_path))
+			ret = -1;
+		/* and where the plan stands, to go on from there */
+		if (!ret && kopt_tuneplan_write(&c->plan, c->plan_path))
 			ret = -1;
 		for (i = 0; i < ntask; i++)
 			kopt_exec_task_release(&tasks[i]);
@@ -502,17 +594,28 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 	kopt_progress_stop(&c->progress);
 	tr->evals = s.evals;
 	tr->stop = s.stop;
+	if (c->opts->resume && !tr->resumed_of)
+		tr->resumed_of = s.evals;
 	if (sp.dflt != SIZE_MAX && s.state[sp.dflt] == 2)
 		tr->default_us = s.us[sp.dflt];
-	if (s.best != SIZE_MAX) {
+	pick = kopt_tune_search_pick(&s);
+	if (pick != s.best) {
 		struct kopt_buf b = KOPT_BUF_INIT;
 		kopt_tune_space_values(&sp, s.best, values);
+		kopt_tune_config_text(&b, k, values);
+		tr->fastest = kopt_buf_detach(&b, NULL);
+		tr->fastest_us = s.us[s.best];
+		tr->fastest_spread = s.spread[s.best];
+	}
+	if (pick != SIZE_MAX) {
+		struct kopt_buf b = KOPT_BUF_INIT;
+		kopt_tune_space_values(&sp, pick, values);
 		kopt_tune_config_text(&b, k, values);
 		tr->best = kopt_buf_detach(&b, NULL);
 		kopt_tune_config_id(&b, k, values);
 		tr->best_id = kopt_buf_detach(&b, NULL);
-		tr->best_us = s.us[s.best];
-		tr->best_spread = s.spread[s.best];
+		tr->best_us = s.us[pick];
+		tr->best_spread = s.spread[pick];
 		{
 			const struct kopt_tunecache_line *l = NULL;
 			size_t j;
@@ -541,6 +644,50 @@ done:
 	return ret;
 }
 
+/*
+ * The plan this run follows: a new one from the options, or with
+ * --resume the interrupted run's, whose strategy, seed, --max-evals and
+ * trials then replace the options'.
+ */
+static int start_plan(struct run_ctx *c, struct kopt_tuner_opts *o,
+		      struct kopt_tuner_result *out)
+{
+	const char *k = c->k->name, *v = o->version;
+	int ret;
+
+	c->plan_path = kopt_tuneplan_path(c->repo, k, v);
+	if (!o->resume) {
+		c->plan.strategy = kopt_strdup(
+			kopt_tune_strategy_name(o->strategy));
+		c->plan.seed = o->seed;
+		c->plan.max_evals = o->max_evals;
+		c->plan.tree = kopt_strdup(out->tree);
+		c->plan.build = kopt_strdup(c->build_key);
+		return 0;
+	}
+	ret = kopt_tuneplan_read(&c->plan, c->plan_path);
+	if (ret == KOPT_ENOTFOUND)
+		return kopt_error("no interrupted tuning of %s %s to resume; "
+				  "run it without --resume", k, v);
+	if (ret)
+		return ret;
+	if (strcmp(c->plan.tree, out->tree) ||
+	    strcmp(c->plan.build, c->build_key))
+		return kopt_error("the sources or commands of %s %s changed "
+				  "since its tuning was interrupted; run it "
+				  "again without --resume", k, v);
+	if (kopt_tune_strategy_parse(&o->strategy, c->plan.strategy))
+		return kopt_error("%s: unknown strategy '%s'; remove it and "
+				  "tune again without --resume",
+				  c->plan_path, c->plan.strategy);
+	o->seed = c->plan.seed;
+	o->max_evals = c->plan.max_evals;
+	o->trials = c->plan.trials;
+	free(out->strategy);
+	out->strategy = kopt_strdup(c->plan.strategy);
+	return 0;
+}
+
 int kopt_tuner_run(struct kopt_tuner_result *out, git_repository *repo,
 		   const struct kopt_config *cfg,
 		   const struct kopt_kernel *k,
@@ -548,6 +695,7 @@ int kopt_tuner_run(struct kopt_tuner_result *out, git_repository *repo,
 		   struct kopt_executor *ex)
 {
 	struct run_ctx c;
+	struct kopt_tuner_opts o = *opts;
 	struct kopt_buf src = KOPT_BUF_INIT;
 	struct kopt_buf path = KOPT_BUF_INIT;
 	struct kopt_vars vars = { k, opts->version, NULL, 0, 0, 0, 0, NULL };
@@ -557,10 +705,11 @@ int kopt_tuner_run(struct kopt_tuner_result *out, git_repository *repo,
 	int ret = 0;
 
 	memset(&c, 0, sizeof(c));
+	kopt_strvec_init(&c.plan.trials);
 	c.repo = repo;
 	c.cfg = cfg;
 	c.k = k;
-	c.opts = opts;
+	c.opts = &o;
 	c.ex = ex;
 	c.time_report = k->tune_time ? k->tune_time : KOPT_DEFAULT_TUNE_TIME;
 	c.start = now_s();
@@ -596,36 +745,47 @@ int kopt_tuner_run(struct kopt_tuner_result *out, git_repository *repo,
 	c.cache_label = kopt_strdup(path.buf);
 	c.cache_path = kopt_xstrfmt("%s%s", ex->top, path.buf);
 	if ((ret = kopt_tunecache_read(&c.cache, c.cache_path, c.cache_label)) ||
-	    (ret = kopt_lock_check(c.cache_path, c.cache_label)))
+	    (ret = kopt_lock_check(c.cache_path, c.cache_label)) ||
+	    (ret = start_plan(&c, &o, out)))
 		goto done;
 	if (ex->kind == KOPT_EXEC_LOCAL) {
 		if ((ret = kopt_executor_lock(ex)))
 			goto done;
 		kopt_executor_local_device(ex);
 	}
-	if (opts->trials.nr) {
-		for (i = 0; i < opts->trials.nr; i++)
-			if (!kopt_config_trial(cfg, opts->trials.v[i])) {
+	if (o.trials.nr) {
+		for (i = 0; i < o.trials.nr; i++)
+			if (!kopt_config_trial(cfg, o.trials.v[i])) {
 				ret = kopt_error("unknown trial '%s' (see the "
 						 "[trial] sections of %s)",
-						 opts->trials.v[i], cfg->path);
+						 o.trials.v[i], cfg->path);
 				goto done;
 			}
 	} else if (!cfg->trials_nr) {
 		ret = kopt_error("%s defines no trial to tune at", cfg->path);
 		goto done;
 	}
-	for (i = 0; !ret && i < (opts->trials.nr ? opts->trials.nr :
+	if (!o.resume)
+		for (i = 0; i < (o.trials.nr ? o.trials.nr : cfg->trials_nr);
+		     i++)
+			kopt_strvec_push(&c.plan.trials, o.trials.nr ?
+					 o.trials.v[i] : cfg->trials[i].name);
+	for (i = 0; !ret && i < (o.trials.nr ? o.trials.nr :
 				 cfg->trials_nr); i++) {
-		const struct kopt_trial *t = opts->trials.nr ?
-			kopt_config_trial(cfg, opts->trials.v[i]) :
+		const struct kopt_trial *t = o.trials.nr ?
+			kopt_config_trial(cfg, o.trials.v[i]) :
 			&cfg->trials[i];
 		ret = tune_trial(&c, out, t);
 		if (out->interrupted)
 			break;
 	}
+	/* a run that ended on its own leaves no plan to resume */
+	if (!out->interrupted && (!ret || ret == KOPT_ETOOBIG))
+		unlink(c.plan_path);
 done:
 	out->elapsed_s = now_s() - c.start;
+	kopt_tuneplan_release(&c.plan);
+	free(c.plan_path);
 	if (ex->kind == KOPT_EXEC_LOCAL)
 		kopt_executor_unlock(ex);
 	kopt_tunecache_release(&c.cache);
@@ -647,6 +807,7 @@ void kopt_tuner_result_release(struct kopt_tuner_result *r)
 		free(t->uuid);
 		free(t->best);
 		free(t->best_id);
+		free(t->fastest);
 		free(t->dflt);
 		free(t->baseline);
 		for (j = 0; j < t->invalids_nr; j++) {

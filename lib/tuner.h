@@ -16,8 +16,19 @@
  * by default); a run that fails (its own correctness check, a crash, a
  * hang, a build error) or prints no time is invalid, never fast.  Every
  * evaluation is saved to the cache as soon as its batch ends, so an
- * interrupted run loses at most one batch and a new run resumes from the
- * cache.
+ * interrupted run loses at most one batch.  The plan is journaled too
+ * (lib/tuneplan): with `resume`, the run takes the journaled strategy,
+ * seed, --max-evals and trials, feeds the search what the interrupted
+ * run had evaluated, and evaluates only what the plan still had to do
+ * (`resumed` of `resumed_of` per trial); KOPT_ENOTFOUND (reported) when
+ * there is no plan to resume, and a plan made for other sources or
+ * commands is refused.
+ *
+ * The time of each evaluation comes with its spread, (max - min) /
+ * median of its runs, read from "min <x>" and "max <y>" in the
+ * benchmark's report; within the noise of the fastest (lib/verdict's
+ * rule) the steadiest configuration is kept, and the trial says so
+ * (`fastest`).
  *
  * The budget (1 hour unless set) covers the whole call.  After the first
  * evaluations measured here, the time per evaluation gives an estimate of
@@ -57,6 +68,7 @@ struct kopt_tuner_opts {
 	int force;
 	uint64_t seed;
 	int no_cache;                   /* measure even what is cached */
+	int resume;                     /* go on with the journaled plan */
 };
 
 struct kopt_tuner_invalid {
@@ -73,12 +85,15 @@ struct kopt_tuner_trial {
 	char *best;                     /* configuration text, or NULL */
 	char *best_id;                  /* its {tiling} */
 	double best_us, best_spread;
+	char *fastest;                  /* when the best is not the fastest */
+	double fastest_us, fastest_spread;
 	char *dflt;                     /* the hand-picked configuration */
 	double default_us;              /* NAN when invalid or not measured */
 	double baseline_us;             /* what the fine step was judged on */
 	char *baseline;                 /* "parent v7", "hand-picked" */
 	enum kopt_tune_stop stop;
 	int budget_hit;
+	size_t resumed, resumed_of;     /* from the plan, of what it had */
 	struct kopt_tuner_invalid *invalids;
 	size_t invalids_nr, invalids_alloc;
 };
@@ -116,5 +131,10 @@ void kopt_tuner_result_release(struct kopt_tuner_result *r);
  * KOPT_ENOTFOUND.
  */
 int kopt_tuner_parse_time(double *us, const char *report, const char *out);
+/*
+ * The spread of a run in percent of `us`: (max - min) / us from the last
+ * line of `out` with "min <x>" and "max <y>" in it; KOPT_ENOTFOUND.
+ */
+int kopt_tuner_parse_spread(double *pct, const char *out, double us);
 
 #endif

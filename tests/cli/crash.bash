@@ -66,9 +66,10 @@ snapshot() {
 
 # torn <dir> <why>: every file of <dir> is as in before.sum or after.sum
 # (of $tmp/full); git's logs, which grow by whole lines, may hold the
-# first lines of after's, and a tuning cache, saved as it grows, whole
-# lines of after's.  Lock files and a step's journal (lib/journal: what a
-# rerun undoes or finishes) aside.
+# first lines of after's, a tuning cache, saved as it grows, whole lines
+# of after's, and a killed tune leaves the whole plan it was following.
+# Lock files and a step's journal (lib/journal: what a rerun undoes or
+# finishes) aside.
 torn() {
 	local dir=$1 why=$2 tmp=$BATS_TEST_TMPDIR f
 	snapshot "$dir" >"$tmp/killed.sum"
@@ -97,6 +98,24 @@ torn() {
 			    return out
 			got, full = lines(sys.argv[1]), lines(sys.argv[2])
 			ok = got[:2] == full[:2] and got[-1] == b"" and set(got) <= set(full)
+			sys.exit(0 if ok else 1)
+			PY
+			then
+				continue
+			fi
+			;;
+		./.git/kopt/tune/*.plan)
+			# the plan of a run that did not end, kept for --resume
+			# (a complete run removes it): whole, never half written
+			if python3 - "$dir/$f" <<-'PY'
+			import sys
+			data = open(sys.argv[1], "rb").read()
+			lines = data.split(b"\n")
+			keys = {b"strategy", b"seed", b"max-evals", b"tree", b"build",
+			        b"trial", b"eval"}
+			ok = (lines[0] == b"# git-kopt tuning plan 1" and
+			      data.endswith(b"\n") and
+			      all(l.split(b"\t")[0] in keys for l in lines[1:-1]))
 			sys.exit(0 if ok else 1)
 			PY
 			then

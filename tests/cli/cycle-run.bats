@@ -58,10 +58,28 @@ profile_v0() {
 	# main moved on the base profile and on each kept improvement only
 	run git log --first-parent --format=%s main
 	assert_output "Keep mla-decode v5: Swizzled CTA order for L2 reuse
+Learn from kopt/mla-decode/v2: Split-KV decode
 Keep mla-decode v3: Swizzled CTA order for L2 reuse
 Keep mla-decode v1: Tensor-core MMA for the attention products
 Profile mla-decode v0
 Start"
+	# the base's profile is on main before any designer branches off
+	profile=$(git log --format=%H --grep='^Profile mla-decode v0$' main)
+	git merge-base --is-ancestor "$profile" kopt/mla-decode/v1
+	# the lesson of the abandoned v2 is on main, with its catalog row and
+	# the commit's trailers; its results stay on its branch
+	lesson=docs/knowledge/anti-patterns/split-kv-decode.md
+	[ "$(git show "main:$lesson")" = "$(git show "kopt/mla-decode/v2:$lesson")" ]
+	git show main:.claude/skills/optimization-catalog/SKILL.md | grep -qF split-kv-decode.md
+	run git log -1 --format=%B --grep='^Learn from kopt/mla-decode/v2' main
+	assert_line "Kopt-Kernel: mla-decode"
+	assert_line "Kopt-Version: v2"
+	assert_line "Kopt-Step: learn"
+	run git log -1 --name-only --format= --grep='^Learn from' main
+	assert_output ".claude/skills/optimization-catalog/SKILL.md
+$lesson"
+	run git cat-file -e main:docs/kernels/mla-decode/results/v2.json
+	assert_failure
 	run git log -1 --format=%B main
 	assert_line "Not kept:"
 	assert_line --regexp '^- v4 \(kopt/mla-decode/v4\): improvement, slower than v5 at spec-decode'
@@ -106,6 +124,7 @@ kopt/mla-decode/v5"
 	assert_line --regexp '^  v2   verified  regression  designer .*: Split-KV decode$'
 	assert_line --regexp '^  kept v3: the best improvement at spec-decode: '
 	assert_line --regexp '^  abandoned v2: regression; lesson: docs/knowledge/anti-patterns/split-kv-decode.md$'
+	assert_line "  lesson of v2 brought onto the base branch: docs/knowledge/anti-patterns/split-kv-decode.md"
 	assert_line --regexp '^  abandoned v4: improvement, slower than v5 at spec-decode$'
 	run git kopt status
 	assert_line --regexp "^ +cycle of mla-decode: finished \(versions done\), round 3 of 3, .* \('git kopt cycle mla-decode --status'\)$"
@@ -196,9 +215,11 @@ kopt/mla-decode/v5"
 	assert_success
 	[[ "$stderr" == *"cycle: resuming the cycle of mla-decode after 0 finished rounds"* ]]
 	# round 1's designer finished while the cycle was down: kept now,
-	# then round 2 ran (its version slower than v1 at spec-decode)
+	# then round 2 ran (its version slower than v1 at spec-decode: not
+	# kept, its lesson brought onto main)
 	run git log --first-parent --format=%s main
-	assert_output "Keep mla-decode v1: Tensor-core MMA for the attention products
+	assert_output "Learn from kopt/mla-decode/v2: Split-KV decode
+Keep mla-decode v1: Tensor-core MMA for the attention products
 Profile mla-decode v0
 Start"
 	run git kopt cycle mla-decode --status

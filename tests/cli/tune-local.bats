@@ -27,8 +27,9 @@ setup() {
 	grep -v '^#' docs/kernels/k/tuning/v1.tsv >lines
 	LC_ALL=C sort -c lines
 	tree=$(git rev-parse HEAD:k/v1)
+	# the spread of its runs: (max - min) / median
 	run grep -F "BN=64,ST=3" lines
-	assert_output --regexp "^cpu	host-[^	]*	32	1	4096	$tree	[0-9a-f]{12}	BN=64,ST=3	ok	44.500	-	[0-9.]+	2[0-9-]+T[0-9:]+Z$"
+	assert_output --regexp "^cpu	host-[^	]*	32	1	4096	$tree	[0-9a-f]{12}	BN=64,ST=3	ok	44.500	2.25	[0-9.]+	2[0-9-]+T[0-9:]+Z$"
 	# every configuration built once, in its own directory
 	assert_equal "$(wc -l <"$BUILDLOG")" 21
 	test -d out/v1-bn64-st3
@@ -204,4 +205,71 @@ Tiles.
 	rm docs/kernels/k/tuning/v1.tsv.lock
 	run --separate-stderr git kopt tune k v1 --trial decode --strategy exhaustive
 	assert_success
+}
+
+@test "within the noise the steadier configuration is kept, and said" {
+	cat >"$FAIL" <<-EOF
+	64 3 time:44.5:42.5:46.1
+	64 2 time:45.5:45.3:45.7
+	EOF
+	run --separate-stderr git kopt tune k v1 --trial decode --strategy exhaustive
+	assert_success
+	assert_line --index 1 "decode (b=32, s=1, t=4096): best BN=64,ST=2 at 45.5 us; hand-picked BN=32,ST=2 at 83.5 us (gain 45.5%)"
+	assert_line --index 3 "  kept BN=64,ST=2 (spread 0.9%) over the fastest, BN=64,ST=3 at 44.5 us (spread 8.1%): within the noise, and steadier"
+	run python3 -c 'import json; t=json.load(open("docs/kernels/k/results/v1.json"))["tuning"]["decode"]; print(t["best"], t["best_us"])'
+	assert_output "BN=64,ST=2 45.5"
+	# beyond the noise the fastest is kept, however much it spreads
+	echo '// edited' >>k/v1/k.cu
+	sed -i 's/^64 2 .*/64 2 time:49.5:49.3:49.7/' "$FAIL"
+	run --separate-stderr git kopt tune k v1 --trial decode --strategy exhaustive
+	assert_success
+	assert_line --index 1 --partial "best BN=64,ST=3 at 44.5 us"
+	refute_output --partial "steadier"
+}
+
+@test "--resume goes on with the interrupted plan and evaluates only what it had left" {
+	# interrupted at its fourth run, as Ctrl-C would
+	STOP_AT=4 git-kopt tune k v1 --trial decode --strategy random --seed 7 \
+		--max-evals 10 >tune.out 2>tune.err && status=0 || status=$?
+	assert_equal "$status" 130
+	grep -q "^interrupted: .*; run it again with --resume to go on with its plan$" tune.err
+	assert_equal "$(wc -l <"$RUNLOG")" 4
+	run sed -n '1,4p' .git/kopt/tune/k/v1.plan
+	assert_output "# git-kopt tuning plan 1
+strategy	random
+seed	7
+max-evals	10"
+	assert_equal "$(grep -c '^eval	decode	' .git/kopt/tune/k/v1.plan)" 4
+	# the plan, not the cache, says where it stood
+	rm docs/kernels/k/tuning/v1.tsv
+	: >"$RUNLOG"
+	run --separate-stderr git kopt tune k v1 --resume
+	assert_success
+	assert_line --index 0 --regexp '^k v1: random on cpu \(local executor\), [0-9]+s$'
+	assert_line --index 2 "  10 of 21 configurations evaluated (0 from the cache, 0 invalid; 25 before restrictions)"
+	assert_line --index 3 "  resumed: 4 of 10 done"
+	assert_equal "$(wc -l <"$RUNLOG")" 6
+	test ! -e .git/kopt/tune/k/v1.plan
+	# the plan it finished is the one it started: the same sample
+	: >"$RUNLOG"
+	git checkout -q -- docs/kernels/k/tuning 2>/dev/null || :
+	run --separate-stderr git kopt tune k v1 --trial decode --strategy random --seed 7 --max-evals 10
+	assert_success
+	assert_line --index 2 "  10 of 21 configurations evaluated (6 from the cache, 0 invalid; 25 before restrictions)"
+	assert_equal "$(wc -l <"$RUNLOG")" 4
+}
+
+@test "--resume without a plan, or with changed sources, is refused" {
+	run --separate-stderr git kopt tune k v1 --resume
+	assert_failure 128
+	assert_output ""
+	assert_equal "$stderr" "error: no interrupted tuning of k v1 to resume; run it without --resume"
+	STOP_AT=2 git-kopt tune k v1 --trial decode >/dev/null 2>&1 || :
+	test -s .git/kopt/tune/k/v1.plan
+	cp .git/kopt/tune/k/v1.plan plan.before
+	echo '// edited' >>k/v1/k.cu
+	run --separate-stderr git kopt tune k v1 --resume
+	assert_failure 128
+	assert_equal "$stderr" "error: the sources or commands of k v1 changed since its tuning was interrupted; run it again without --resume"
+	cmp .git/kopt/tune/k/v1.plan plan.before
 }

@@ -3,7 +3,9 @@
 # is smallest at BN=64, ST=3 (and grows with b), the way a real one
 # prints its median.  Configurations can be made to fail in every way a
 # real one can through $FAIL ("BN ST mode" lines; modes: check, crash,
-# hang, silent, build).
+# hang, silent, build; time:US:MIN:MAX reports that median, min and
+# max).  With $STOP_AT, the run of that number interrupts git-kopt as
+# Ctrl-C would.
 
 tune_setup() {
 	setup_repo
@@ -15,6 +17,16 @@ tune_setup() {
 	# usage: bench BN ST b s t
 	bn=$1 st=$2
 	echo "$bn $st ${SLURM_JOB_ID:-local}" >>"${RUNLOG:-/dev/null}"
+	if [ -n "$STOP_AT" ] && [ "$(wc -l <"$RUNLOG")" -eq "$STOP_AT" ]; then
+		p=$PPID
+		while [ "$p" -gt 1 ]; do
+			if [ "$(cat "/proc/$p/comm")" = git-kopt ]; then
+				kill -INT "$p"
+				break
+			fi
+			p=$(awk '{ print $4 }' "/proc/$p/stat")
+		done
+	fi
 	mode=$(awk -v bn="$bn" -v st="$st" '$1 == bn && $2 == st { print $3 }' \
 		"${FAIL:-/dev/null}")
 	case $mode in
@@ -22,6 +34,9 @@ tune_setup() {
 	crash) kill -SEGV $$ ;;
 	hang) sleep 30 ;;
 	silent) exit 0 ;;
+	time:*) echo "$mode" |
+		awk -F: '{ printf "k: median %s us (min %s, max %s)\n", $2, $3, $4 }'
+		exit 0 ;;
 	cancel) scancel "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"; sleep 30 ;;
 	esac
 	[ -n "$SLEEP" ] && sleep "$SLEEP"

@@ -259,6 +259,34 @@ static void test_searches(void **state)
 	kopt_tune_space_release(&sp);
 }
 
+static void test_pick_steadiest(void **state)
+{
+	struct kopt_tune_space sp = KOPT_TUNE_SPACE_INIT;
+	struct kopt_tune_search s;
+
+	(void)state;
+	assert_int_equal(kopt_tune_enumerate(&sp, k, 32, 1, 4096, ".kopt"), 0);
+	kopt_tune_search_init(&s, &sp, KOPT_TUNE_EXHAUSTIVE, 1);
+	assert_int_equal(kopt_tune_search_pick(&s), SIZE_MAX);
+	/* 0 is the fastest but spreads 8%; 1 is 2% slower, spreads 1% */
+	kopt_tune_search_record(&s, 0, 100.0, 8.0);
+	kopt_tune_search_record(&s, 1, 102.0, 1.0);
+	kopt_tune_search_record(&s, 2, 120.0, 0.5);
+	assert_int_equal(s.best, 0);
+	assert_int_equal(kopt_tune_search_pick(&s), 1);
+	kopt_tune_search_release(&s);
+	/* beyond the noise the fastest stays, however it spreads */
+	kopt_tune_search_init(&s, &sp, KOPT_TUNE_EXHAUSTIVE, 1);
+	kopt_tune_search_record(&s, 0, 100.0, 2.0);
+	kopt_tune_search_record(&s, 1, 104.0, 0.1);
+	assert_int_equal(kopt_tune_search_pick(&s), 0);
+	/* an unknown spread is never preferred */
+	kopt_tune_search_record(&s, 2, 100.5, NAN);
+	assert_int_equal(kopt_tune_search_pick(&s), 0);
+	kopt_tune_search_release(&s);
+	kopt_tune_space_release(&sp);
+}
+
 static void test_strategy_names(void **state)
 {
 	enum kopt_tune_strategy st;
@@ -279,6 +307,7 @@ int main(void)
 		MESSAGES_TEST(test_restrict_failures),
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_searches),
+		cmocka_unit_test(test_pick_steadiest),
 		cmocka_unit_test(test_strategy_names),
 	};
 
