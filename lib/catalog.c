@@ -91,11 +91,12 @@ static void cell_text(struct kopt_buf *out, cmark_node *cell)
 static void read_triggers(struct parse *ps, struct kopt_catalog_row *r,
 			  cmark_node *n)
 {
-	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_error_catch prose = KOPT_ERROR_CATCH_INIT;
 	struct kopt_trigger t;
 	const char *lit;
 	cmark_node *c;
 	size_t plen;
+	int ret;
 
 	if (cmark_node_get_type(n) != CMARK_NODE_CODE) {
 		for (c = cmark_node_first_child(n); c; c = cmark_node_next(c))
@@ -105,7 +106,10 @@ static void read_triggers(struct parse *ps, struct kopt_catalog_row *r,
 	lit = cmark_node_get_literal(n);
 	if (!lit || kopt_knowledge_placeholder(lit, &plen) >= 0)
 		return;
-	if (kopt_trigger_parse(&t, lit, r->line, &err)) {
+	kopt_error_catch(&prose);
+	ret = kopt_trigger_parse(&t, lit, ps->c->path, r->line);
+	kopt_error_catch_release(&prose);
+	if (ret) {
 		/* not an expression over known metrics: prose to judge */
 		kopt_problems_add(&r->prose, ps->c->path, r->line, "%s", lit);
 	} else {
@@ -113,7 +117,6 @@ static void read_triggers(struct parse *ps, struct kopt_catalog_row *r,
 				r->triggers_alloc);
 		r->triggers[r->triggers_nr++] = t;
 	}
-	kopt_buf_release(&err);
 }
 
 /* The first code span or link under `n`. */

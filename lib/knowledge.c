@@ -253,21 +253,23 @@ static void check_placeholders(struct parse *ps)
 static int add_trigger(struct parse *ps, const char *text, int line)
 {
 	struct kopt_detail *d = ps->d;
-	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_error_catch prose = KOPT_ERROR_CATCH_INIT;
 	struct kopt_trigger t;
 	size_t n;
+	int ret;
 
 	if (kopt_knowledge_placeholder(text, &n) >= 0)
 		return 1; /* reported as a placeholder */
-	if (kopt_trigger_parse(&t, text, line, &err)) {
+	kopt_error_catch(&prose);
+	ret = kopt_trigger_parse(&t, text, d->path, line);
+	kopt_error_catch_release(&prose);
+	if (ret) {
 		/* not an expression over known metrics: prose to judge */
 		kopt_problems_add(&d->prose, d->path, line, "%s", text);
-		kopt_buf_release(&err);
 		return 0;
 	}
 	KOPT_ALLOC_GROW(d->triggers, d->triggers_nr + 1, d->triggers_alloc);
 	d->triggers[d->triggers_nr++] = t;
-	kopt_buf_release(&err);
 	return 1;
 }
 
