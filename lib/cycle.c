@@ -246,6 +246,21 @@ static const struct record *journal_last(const struct journal *j,
 	return NULL;
 }
 
+/*
+ * The journal of the cycle in `dir` and its last start; KOPT_ENOTFOUND
+ * (nothing printed) when no cycle was started there.
+ */
+static int journal_read_run(struct journal *j, const char *dir,
+			    const struct record **start)
+{
+	int ret = journal_read(j, dir);
+
+	if (ret)
+		return ret;
+	*start = journal_last(j, "start");
+	return *start ? 0 : KOPT_ENOTFOUND;
+}
+
 static int journal_add(struct kopt_cycle *c, struct record *r)
 {
 	struct kopt_buf line = KOPT_BUF_INIT;
@@ -2017,14 +2032,9 @@ int kopt_cycle_status(struct kopt_buf *out, git_repository *repo,
 	int ret, pid, rounds = 0;
 	size_t i;
 
-	ret = journal_read(&j, dir);
+	ret = journal_read_run(&j, dir, &st);
 	if (ret)
 		goto done;
-	st = journal_last(&j, "start");
-	if (!st) {
-		ret = KOPT_ENOTFOUND;
-		goto done;
-	}
 	last = &j.ev[j.nr - 1];
 	stp = !strcmp(rec_get(last, "event"), "stop") ? last : NULL;
 	pid = running_pid(dir);
@@ -2157,14 +2167,9 @@ int kopt_cycle_cost(struct kopt_cycle_cost *out, git_repository *repo,
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = journal_read(&j, dir);
+	ret = journal_read_run(&j, dir, &st);
 	if (ret)
 		goto done;
-	st = journal_last(&j, "start");
-	if (!st) {
-		ret = KOPT_ENOTFOUND;
-		goto done;
-	}
 	out->wall_s = rec_num(&j.ev[j.nr - 1], "time") - rec_num(st, "time");
 	for (i = 0; i < j.nr; i++) {
 		const struct record *e = &j.ev[i];

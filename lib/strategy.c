@@ -468,25 +468,22 @@ int kopt_strategy_compute(struct kopt_strategy *s, const struct kopt_kb *kb,
 	return 0;
 }
 
-void kopt_strategy_release(struct kopt_strategy *s)
+static void items_free(struct kopt_strategy_item *v, size_t nr)
 {
 	size_t i;
 
-	for (i = 0; i < s->apply_nr; i++)
-		item_release(&s->apply[i]);
-	free(s->apply);
-	for (i = 0; i < s->avoid_nr; i++)
-		item_release(&s->avoid[i]);
-	free(s->avoid);
-	for (i = 0; i < s->unknown_nr; i++)
-		item_release(&s->unknown[i]);
-	free(s->unknown);
-	for (i = 0; i < s->applied_nr; i++)
-		item_release(&s->applied[i]);
-	free(s->applied);
-	for (i = 0; i < s->judge_nr; i++)
-		item_release(&s->judge[i]);
-	free(s->judge);
+	for (i = 0; i < nr; i++)
+		item_release(&v[i]);
+	free(v);
+}
+
+void kopt_strategy_release(struct kopt_strategy *s)
+{
+	items_free(s->apply, s->apply_nr);
+	items_free(s->avoid, s->avoid_nr);
+	items_free(s->unknown, s->unknown_nr);
+	items_free(s->applied, s->applied_nr);
+	items_free(s->judge, s->judge_nr);
 	kopt_strvec_clear(&s->untriggered);
 	kopt_buf_release(&s->bottleneck);
 	kopt_buf_release(&s->occ_text);
