@@ -1151,12 +1151,8 @@ int kopt_config_load_file(struct kopt_config *out, const char *path,
 	struct kopt_buf text = KOPT_BUF_INIT;
 	int ret;
 
-	if (kopt_buf_read_file(&text, path)) {
-		if (errno == ENOENT)
-			return KOPT_ENOTFOUND;
-		return kopt_error("cannot read '%s': %s", label,
-				  strerror(errno));
-	}
+	if ((ret = kopt_read_file(&text, path, label)))
+		return ret;
 	ret = load(out, path, label, text.buf, text.len, overlay);
 	kopt_buf_release(&text);
 	return ret;

@@ -206,11 +206,8 @@ static int journal_read(struct journal *j, const char *dir)
 	const char *p, *end;
 	int ret = 0;
 
-	if (kopt_buf_read_file(&text, path)) {
-		ret = errno == ENOENT ? KOPT_ENOTFOUND :
-		      kopt_error("cannot read '%s': %s", path, strerror(errno));
+	if ((ret = kopt_read_file(&text, path, NULL)))
 		goto done;
-	}
 	p = text.buf;
 	end = text.buf + text.len;
 	while (p < end) {
