@@ -566,6 +566,18 @@ static void judge_line(struct kopt_buf *out, const struct kopt_strategy *s,
 	kopt_buf_release(&prose);
 }
 
+/* The end of an item's line: its triggers, where they hold, its file. */
+static void holds_line(struct kopt_buf *out,
+		       const struct kopt_strategy_item *it,
+		       const char *task_dir)
+{
+	kopt_buf_addf(out, " %s on %s; see ",
+		      triggers_text(out, it->entry) > 1 ? "hold" : "holds",
+		      it->holds.buf);
+	link(out, task_dir, it->entry->path);
+	kopt_buf_addch(out, '\n');
+}
+
 void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 			  const char *task_dir)
 {
@@ -585,11 +597,7 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 			kopt_buf_addf(out, ", est. impact %s",
 				      e->row->cell[KOPT_COL_IMPACT]);
 		kopt_buf_addstr(out, "): ");
-		kopt_buf_addf(out, " %s on %s; see ",
-			      triggers_text(out, e) > 1 ? "hold" : "holds",
-			      it->holds.buf);
-		link(out, task_dir, e->path);
-		kopt_buf_addch(out, '\n');
+		holds_line(out, it, task_dir);
 	}
 	if (!s->chosen) {
 		size_t n = 0;
@@ -650,11 +658,7 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 		kopt_buf_addf(out, "- Avoid: %s (", kopt_kb_entry_name(e));
 		kopt_kb_entry_id(out, e);
 		kopt_buf_addstr(out, "): ");
-		kopt_buf_addf(out, " %s on %s; see ",
-			      triggers_text(out, e) > 1 ? "hold" : "holds",
-			      it->holds.buf);
-		link(out, task_dir, e->path);
-		kopt_buf_addch(out, '\n');
+		holds_line(out, it, task_dir);
 	}
 	for (i = 0; i < s->applied_nr; i++) {
 		const struct kopt_strategy_item *it = &s->applied[i];
@@ -664,11 +668,7 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 			      kopt_kb_entry_name(e));
 		kopt_kb_entry_id(out, e);
 		kopt_buf_addstr(out, "), not proposed again although ");
-		kopt_buf_addf(out, " %s on %s; see ",
-			      triggers_text(out, e) > 1 ? "hold" : "holds",
-			      it->holds.buf);
-		link(out, task_dir, e->path);
-		kopt_buf_addch(out, '\n');
+		holds_line(out, it, task_dir);
 	}
 
 	if (s->judge_nr) {
