@@ -23,7 +23,8 @@
 static const char *const tune_usage[] = {
 	"git kopt tune <kernel> <version> [--trial <name>]... "
 	"[--strategy exhaustive|random|coarse-to-fine] [--budget <time>] "
-	"[--max-evals <n>] [--seed <n>] [--resume] [--force] [-q]",
+	"[--max-evals <n>] [--seed <n>] [--resume] [--force]\n"
+	"                     [--gpu-wait <seconds>] [-q]",
 	NULL
 };
 
@@ -132,6 +133,7 @@ static void tune_options(struct kopt_tuner_opts *o, struct kopt_strvec *trials,
 {
 	const char *strategy = NULL, *budget = NULL;
 	int max_evals = -1, seed = -1, resume = 0, force = 0, quiet = 0;
+	int gpu_wait = -1;
 	const struct kopt_option options[] = {
 		OPT_STRING_LIST(0, "trial", trials, "name",
 				"tune at this trial (repeatable; default: all)"),
@@ -147,6 +149,9 @@ static void tune_options(struct kopt_tuner_opts *o, struct kopt_strvec *trials,
 			 "go on with the plan of an interrupted run"),
 		OPT_BOOL(0, "force", &force,
 			 "run even when the plan cannot fit the budget"),
+		OPT_INT(0, "gpu-wait", &gpu_wait, "seconds",
+			"wait this long for a busy GPU (default: "
+			"kopt.gpuWait, else refuse at once)"),
 		OPT__QUIET(&quiet),
 		OPT_END()
 	};
@@ -186,6 +191,7 @@ static void tune_options(struct kopt_tuner_opts *o, struct kopt_strvec *trials,
 		kopt_usage_error(tune_usage, options, "bad version '%s' "
 				 "(v0, v1, ...)", o->version);
 	o->resume = resume;
+	o->gpu_wait_s = gpu_wait < 0 ? -1 : gpu_wait;
 }
 
 /* Run the tuner with Ctrl-C and SIGTERM stopping it cleanly. */
@@ -199,6 +205,8 @@ static int run_tuner(struct kopt_tuner_result *r, struct kopt_ctx *ctx,
 
 	kopt_executor_init(&ex, cfg, ctx->top, git_repository_path(ctx->repo));
 	ex.interrupted = &interrupted;
+	if (o->gpu_wait_s >= 0)
+		ex.gpu_wait_s = o->gpu_wait_s;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);

@@ -424,6 +424,11 @@ static void measure_argv(struct kopt_cycle *c, struct kopt_strvec *argv,
 	kopt_strvec_push(argv, step);
 	kopt_strvec_push(argv, c->kernel->name);
 	kopt_strvec_push(argv, version);
+	/* designers verify at once: each waits for the GPU in turn */
+	if (!c->o.replay) {
+		kopt_strvec_push(argv, "--gpu-wait");
+		kopt_strvec_push(argv, "86400");
+	}
 	for (i = 0; i < c->cfg->trials_nr; i++) {
 		kopt_strvec_push(argv, "--trial");
 		kopt_strvec_push(argv, c->cfg->trials[i].name);
@@ -626,6 +631,7 @@ static int commit_results(struct kopt_cycle *c, struct cand *k,
 		save_log(c, k, "learn.out", &ans.out);
 		save_log(c, k, "learn.err", &ans.err);
 		rec_set(&k->st, "learn_s", "%.3f", spent);
+		rec_set(&k->st, "learn_at", "%.3f", wall_now() - spent);
 		if (ret) {
 			kopt_buf_addf(&why, "LEARN: %s", ans.why.buf);
 			goto done;
@@ -750,6 +756,7 @@ static int candidate(struct kopt_cycle *c, struct cand *k, const char *from,
 	d.pid_file = pid_file;
 	rc = kopt_designer_run(&d);
 	rec_set(&k->st, "agent_s", "%.3f", d.agent_s);
+	rec_set(&k->st, "agent_at", "%.3f", wall_now() - d.agent_s);
 	if (d.commit.len)
 		rec_set(&k->st, "commit", "%s", d.commit.buf);
 	if (rc) {
@@ -766,6 +773,7 @@ static int candidate(struct kopt_cycle *c, struct cand *k, const char *from,
 	kopt_strvec_push(&argv, "--json");
 	rc = run_cmd(k->worktree, argv.v, &out, &err, &verify_s);
 	rec_set(&k->st, "verify_s", "%.3f", verify_s);
+	rec_set(&k->st, "verify_at", "%.3f", wall_now() - verify_s);
 	if (rc || read_verdict(c, k, &out)) {
 		struct kopt_buf why = KOPT_BUF_INIT;
 		kopt_buf_trim(&err);
@@ -982,11 +990,11 @@ static double budget_left(const struct kopt_cycle *c)
 
 /* Step of this program in the main work tree; its output to the log. */
 static int step(struct kopt_cycle *c, const char *name, const char *const *argv,
-		struct kopt_buf *out)
+		struct kopt_buf *out, double *wall)
 {
 	struct kopt_buf o = KOPT_BUF_INIT, e = KOPT_BUF_INIT;
 	char *log = kopt_xstrfmt("%s/%s.log", c->dir, name);
-	int rc = run_cmd(c->top, argv, &o, &e, NULL);
+	int rc = run_cmd(c->top, argv, &o, &e, wall);
 
 	kopt_buf_addbuf(&o, &e);
 	kopt_write_file_atomic(log, o.buf, o.len, 0644);
@@ -1004,12 +1012,13 @@ static int profile_base(struct kopt_cycle *c, const char *version)
 	struct kopt_buf out = KOPT_BUF_INIT, rel = KOPT_BUF_INIT;
 	struct kopt_buf dl = KOPT_BUF_INIT, msg = KOPT_BUF_INIT;
 	struct kopt_trailers tr = KOPT_TRAILERS_INIT;
+	double profile_s = 0;
 	int rc;
 
 	say(c, "profile %s %s (it has no results yet)", c->kernel->name,
 	    version);
 	measure_argv(c, &argv, "profile", version);
-	rc = step(c, "profile", argv.v, &out);
+	rc = step(c, "profile", argv.v, &out, &profile_s);
 	if (!rc) {
 		const char *add[] = { "git", "add", "--", NULL, NULL, NULL };
 		const char *cm[] = { "git", "commit", "-q", "-m", NULL, NULL };
@@ -1022,15 +1031,18 @@ static int profile_base(struct kopt_cycle *c, const char *version)
 		kopt_trailers_add(&tr, KOPT_TRAILER_VERSION, version);
 		kopt_message_add_trailers(&msg, &tr);
 		cm[4] = msg.buf;
-		rc = step(c, "profile-commit", add, NULL);
+		rc = step(c, "profile-commit", add, NULL, NULL);
 		if (!rc)
-			rc = step(c, "profile-commit", cm, NULL);
+			rc = step(c, "profile-commit", cm, NULL, NULL);
 	}
 	if (rc)
 		kopt_error("cannot profile %s %s; see %s/profile.log",
 			   c->kernel->name, version, c->dir);
 	else
-		journal_event(c, "profiled", "version=%s", version);
+		journal_event(c, "profiled", "version=%s\tprofile_s=%.3f\t"
+			      "profile_at=%.3f%s", version, profile_s,
+			      wall_now() - profile_s,
+			      c->o.replay ? "\treplayed=1" : "");
 	kopt_strvec_clear(&argv);
 	kopt_buf_release(&out);
 	kopt_buf_release(&rel);
@@ -1702,7 +1714,7 @@ int kopt_cycle_run(struct kopt_cycle *c, int resume)
 			{
 				const char *an[] = { c->exe, "analyze",
 						     c->kernel->name, NULL };
-				step(c, "analyze", an, NULL);
+				step(c, "analyze", an, NULL, NULL);
 			}
 			if (!has_results(c, from) && profile_base(c, from)) {
 				ret = -1;
@@ -1711,7 +1723,7 @@ int kopt_cycle_run(struct kopt_cycle *c, int resume)
 			{
 				const char *ev[] = { c->exe, "evaluate",
 						     c->kernel->name, NULL };
-				rc = step(c, "evaluate", ev, NULL);
+				rc = step(c, "evaluate", ev, NULL, NULL);
 				if (rc == 0 && c->kernel->targets_nr) {
 					stop(c, "target met");
 					break;
@@ -1720,7 +1732,7 @@ int kopt_cycle_run(struct kopt_cycle *c, int resume)
 			{
 				const char *se[] = { c->exe, "select",
 						     c->kernel->name, NULL };
-				step(c, "select", se, NULL);
+				step(c, "select", se, NULL, NULL);
 			}
 			{
 				char max[16];
@@ -1732,7 +1744,7 @@ int kopt_cycle_run(struct kopt_cycle *c, int resume)
 				tried_from(c, from, &tried);
 				snprintf(max, sizeof(max), "%zu",
 					 (size_t)c->o.parallel + tried.nr);
-				if (step(c, "strategize", sg, &task)) {
+				if (step(c, "strategize", sg, &task, NULL)) {
 					ret = kopt_error("strategize failed; see "
 							 "%s/strategize.log",
 							 c->dir);
@@ -2063,13 +2075,12 @@ int kopt_cycle_status(struct kopt_buf *out, git_repository *repo,
 	{
 		struct kopt_cycle_cost cost;
 		if (!kopt_cycle_cost(&cost, repo, kernel) && cost.wall_s > 0) {
-			double tool = cost.wall_s - cost.agent_s - cost.bench_s;
+			double tool = cost.tool_s;
 			kopt_buf_addstr(out, "time: ");
 			duration(out, cost.wall_s);
 			kopt_buf_addstr(out, " in all, agents ");
 			duration(out, cost.agent_s);
-			kopt_buf_addstr(out, " (the longest of each round), "
-					"benchmark runs ");
+			kopt_buf_addstr(out, ", benchmark runs ");
 			duration(out, cost.bench_s);
 			kopt_buf_addstr(out, ", the tool ");
 			duration(out, tool);
@@ -2084,7 +2095,13 @@ int kopt_cycle_status(struct kopt_buf *out, git_repository *repo,
 			kopt_buf_addf(out, "round %s from %s:\n",
 				      rec_get(e, "round"), rec_get(e, "from"));
 		} else if (!strcmp(ev, "profiled")) {
-			kopt_buf_addf(out, "profiled %s\n", rec_get(e, "version"));
+			kopt_buf_addf(out, "profiled %s", rec_get(e, "version"));
+			if (rec_get(e, "profile_s")) {
+				kopt_buf_addstr(out, " (");
+				duration(out, rec_num(e, "profile_s"));
+				kopt_buf_addstr(out, ")");
+			}
+			kopt_buf_addstr(out, "\n");
 		} else if (!strcmp(ev, "candidate")) {
 			struct record s = RECORD_INIT;
 			const char *v = rec_get(e, "version");
@@ -2153,14 +2170,66 @@ done:
 	return ret;
 }
 
+/* Spans of time, [from, to), of one kind of work. */
+struct spans {
+	double (*v)[2];
+	size_t nr, alloc;
+};
+
+/*
+ * `dur_key` seconds that ended at `at_key` + `dur_key`; a record of an
+ * older cycle without `at_key` gets a span of its own, far from the
+ * others, so that it adds its length.
+ */
+static void span_add(struct spans *sp, const struct record *r,
+		     const char *at_key, const char *dur_key)
+{
+	double d = rec_num(r, dur_key), at;
+
+	if (!(d > 0))
+		return;
+	at = rec_get(r, at_key) ? rec_num(r, at_key) :
+	     -1e9 * (double)(sp->nr + 1);
+	KOPT_ALLOC_GROW(sp->v, sp->nr + 1, sp->alloc);
+	sp->v[sp->nr][0] = at;
+	sp->v[sp->nr++][1] = at + d;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const double *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* How long at least one of the spans ran. */
+static double span_union(struct spans *sp)
+{
+	double total = 0, from = 0, to = 0;
+	size_t i;
+
+	qsort(sp->v, sp->nr, sizeof(*sp->v), span_cmp);
+	for (i = 0; i < sp->nr; i++) {
+		if (i && sp->v[i][0] <= to) {
+			if (sp->v[i][1] > to)
+				to = sp->v[i][1];
+			continue;
+		}
+		total += to - from;
+		from = sp->v[i][0];
+		to = sp->v[i][1];
+	}
+	return total + (to - from);
+}
+
 int kopt_cycle_cost(struct kopt_cycle_cost *out, git_repository *repo,
 		    const char *kernel)
 {
 	struct journal j = { 0 };
 	char *dir = kopt_cycle_dir(repo, kernel);
 	const struct record *st;
-	double round_agent = 0;
-	size_t i;
+	struct spans agent = { 0 }, bench = { 0 }, all = { 0 };
+	size_t i, n;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
@@ -2172,25 +2241,40 @@ int kopt_cycle_cost(struct kopt_cycle_cost *out, git_repository *repo,
 		const struct record *e = &j.ev[i];
 		const char *ev = rec_get(e, "event");
 		if (!strcmp(ev, "round")) {
-			out->agent_s += round_agent;
-			round_agent = 0;
 			out->rounds++;
+		} else if (!strcmp(ev, "profiled")) {
+			/* the base's measurement is benchmark time too */
+			if (!rec_get(e, "replayed"))
+				span_add(&bench, e, "profile_at", "profile_s");
 		} else if (!strcmp(ev, "candidate")) {
 			struct record s = RECORD_INIT;
-			double a;
 			state_read(&s, dir, rec_get(e, "version"));
-			/* designers run at once: the longest one counts */
-			a = rec_num(&s, "agent_s") + rec_num(&s, "learn_s");
-			if (a > round_agent)
-				round_agent = a;
+			span_add(&agent, &s, "agent_at", "agent_s");
+			span_add(&agent, &s, "learn_at", "learn_s");
 			if (!rec_get(&s, "replayed"))
-				out->bench_s += rec_num(&s, "verify_s");
+				span_add(&bench, &s, "verify_at", "verify_s");
 			out->candidates++;
 			rec_release(&s);
 		}
 	}
-	out->agent_s += round_agent;
+	/* designers work at once: time counts once however many ran */
+	for (n = 0; n < agent.nr; n++) {
+		KOPT_ALLOC_GROW(all.v, all.nr + 1, all.alloc);
+		memcpy(all.v[all.nr++], agent.v[n], sizeof(*all.v));
+	}
+	for (n = 0; n < bench.nr; n++) {
+		KOPT_ALLOC_GROW(all.v, all.nr + 1, all.alloc);
+		memcpy(all.v[all.nr++], bench.v[n], sizeof(*all.v));
+	}
+	out->agent_s = span_union(&agent);
+	out->bench_s = span_union(&bench);
+	out->tool_s = out->wall_s - span_union(&all);
+	if (out->tool_s < 0)
+		out->tool_s = 0;
 done:
+	free(agent.v);
+	free(bench.v);
+	free(all.v);
 	journal_release(&j);
 	free(dir);
 	return ret;

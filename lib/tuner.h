@@ -71,6 +71,7 @@ struct kopt_tuner_opts {
 	int no_cache;                   /* measure even what is cached */
 	int resume;                     /* go on with the journaled plan */
 	unsigned given;                 /* KOPT_TUNE_GIVEN_*: set by the user */
+	int gpu_wait_s;                 /* -1: kopt.gpuWait (lib/executor) */
 };
 
 /*

@@ -177,7 +177,7 @@ Tiles.
 	flock -n 9
 	run --separate-stderr git kopt tune k v1 --trial decode
 	assert_failure 128
-	assert_equal "$stderr" "error: GPU 0 is busy: another git-kopt holds '$XDG_RUNTIME_DIR/kopt-gpu-0.lock'; wait for it to finish"
+	assert_equal "$stderr" "error: GPU 0 is busy: another git-kopt holds '$XDG_RUNTIME_DIR/kopt-gpu-0.lock'; wait for it to finish, or let runs wait for it (kopt.gpuWait)"
 	exec 9>&-
 }
 
