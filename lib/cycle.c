@@ -206,11 +206,8 @@ static int journal_read(struct journal *j, const char *dir)
 	const char *p, *end;
 	int ret = 0;
 
-	if (kopt_buf_read_file(&text, path)) {
-		ret = errno == ENOENT ? KOPT_ENOTFOUND :
-		      kopt_error("cannot read '%s': %s", path, strerror(errno));
+	if ((ret = kopt_read_file(&text, path, NULL)))
 		goto done;
-	}
 	p = text.buf;
 	end = text.buf + text.len;
 	while (p < end) {
@@ -244,6 +241,21 @@ static const struct record *journal_last(const struct journal *j,
 		if (!strcmp(rec_get(&j->ev[i], "event"), event))
 			return &j->ev[i];
 	return NULL;
+}
+
+/*
+ * The journal of the cycle in `dir` and its last start; KOPT_ENOTFOUND
+ * (nothing printed) when no cycle was started there.
+ */
+static int journal_read_run(struct journal *j, const char *dir,
+			    const struct record **start)
+{
+	int ret = journal_read(j, dir);
+
+	if (ret)
+		return ret;
+	*start = journal_last(j, "start");
+	return *start ? 0 : KOPT_ENOTFOUND;
 }
 
 static int journal_add(struct kopt_cycle *c, struct record *r)
@@ -2029,14 +2041,9 @@ int kopt_cycle_status(struct kopt_buf *out, git_repository *repo,
 	int ret, pid, rounds = 0;
 	size_t i;
 
-	ret = journal_read(&j, dir);
+	ret = journal_read_run(&j, dir, &st);
 	if (ret)
 		goto done;
-	st = journal_last(&j, "start");
-	if (!st) {
-		ret = KOPT_ENOTFOUND;
-		goto done;
-	}
 	last = &j.ev[j.nr - 1];
 	stp = !strcmp(rec_get(last, "event"), "stop") ? last : NULL;
 	pid = running_pid(dir);
@@ -2226,14 +2233,9 @@ int kopt_cycle_cost(struct kopt_cycle_cost *out, git_repository *repo,
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = journal_read(&j, dir);
+	ret = journal_read_run(&j, dir, &st);
 	if (ret)
 		goto done;
-	st = journal_last(&j, "start");
-	if (!st) {
-		ret = KOPT_ENOTFOUND;
-		goto done;
-	}
 	out->wall_s = rec_num(&j.ev[j.nr - 1], "time") - rec_num(st, "time");
 	for (i = 0; i < j.nr; i++) {
 		const struct record *e = &j.ev[i];
