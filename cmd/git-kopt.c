@@ -14,6 +14,7 @@
 #include <git2.h>
 
 #include "builtin.h"
+#include "gitinit.h"
 #include "hooks.h"
 #include "term-progress.h"
 #include "version.h"
@@ -255,7 +256,7 @@ int main(int argc, const char **argv)
 			"'git kopt -h'.\n", argv[0]);
 		return 129;
 	}
-	git_libgit2_init();
+	kopt_gitinit();
 	/*
 	 * As git does, trust the object database on reading: hashing every
 	 * object read again made the hooks and check pay twice for each.
