@@ -262,6 +262,13 @@ int main(int argc, const char **argv)
 	 * object read again made the hooks and check pay twice for each.
 	 */
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
+	/*
+	 * libgit2 keeps no tree over 4 KiB in its object cache, and
+	 * docs/kernels/ of 500 kernels is 40: status looked each kernel's
+	 * files up from HEAD's root and inflated that tree again each time.
+	 */
+	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_TREE,
+			 (size_t)4 << 20);
 	kopt_progress_terminal(1);
 	ctx.prefix = "";
 	/* -h works anywhere, before the repository is looked for */
