@@ -47,7 +47,8 @@ static const char *const profile_usage[] = {
 	"b=<b>,s=<s>,t=<t>]...\n"
 	"                        [--replay <capture>]... [--force] "
 	"[--save-captures <dir>] [--json]\n"
-	"                        [--no-devlog] [--verbose] [-q]",
+	"                        [--no-devlog] [--verbose] "
+	"[--gpu-wait <seconds>] [-q]",
 	NULL
 };
 
@@ -56,7 +57,8 @@ static const char *const verify_usage[] = {
 	"b=<b>,s=<s>,t=<t>]...\n"
 	"                       [--replay <capture>]... [--force] "
 	"[--save-captures <dir>] [--commit] [--json]\n"
-	"                       [--no-devlog] [--verbose] [-q]",
+	"                       [--no-devlog] [--verbose] "
+	"[--gpu-wait <seconds>] [-q]",
 	NULL
 };
 
@@ -502,6 +504,7 @@ struct profile_job {
 	/* options */
 	struct kopt_strvec trials, configs, replays;
 	int json, no_devlog, verbose, commit, force, quiet;
+	int gpu_wait;                   /* -1: kopt.gpuWait */
 	const char *save_dir;
 	/* what to measure */
 	const struct kopt_config *cfg;
@@ -593,6 +596,9 @@ static void parse_args(struct profile_job *j, int argc, const char **argv,
 			 "do not write the devlog performance blocks"),
 		OPT_BOOL('v', "verbose", &j->verbose,
 			 "show the benchmark's output"),
+		OPT_INT(0, "gpu-wait", &j->gpu_wait, "seconds",
+			"wait this long for a busy GPU (default: "
+			"kopt.gpuWait, else refuse at once)"),
 		OPT__QUIET(&j->quiet),
 		/* verify's alone: the last before the end, dropped below */
 		OPT_BOOL(0, "commit", &j->commit,
@@ -723,7 +729,7 @@ static void read_results(struct profile_job *j, struct kopt_ctx *ctx)
 
 /*
  * PREPARE: the options, the sources, the device, the results there are,
- * the devlog, and the benchmark built under the GPU lock.
+ * the devlog, the benchmark built, and the GPU lock taken.
  */
 static void prepare(struct profile_job *j, int argc, const char **argv,
 		    struct kopt_ctx *ctx)
@@ -735,6 +741,8 @@ static void prepare(struct profile_job *j, int argc, const char **argv,
 	kopt_executor_init(&j->ex, j->cfg, ctx->top,
 			   git_repository_path(ctx->repo));
 	j->ex.interrupted = &interrupted;
+	if (j->gpu_wait >= 0)
+		j->ex.gpu_wait_s = j->gpu_wait;
 	vars.kernel = j->k;
 	vars.version = j->version;
 	what = kopt_xstrfmt(".kopt: kernel '%s': source", j->k->name);
@@ -760,8 +768,9 @@ static void prepare(struct profile_job *j, int argc, const char **argv,
 		j->m.verbose = j->verbose;
 		j->m.gpu = j->cfg->gpu;
 		j->m.ex = &j->ex;
-		kopt_lib_or_die(kopt_executor_lock(&j->ex));
+		/* the build needs no GPU: another run may use it meanwhile */
 		kopt_lib_or_die(kopt_bench_build(&j->m));
+		kopt_lib_or_die(kopt_executor_lock(&j->ex));
 	}
 	{
 		struct kopt_kb_source ksrc;
@@ -1013,7 +1022,7 @@ static int profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 			int verify)
 {
 	struct profile_job j = {
-		.verify = verify,
+		.verify = verify, .gpu_wait = -1,
 		.trials = KOPT_STRVEC_INIT, .configs = KOPT_STRVEC_INIT,
 		.replays = KOPT_STRVEC_INIT, .src = KOPT_BUF_INIT,
 		.m = KOPT_BENCH_INIT, .res = KOPT_RESULTS_INIT,

@@ -23,7 +23,8 @@
 static const char *const tune_usage[] = {
 	"git kopt tune <kernel> <version> [--trial <name>]... "
 	"[--strategy exhaustive|random|coarse-to-fine] [--budget <time>] "
-	"[--max-evals <n>] [--seed <n>] [--resume] [--force] [-q]",
+	"[--max-evals <n>] [--seed <n>] [--resume] [--force]\n"
+	"                     [--gpu-wait <seconds>] [-q]",
 	NULL
 };
 
@@ -74,7 +75,8 @@ static void human(struct kopt_buf *out, double s)
 		kopt_buf_addf(out, "%lds", n);
 }
 
-static void print_trial(const struct kopt_tuner_trial *t,
+static void print_trial(const struct kopt_tuner_result *r,
+			const struct kopt_tuner_trial *t,
 			const struct kopt_tuner_opts *o, double noise_pct)
 {
 	size_t i;
@@ -122,15 +124,16 @@ static void print_trial(const struct kopt_tuner_trial *t,
 	if (t->budget_hit)
 		printf("  stopped at the budget\n");
 	if (t->stop == KOPT_TUNE_MAX_EVALS)
-		printf("  stopped at --max-evals %zu\n", o->max_evals);
+		printf("  stopped at --max-evals %zu\n", r->max_evals);
 }
 
 /* The options into `o`; the kernel's name into *kernel. */
 static void tune_options(struct kopt_tuner_opts *o, struct kopt_strvec *trials,
 			 const char **kernel, int argc, const char **argv)
 {
-	const char *strategy = "coarse-to-fine", *budget = NULL;
-	int max_evals = 0, seed = 1, resume = 0, force = 0, quiet = 0;
+	const char *strategy = NULL, *budget = NULL;
+	int max_evals = -1, seed = -1, resume = 0, force = 0, quiet = 0;
+	int gpu_wait = -1;
 	const struct kopt_option options[] = {
 		OPT_STRING_LIST(0, "trial", trials, "name",
 				"tune at this trial (repeatable; default: all)"),
@@ -146,6 +149,9 @@ static void tune_options(struct kopt_tuner_opts *o, struct kopt_strvec *trials,
 			 "go on with the plan of an interrupted run"),
 		OPT_BOOL(0, "force", &force,
 			 "run even when the plan cannot fit the budget"),
+		OPT_INT(0, "gpu-wait", &gpu_wait, "seconds",
+			"wait this long for a busy GPU (default: "
+			"kopt.gpuWait, else refuse at once)"),
 		OPT__QUIET(&quiet),
 		OPT_END()
 	};
@@ -162,7 +168,13 @@ static void tune_options(struct kopt_tuner_opts *o, struct kopt_strvec *trials,
 	o->version = argv[1];
 	o->trials = *trials;
 	o->force = force;
-	o->seed = (uint64_t)(unsigned)seed;
+	o->given = (strategy ? KOPT_TUNE_GIVEN_STRATEGY : 0) |
+		   (seed != -1 ? KOPT_TUNE_GIVEN_SEED : 0) |
+		   (max_evals != -1 ? KOPT_TUNE_GIVEN_MAX_EVALS : 0) |
+		   (trials->nr ? KOPT_TUNE_GIVEN_TRIALS : 0);
+	o->seed = seed == -1 ? 1 : (uint64_t)(unsigned)seed;
+	if (!strategy)
+		strategy = "coarse-to-fine";
 	if (kopt_tune_strategy_parse(&o->strategy, strategy))
 		kopt_usage_error(tune_usage, options, "unknown strategy '%s' "
 				 "(exhaustive, random or coarse-to-fine)",
@@ -171,14 +183,15 @@ static void tune_options(struct kopt_tuner_opts *o, struct kopt_strvec *trials,
 	if (budget && (o->budget_s = parse_duration(budget)) < 0)
 		kopt_usage_error(tune_usage, options, "bad --budget '%s' "
 				 "(e.g. 1h, 20m, 90s)", budget);
-	if (max_evals < 0)
+	if (max_evals < 0 && max_evals != -1)
 		kopt_usage_error(tune_usage, options, "--max-evals must be "
 				 "positive");
-	o->max_evals = (size_t)max_evals;
+	o->max_evals = max_evals < 0 ? 0 : (size_t)max_evals;
 	if (!kopt_version_valid(o->version))
 		kopt_usage_error(tune_usage, options, "bad version '%s' "
 				 "(v0, v1, ...)", o->version);
 	o->resume = resume;
+	o->gpu_wait_s = gpu_wait < 0 ? -1 : gpu_wait;
 }
 
 /* Run the tuner with Ctrl-C and SIGTERM stopping it cleanly. */
@@ -192,6 +205,8 @@ static int run_tuner(struct kopt_tuner_result *r, struct kopt_ctx *ctx,
 
 	kopt_executor_init(&ex, cfg, ctx->top, git_repository_path(ctx->repo));
 	ex.interrupted = &interrupted;
+	if (o->gpu_wait_s >= 0)
+		ex.gpu_wait_s = o->gpu_wait_s;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -260,7 +275,7 @@ int cmd_tune(int argc, const char **argv, struct kopt_ctx *ctx)
 	       r.strategy, r.trials_nr && r.trials[0].device ?
 	       r.trials[0].device : "no device", r.executor, when.buf);
 	for (i = 0; i < r.trials_nr; i++) {
-		print_trial(&r.trials[i], &o, cfg->noise_pct);
+		print_trial(&r, &r.trials[i], &o, cfg->noise_pct);
 		valid += r.trials[i].best != NULL;
 	}
 	kopt_path_tuning(&rel, k->name, o.version);

@@ -673,6 +673,12 @@ static int set_kopt_key(struct kopt_config *cfg, const struct source *src,
 			return bad(src, line, "bad value '%s' for 'kopt.gpu' "
 				   "(expected a device number)", v);
 		cfg->gpu = (int)n;
+	} else if (!strcmp(key, "gpuwait")) {
+		long n = 0;
+		if ((strcmp(v, "0") && parse_long(v, &n)) || n > 86400)
+			return bad(src, line, "bad value '%s' for 'kopt.gpuWait' "
+				   "(expected seconds)", v);
+		cfg->gpu_wait_s = (int)n;
 	} else if (!strcmp(key, "executor")) {
 		if (strcmp(v, "local") && strcmp(v, "slurm"))
 			return bad(src, line, "bad value '%s' for 'kopt.executor' "
@@ -1075,7 +1081,7 @@ static int overlay_kopt(struct kopt_config *cfg, git_config *overlay)
 {
 	static const char *const keys[] = {
 		"noise", "catalog", "knowledge", "timeout", "agent", "gpu",
-		"executor", "slurmpartition", "slurmaccount", "slurmtime",
+		"gpuwait", "executor", "slurmpartition", "slurmaccount", "slurmtime",
 		"slurmgres", "slurmdevice", "slurmtasks"
 	};
 	struct source src = { "git config", "", 0, NULL, 0 };

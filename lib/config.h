@@ -107,6 +107,7 @@ struct kopt_config {
 	int timeout_s;          /* kopt.timeout: per benchmark run */
 	char *agent;            /* kopt.agent: command that runs an agent */
 	int gpu;                /* kopt.gpu: device ordinal */
+	int gpu_wait_s;         /* kopt.gpuWait: seconds to wait for it */
 	char *executor;         /* kopt.executor: "local" or "slurm" */
 	char *slurm_partition;  /* kopt.slurmPartition, may be NULL */
 	char *slurm_account;    /* kopt.slurmAccount, may be NULL */

@@ -412,6 +412,11 @@ static void measure_argv(struct kopt_cycle *c, struct kopt_strvec *argv,
 	kopt_strvec_push(argv, step);
 	kopt_strvec_push(argv, c->kernel->name);
 	kopt_strvec_push(argv, version);
+	/* designers verify at once: each waits for the GPU in turn */
+	if (!c->o.replay) {
+		kopt_strvec_push(argv, "--gpu-wait");
+		kopt_strvec_push(argv, "86400");
+	}
 	for (i = 0; i < c->cfg->trials_nr; i++) {
 		kopt_strvec_push(argv, "--trial");
 		kopt_strvec_push(argv, c->cfg->trials[i].name);
@@ -970,11 +975,11 @@ static double budget_left(const struct kopt_cycle *c)
 
 /* Step of this program in the main work tree; its output to the log. */
 static int step(struct kopt_cycle *c, const char *name, const char *const *argv,
-		struct kopt_buf *out)
+		struct kopt_buf *out, double *wall)
 {
 	struct kopt_buf o = KOPT_BUF_INIT, e = KOPT_BUF_INIT;
 	char *log = kopt_xstrfmt("%s/%s.log", c->dir, name);
-	int rc = run_cmd(c->top, argv, &o, &e, NULL);
+	int rc = run_cmd(c->top, argv, &o, &e, wall);
 
 	kopt_buf_addbuf(&o, &e);
 	kopt_write_file_atomic(log, o.buf, o.len, 0644);
@@ -992,12 +997,13 @@ static int profile_base(struct kopt_cycle *c, const char *version)
 	struct kopt_buf out = KOPT_BUF_INIT, rel = KOPT_BUF_INIT;
 	struct kopt_buf dl = KOPT_BUF_INIT, msg = KOPT_BUF_INIT;
 	struct kopt_trailers tr = KOPT_TRAILERS_INIT;
+	double profile_s = 0;
 	int rc;
 
 	say(c, "profile %s %s (it has no results yet)", c->kernel->name,
 	    version);
 	measure_argv(c, &argv, "profile", version);
-	rc = step(c, "profile", argv.v, &out);
+	rc = step(c, "profile", argv.v, &out, &profile_s);
 	if (!rc) {
 		const char *add[] = { "git", "add", "--", NULL, NULL, NULL };
 		const char *cm[] = { "git", "commit", "-q", "-m", NULL, NULL };
@@ -1010,15 +1016,17 @@ static int profile_base(struct kopt_cycle *c, const char *version)
 		kopt_trailers_add(&tr, KOPT_TRAILER_VERSION, version);
 		kopt_message_add_trailers(&msg, &tr);
 		cm[4] = msg.buf;
-		rc = step(c, "profile-commit", add, NULL);
+		rc = step(c, "profile-commit", add, NULL, NULL);
 		if (!rc)
-			rc = step(c, "profile-commit", cm, NULL);
+			rc = step(c, "profile-commit", cm, NULL, NULL);
 	}
 	if (rc)
 		kopt_error("cannot profile %s %s; see %s/profile.log",
 			   c->kernel->name, version, c->dir);
 	else
-		journal_event(c, "profiled", "version=%s", version);
+		journal_event(c, "profiled", "version=%s\tprofile_s=%.3f%s",
+			      version, profile_s,
+			      c->o.replay ? "\treplayed=1" : "");
 	kopt_strvec_clear(&argv);
 	kopt_buf_release(&out);
 	kopt_buf_release(&rel);
@@ -1690,7 +1698,7 @@ int kopt_cycle_run(struct kopt_cycle *c, int resume)
 			{
 				const char *an[] = { c->exe, "analyze",
 						     c->kernel->name, NULL };
-				step(c, "analyze", an, NULL);
+				step(c, "analyze", an, NULL, NULL);
 			}
 			if (!has_results(c, from) && profile_base(c, from)) {
 				ret = -1;
@@ -1699,7 +1707,7 @@ int kopt_cycle_run(struct kopt_cycle *c, int resume)
 			{
 				const char *ev[] = { c->exe, "evaluate",
 						     c->kernel->name, NULL };
-				rc = step(c, "evaluate", ev, NULL);
+				rc = step(c, "evaluate", ev, NULL, NULL);
 				if (rc == 0 && c->kernel->targets_nr) {
 					stop(c, "target met");
 					break;
@@ -1708,7 +1716,7 @@ int kopt_cycle_run(struct kopt_cycle *c, int resume)
 			{
 				const char *se[] = { c->exe, "select",
 						     c->kernel->name, NULL };
-				step(c, "select", se, NULL);
+				step(c, "select", se, NULL, NULL);
 			}
 			{
 				char max[16];
@@ -1720,7 +1728,7 @@ int kopt_cycle_run(struct kopt_cycle *c, int resume)
 				tried_from(c, from, &tried);
 				snprintf(max, sizeof(max), "%zu",
 					 (size_t)c->o.parallel + tried.nr);
-				if (step(c, "strategize", sg, &task)) {
+				if (step(c, "strategize", sg, &task, NULL)) {
 					ret = kopt_error("strategize failed; see "
 							 "%s/strategize.log",
 							 c->dir);
@@ -2077,7 +2085,13 @@ int kopt_cycle_status(struct kopt_buf *out, git_repository *repo,
 			kopt_buf_addf(out, "round %s from %s:\n",
 				      rec_get(e, "round"), rec_get(e, "from"));
 		} else if (!strcmp(ev, "profiled")) {
-			kopt_buf_addf(out, "profiled %s\n", rec_get(e, "version"));
+			kopt_buf_addf(out, "profiled %s", rec_get(e, "version"));
+			if (rec_get(e, "profile_s")) {
+				kopt_buf_addstr(out, " (");
+				duration(out, rec_num(e, "profile_s"));
+				kopt_buf_addstr(out, ")");
+			}
+			kopt_buf_addstr(out, "\n");
 		} else if (!strcmp(ev, "candidate")) {
 			struct record s = RECORD_INIT;
 			const char *v = rec_get(e, "version");
@@ -2173,6 +2187,10 @@ int kopt_cycle_cost(struct kopt_cycle_cost *out, git_repository *repo,
 			out->agent_s += round_agent;
 			round_agent = 0;
 			out->rounds++;
+		} else if (!strcmp(ev, "profiled")) {
+			/* the base's measurement is benchmark time too */
+			if (!rec_get(e, "replayed"))
+				out->bench_s += rec_num(e, "profile_s");
 		} else if (!strcmp(ev, "candidate")) {
 			struct record s = RECORD_INIT;
 			double a;

@@ -107,6 +107,7 @@ int kopt_executor_init(struct kopt_executor *ex, const struct kopt_config *cfg,
 	ex->top = top;
 	ex->timeout_s = cfg->timeout_s;
 	ex->gpu = cfg->gpu;
+	ex->gpu_wait_s = cfg->gpu_wait_s;
 	ex->partition = cfg->slurm_partition;
 	ex->account = cfg->slurm_account;
 	ex->time_limit = cfg->slurm_time;
@@ -147,7 +148,32 @@ void kopt_executor_local_device(struct kopt_executor *ex)
 	snprintf(ex->local_uuid, sizeof(ex->local_uuid), "host-%s", host);
 }
 
-int kopt_executor_gpu_lock(int *fd, int gpu)
+/*
+ * Try the lock until it is ours, `wait_s` seconds have passed or
+ * *interrupted is set; 0 when taken.
+ */
+static int lock_within(int fd, int wait_s,
+		       volatile sig_atomic_t *interrupted)
+{
+	struct timespec start, now, pause = { 0, 50 * 1000 * 1000 };
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		if (!flock(fd, LOCK_EX | LOCK_NB))
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (wait_s <= 0 || (interrupted && *interrupted) ||
+		    (double)(now.tv_sec - start.tv_sec) +
+		    (double)(now.tv_nsec - start.tv_nsec) / 1e9 >= wait_s)
+			return -1;
+		nanosleep(&pause, NULL);
+	}
+}
+
+int kopt_executor_gpu_lock(int *fd, int gpu, int wait_s,
+			   volatile sig_atomic_t *interrupted)
 {
 	const char *dir = getenv("XDG_RUNTIME_DIR");
 	char *path = kopt_xstrfmt("%s/kopt-gpu-%d.lock",
@@ -158,9 +184,15 @@ int kopt_executor_gpu_lock(int *fd, int gpu)
 	if (*fd < 0) {
 		ret = kopt_error("cannot open the GPU lock '%s': %s", path,
 				 strerror(errno));
-	} else if (flock(*fd, LOCK_EX | LOCK_NB)) {
-		kopt_error("GPU %d is busy: another git-kopt holds '%s'; wait "
-			   "for it to finish", gpu, path);
+	} else if (lock_within(*fd, wait_s, interrupted)) {
+		if (wait_s > 0)
+			kopt_error("GPU %d is busy: another git-kopt held '%s' "
+				   "for the %d s this run may wait "
+				   "(kopt.gpuWait)", gpu, path, wait_s);
+		else
+			kopt_error("GPU %d is busy: another git-kopt holds "
+				   "'%s'; wait for it to finish, or let runs "
+				   "wait for it (kopt.gpuWait)", gpu, path);
 		close(*fd);
 		*fd = -1;
 		ret = KOPT_ELOCKED;
@@ -182,7 +214,8 @@ int kopt_executor_lock(struct kopt_executor *ex)
 {
 	if (ex->kind != KOPT_EXEC_LOCAL || ex->lock_fd >= 0)
 		return 0;
-	return kopt_executor_gpu_lock(&ex->lock_fd, ex->gpu);
+	return kopt_executor_gpu_lock(&ex->lock_fd, ex->gpu, ex->gpu_wait_s,
+				      ex->interrupted);
 }
 
 void kopt_executor_unlock(struct kopt_executor *ex)

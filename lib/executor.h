@@ -81,6 +81,7 @@ struct kopt_executor {
 	char *state_dir;        /* <gitdir>/kopt/slurm */
 	int timeout_s;
 	int gpu;
+	int gpu_wait_s;         /* how long to wait for a busy GPU */
 	int build_jobs;         /* parallel builds; 0: the number of CPUs */
 	const char *partition, *account, *time_limit, *gres, *device_model;
 	int tasks_at_once;      /* 0: no limit */
@@ -91,7 +92,7 @@ struct kopt_executor {
 	int lock_fd;
 };
 
-#define KOPT_EXECUTOR_INIT { KOPT_EXEC_LOCAL, NULL, NULL, 600, 0, 0, NULL, \
+#define KOPT_EXECUTOR_INIT { KOPT_EXEC_LOCAL, NULL, NULL, 600, 0, 0, 0, NULL, \
 	NULL, NULL, NULL, NULL, 0, 0.5, NULL, "", "", -1 }
 
 int kopt_executor_init(struct kopt_executor *ex, const struct kopt_config *cfg,
@@ -110,10 +111,13 @@ void kopt_executor_local_device(struct kopt_executor *ex);
  * verify, tune) off one GPU: flock on
  * <$XDG_RUNTIME_DIR, else /tmp>/kopt-gpu-<gpu>.lock, held until
  * kopt_executor_gpu_unlock() or exit.  *fd receives the descriptor (-1
- * on failure); KOPT_ELOCKED (reported) when another process holds it.
+ * on failure); KOPT_ELOCKED (reported) when another process holds it
+ * past `wait_s` seconds (0: refuse at once; kopt.gpuWait), or when
+ * *interrupted becomes nonzero while waiting (`interrupted` may be NULL).
  * Unlocking -1 does nothing.
  */
-int kopt_executor_gpu_lock(int *fd, int gpu);
+int kopt_executor_gpu_lock(int *fd, int gpu, int wait_s,
+			   volatile sig_atomic_t *interrupted);
 void kopt_executor_gpu_unlock(int *fd);
 /*
  * Hold the GPU for the whole call sequence (local executor; a no-op on

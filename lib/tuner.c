@@ -644,6 +644,78 @@ done:
 	return ret;
 }
 
+/* Whether two lists of trial names hold the same names. */
+static int same_trials(const struct kopt_strvec *a,
+		       const struct kopt_strvec *b)
+{
+	size_t i;
+
+	for (i = 0; i < a->nr; i++)
+		if (!kopt_strvec_has(b, a->v[i]))
+			return 0;
+	for (i = 0; i < b->nr; i++)
+		if (!kopt_strvec_has(a, b->v[i]))
+			return 0;
+	return 1;
+}
+
+static int resume_conflict(const char *k, const char *v, const char *opt,
+			   const char *given, const char *planned)
+{
+	return kopt_error("--resume follows the interrupted tuning of %s %s, "
+			  "whose %s is %s, not %s; drop %s, or tune again "
+			  "without --resume", k, v, opt, planned, given, opt);
+}
+
+/*
+ * A resumed run takes its plan's choices: one the user gave again with
+ * another value is refused, not silently replaced.  `o` still holds
+ * the options as given; the plan's have been checked to parse.
+ */
+static int check_given(const struct kopt_tuner_opts *o,
+		       const struct kopt_tuneplan *p, const char *k,
+		       const char *v)
+{
+	char a[32], b[32];
+
+	if ((o->given & KOPT_TUNE_GIVEN_STRATEGY) &&
+	    strcmp(kopt_tune_strategy_name(o->strategy), p->strategy))
+		return resume_conflict(k, v, "--strategy",
+				       kopt_tune_strategy_name(o->strategy),
+				       p->strategy);
+	if ((o->given & KOPT_TUNE_GIVEN_SEED) && o->seed != p->seed) {
+		snprintf(a, sizeof(a), "%llu", (unsigned long long)o->seed);
+		snprintf(b, sizeof(b), "%llu", (unsigned long long)p->seed);
+		return resume_conflict(k, v, "--seed", a, b);
+	}
+	if ((o->given & KOPT_TUNE_GIVEN_MAX_EVALS) &&
+	    o->max_evals != p->max_evals) {
+		snprintf(a, sizeof(a), "%zu", o->max_evals);
+		if (p->max_evals)
+			snprintf(b, sizeof(b), "%zu", p->max_evals);
+		else
+			snprintf(b, sizeof(b), "the strategy's own");
+		return resume_conflict(k, v, "--max-evals", a, b);
+	}
+	if ((o->given & KOPT_TUNE_GIVEN_TRIALS) &&
+	    !same_trials(&o->trials, &p->trials)) {
+		struct kopt_buf x = KOPT_BUF_INIT, y = KOPT_BUF_INIT;
+		size_t i;
+		int ret;
+		for (i = 0; i < o->trials.nr; i++)
+			kopt_buf_addf(&x, "%s%s", i ? ", " : "",
+				      o->trials.v[i]);
+		for (i = 0; i < p->trials.nr; i++)
+			kopt_buf_addf(&y, "%s%s", i ? ", " : "",
+				      p->trials.v[i]);
+		ret = resume_conflict(k, v, "--trial", x.buf, y.buf);
+		kopt_buf_release(&x);
+		kopt_buf_release(&y);
+		return ret;
+	}
+	return 0;
+}
+
 /*
  * The plan this run follows: a new one from the options, or with
  * --resume the interrupted run's, whose strategy, seed, --max-evals and
@@ -676,6 +748,8 @@ static int start_plan(struct run_ctx *c, struct kopt_tuner_opts *o,
 		return kopt_error("the sources or commands of %s %s changed "
 				  "since its tuning was interrupted; run it "
 				  "again without --resume", k, v);
+	if ((ret = check_given(o, &c->plan, k, v)))
+		return ret;
 	if (kopt_tune_strategy_parse(&o->strategy, c->plan.strategy))
 		return kopt_error("%s: unknown strategy '%s'; remove it and "
 				  "tune again without --resume",
@@ -685,6 +759,7 @@ static int start_plan(struct run_ctx *c, struct kopt_tuner_opts *o,
 	o->trials = c->plan.trials;
 	free(out->strategy);
 	out->strategy = kopt_strdup(c->plan.strategy);
+	out->max_evals = o->max_evals;
 	return 0;
 }
 
@@ -716,6 +791,7 @@ int kopt_tuner_run(struct kopt_tuner_result *out, git_repository *repo,
 	out->kernel = kopt_strdup(k->name);
 	out->version = kopt_strdup(opts->version);
 	out->strategy = kopt_strdup(kopt_tune_strategy_name(opts->strategy));
+	out->max_evals = opts->max_evals;
 	out->executor = kopt_strdup(kopt_executor_name(ex));
 	utc_now(out->date, sizeof(out->date));
 

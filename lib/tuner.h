@@ -22,7 +22,8 @@
  * run had evaluated, and evaluates only what the plan still had to do
  * (`resumed` of `resumed_of` per trial); KOPT_ENOTFOUND (reported) when
  * there is no plan to resume, and a plan made for other sources or
- * commands is refused.
+ * commands is refused, as is a strategy, seed, --max-evals or set of
+ * trials given again (`given`) that differs from the plan's.
  *
  * The time of each evaluation comes with its spread, (max - min) /
  * median of its runs, read from "min <x>" and "max <y>" in the
@@ -69,7 +70,19 @@ struct kopt_tuner_opts {
 	uint64_t seed;
 	int no_cache;                   /* measure even what is cached */
 	int resume;                     /* go on with the journaled plan */
+	unsigned given;                 /* KOPT_TUNE_GIVEN_*: set by the user */
+	int gpu_wait_s;                 /* -1: kopt.gpuWait (lib/executor) */
 };
+
+/*
+ * The options a user gave on the command line.  A resumed run follows
+ * its plan; one of these given again with another value than the plan's
+ * is refused (naming both), never silently replaced.
+ */
+#define KOPT_TUNE_GIVEN_STRATEGY  (1u << 0)
+#define KOPT_TUNE_GIVEN_SEED      (1u << 1)
+#define KOPT_TUNE_GIVEN_MAX_EVALS (1u << 2)
+#define KOPT_TUNE_GIVEN_TRIALS    (1u << 3)
 
 struct kopt_tuner_invalid {
 	char *config;
@@ -101,6 +114,7 @@ struct kopt_tuner_trial {
 struct kopt_tuner_result {
 	char *kernel, *version;
 	char *strategy;
+	size_t max_evals;               /* the run's (a resumed one: its plan's) */
 	char *tree;                     /* the sources' tree id */
 	char *executor;
 	struct kopt_tuner_trial *trials;

@@ -130,6 +130,37 @@ kopt/mla-decode/v5"
 	assert_line --regexp "^ +cycle of mla-decode: finished \(versions done\), round 3 of 3, .* \('git kopt cycle mla-decode --status'\)$"
 }
 
+@test "designers measured on the GPU at once take it in turn" {
+	# a benchmark that holds the GPU a second and writes the capture of
+	# its version where the injection library would
+	cat >bench <<-'SH'
+	#!/bin/sh
+	sleep 1
+	case $2 in 1) t=decode ;; *) t=spec-decode ;; esac
+	cp "$CAPTURES/mla-decode-$1-$t.json" "$KOPT_INJECT_OUT"
+	SH
+	chmod +x bench
+	git config -f .kopt kernel.mla-decode.run "./bench {version} {s}"
+	git add -A
+	git commit -qm "Measure with the stand-in"
+	export CAPTURES KOPT_TEST_NO_DEVICE=1 KOPT_INJECT_LIB=/dev/null
+	run --separate-stderr git kopt cycle mla-decode --versions 2 --parallel 2 \
+		--agent recorded
+	assert_success
+	run git kopt cycle mla-decode --status
+	# round 2 has two designers, verified one after the other
+	assert_line --regexp '^  v2   verified  regression  '
+	assert_line --regexp '^  v3   verified  improvement '
+	refute_output --partial "busy"
+	# the base's profile (two runs of a second) counts as benchmark
+	# time, not the tool's: the benchmark total is at least the sum
+	assert_line --regexp '^profiled v0 \([2-9]\.[0-9]s\)$'
+	sum=$(printf '%s\n' "$output" | sed -n -E 's/^profiled v0 \(([0-9.]+)s\)$/\1/p; s/^  v[0-9]+ .* verify ([0-9.]+)s, .*/\1/p' |
+		awk '{ t += $1 } END { print t }')
+	bench=$(printf '%s\n' "$output" | sed -n -E 's/^time: .* benchmark runs ([0-9.]+)s, .*/\1/p')
+	awk -v b="$bench" -v s="$sum" 'BEGIN { exit !(b + 0.2 >= s && s >= 8) }'
+}
+
 @test "--dry-run prints the plan and changes nothing" {
 	before=$(git rev-parse HEAD)
 	run --separate-stderr git kopt cycle mla-decode --versions 2 --parallel 2 \

@@ -102,8 +102,40 @@ stand_in_kernel() {
 	assert_failure 128
 	[ "$SECONDS" -lt 5 ]
 	# after the warning that the kernel has no devlog
-	assert_equal "${stderr##*$'\n'}" "error: GPU 0 is busy: another git-kopt holds '$lock'; wait for it to finish"
+	assert_equal "${stderr##*$'\n'}" "error: GPU 0 is busy: another git-kopt holds '$lock'; wait for it to finish, or let runs wait for it (kopt.gpuWait)"
 	[ ! -e docs/kernels/k/results/v0.json ]
+}
+
+@test "with kopt.gpuWait or --gpu-wait a profile waits for the GPU, up to its limit" {
+	setup_repo
+	stand_in_kernel
+	lock="$XDG_RUNTIME_DIR/kopt-gpu-0.lock"
+	# a holder that lets go after two seconds
+	exec 9>"$lock"
+	flock 9
+	(sleep 2; flock -u 9) &
+	exec 9>&-
+	git config kopt.gpuWait 30
+	SECONDS=0
+	run --separate-stderr git kopt profile k v0
+	assert_success
+	[ "$SECONDS" -ge 1 ]
+	[ -e docs/kernels/k/results/v0.json ]
+	wait
+	# a holder that stays: refused after the wait the option allows
+	exec 9>"$lock"
+	flock 9
+	SECONDS=0
+	run --separate-stderr git kopt verify k v0 --gpu-wait 1
+	exec 9>&-
+	assert_failure 128
+	[ "$SECONDS" -lt 10 ]
+	assert_equal "${stderr##*$'\n'}" "error: GPU 0 is busy: another git-kopt held '$lock' for the 1 s this run may wait (kopt.gpuWait)"
+	# a bad setting is named
+	git config kopt.gpuWait soon
+	run --separate-stderr git kopt profile k v0
+	assert_failure 128
+	[[ $stderr == *"bad value 'soon' for 'kopt.gpuWait' (expected seconds)"* ]]
 }
 
 @test "two learn new at once: distinct IDs, no row lost" {

@@ -177,7 +177,7 @@ Tiles.
 	flock -n 9
 	run --separate-stderr git kopt tune k v1 --trial decode
 	assert_failure 128
-	assert_equal "$stderr" "error: GPU 0 is busy: another git-kopt holds '$XDG_RUNTIME_DIR/kopt-gpu-0.lock'; wait for it to finish"
+	assert_equal "$stderr" "error: GPU 0 is busy: another git-kopt holds '$XDG_RUNTIME_DIR/kopt-gpu-0.lock'; wait for it to finish, or let runs wait for it (kopt.gpuWait)"
 	exec 9>&-
 }
 
@@ -272,4 +272,33 @@ max-evals	10"
 	assert_failure 128
 	assert_equal "$stderr" "error: the sources or commands of k v1 changed since its tuning was interrupted; run it again without --resume"
 	cmp .git/kopt/tune/k/v1.plan plan.before
+}
+
+@test "--resume refuses a strategy, seed, --max-evals or trial that differs from its plan" {
+	STOP_AT=3 git-kopt tune k v1 --trial decode --strategy random --seed 7 \
+		--max-evals 10 >/dev/null 2>&1 || :
+	test -s .git/kopt/tune/k/v1.plan
+	cp .git/kopt/tune/k/v1.plan plan.before
+	: >"$RUNLOG"
+	run --separate-stderr git kopt tune k v1 --resume --seed 8
+	assert_failure 128
+	assert_output ""
+	assert_equal "$stderr" "error: --resume follows the interrupted tuning of k v1, whose --seed is 7, not 8; drop --seed, or tune again without --resume"
+	run --separate-stderr git kopt tune k v1 --resume --strategy exhaustive
+	assert_failure 128
+	assert_equal "$stderr" "error: --resume follows the interrupted tuning of k v1, whose --strategy is random, not exhaustive; drop --strategy, or tune again without --resume"
+	run --separate-stderr git kopt tune k v1 --resume --max-evals 5
+	assert_failure 128
+	assert_equal "$stderr" "error: --resume follows the interrupted tuning of k v1, whose --max-evals is 10, not 5; drop --max-evals, or tune again without --resume"
+	run --separate-stderr git kopt tune k v1 --resume --trial spec
+	assert_failure 128
+	assert_equal "$stderr" "error: --resume follows the interrupted tuning of k v1, whose --trial is decode, not spec; drop --trial, or tune again without --resume"
+	# nothing ran, and the plan is as it was
+	test ! -s "$RUNLOG"
+	cmp .git/kopt/tune/k/v1.plan plan.before
+	# the same values given again are the plan's: it goes on
+	run --separate-stderr git kopt tune k v1 --resume --seed 7 --strategy random --trial decode --max-evals 10
+	assert_success
+	assert_line --index 3 "  resumed: 3 of 10 done"
+	assert_line --index 4 "  stopped at --max-evals 10"
 }

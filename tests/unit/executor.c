@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "executor.h"
@@ -134,27 +135,64 @@ static void test_gpu_lock(void **state)
 	assert_non_null(mkdtemp(dir));
 	path = kopt_xstrfmt("%s/kopt-gpu-3.lock", dir);
 	setenv("XDG_RUNTIME_DIR", dir, 1);
-	assert_int_equal(kopt_executor_gpu_lock(&a, 3), 0);
+	assert_int_equal(kopt_executor_gpu_lock(&a, 3, 0, NULL), 0);
 	assert_true(a >= 0);
 	assert_int_equal(access(path, F_OK), 0);
-	assert_int_equal(kopt_executor_gpu_lock(&b, 3), KOPT_ELOCKED);
+	assert_int_equal(kopt_executor_gpu_lock(&b, 3, 0, NULL), KOPT_ELOCKED);
 	assert_int_equal(b, -1);
 	msg = kopt_xstrfmt("error: GPU 3 is busy: another git-kopt holds "
-			   "'%s'; wait for it to finish\n", path);
+			   "'%s'; wait for it to finish, or let runs wait for "
+			   "it (kopt.gpuWait)\n", path);
 	assert_string_equal(messages.buf, msg);
+	free(msg);
+	/* waiting: in vain for a holder that stays ... */
+	kopt_buf_reset(&messages);
+	assert_int_equal(kopt_executor_gpu_lock(&b, 3, 1, NULL), KOPT_ELOCKED);
+	msg = kopt_xstrfmt("error: GPU 3 is busy: another git-kopt held '%s' "
+			   "for the 1 s this run may wait (kopt.gpuWait)\n",
+			   path);
+	assert_string_equal(messages.buf, msg);
+	/* ... and with success for one that lets go meanwhile */
+	{
+		int p[2], st;
+		char c;
+		pid_t pid;
+		kopt_executor_gpu_unlock(&a);
+		assert_int_equal(pipe(p), 0);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (!pid) {
+			int fd = -1;
+			if (kopt_executor_gpu_lock(&fd, 3, 0, NULL) ||
+			    write(p[1], "x", 1) != 1)
+				_exit(1);
+			usleep(300 * 1000);
+			_exit(0);
+		}
+		assert_int_equal(read(p[0], &c, 1), 1);
+		kopt_buf_reset(&messages);
+		assert_int_equal(kopt_executor_gpu_lock(&b, 3, 10, NULL), 0);
+		assert_string_equal(messages.buf, "");
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_int_equal(WEXITSTATUS(st), 0);
+		close(p[0]);
+		close(p[1]);
+		kopt_executor_gpu_unlock(&b);
+		assert_int_equal(kopt_executor_gpu_lock(&a, 3, 0, NULL), 0);
+	}
 	/* another GPU has its own lock */
-	assert_int_equal(kopt_executor_gpu_lock(&other, 4), 0);
+	assert_int_equal(kopt_executor_gpu_lock(&other, 4, 0, NULL), 0);
 	kopt_executor_gpu_unlock(&other);
 
 	kopt_executor_gpu_unlock(&a);
 	assert_int_equal(a, -1);
 	kopt_executor_gpu_unlock(&a);
-	assert_int_equal(kopt_executor_gpu_lock(&b, 3), 0);
+	assert_int_equal(kopt_executor_gpu_lock(&b, 3, 0, NULL), 0);
 	kopt_executor_gpu_unlock(&b);
 
 	kopt_buf_reset(&messages);
 	setenv("XDG_RUNTIME_DIR", "/nonexistent/kopt", 1);
-	assert_int_equal(kopt_executor_gpu_lock(&a, 3), -1);
+	assert_int_equal(kopt_executor_gpu_lock(&a, 3, 0, NULL), -1);
 	assert_string_equal(messages.buf, "error: cannot open the GPU lock "
 			    "'/nonexistent/kopt/kopt-gpu-3.lock': No such file "
 			    "or directory\n");
