@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -372,9 +373,20 @@ static void *arena_alloc(size_t size)
 	return (char *)c->data + c->used - need;
 }
 
+/*
+ * The arena's pieces go with it; anything else cJSON frees meanwhile (the
+ * unknown members of a model released on an error) was malloc()'s.
+ */
 static void arena_free(void *p)
 {
-	(void)p;
+	const struct arena_chunk *c;
+	uintptr_t a = (uintptr_t)p;
+
+	for (c = arena; c; c = c->next)
+		if (a >= (uintptr_t)c->data &&
+		    a < (uintptr_t)c->data + c->size)
+			return;
+	free(p);
 }
 
 static cJSON_Hooks arena_hooks = { arena_alloc, arena_free };

@@ -418,6 +418,8 @@ static void test_unknown_members_kept(void **state)
 	static const char text[] = "{\"schema\":1,\"kernel\":\"k\","
 		"\"version\":\"v0\",\"parent\":null,\"entries\":[],"
 		"\"future\":{\"list\":[1,\"two\",null],\"flag\":true}}";
+	static const char refused[] = "{\"schema\":1,\"kernel\":\"k\","
+		"\"versioes\":[1]}";
 	int i;
 
 	(void)state;
@@ -430,6 +432,12 @@ static void test_unknown_members_kept(void **state)
 		assert_non_null(strstr(out.buf, "\"future\""));
 		assert_non_null(strstr(out.buf, "\"two\""));
 	}
+	/* found by fuzzing: kept members of a file refused later were lost */
+	kopt_buf_reset(&messages);
+	assert_int_equal(kopt_results_parse(&r, refused, strlen(refused),
+					    "blob", NULL, NULL),
+			 KOPT_EINVALID);
+	assert_null(strstr(messages.buf, "not valid JSON"));
 	kopt_results_release(&r);
 	kopt_buf_release(&out);
 }
