@@ -139,32 +139,6 @@ static char *results_path(struct kopt_ctx *ctx, const char *kernel,
 	return p;
 }
 
-/* The version the devlog says `version` was created from, or NULL. */
-static char *devlog_created_from(struct kopt_ctx *ctx, const char *kernel,
-				 const char *version)
-{
-	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
-	struct kopt_error_catch quiet = KOPT_ERROR_CATCH_INIT;
-	struct kopt_buf rel = KOPT_BUF_INIT;
-	char *path, *from = NULL;
-	int ret;
-
-	/* a devlog that does not read is reported when it is written */
-	kopt_path_devlog(&rel, kernel);
-	path = kopt_ctx_path(ctx, rel.buf);
-	kopt_error_catch(&quiet);
-	ret = kopt_devlog_read_file(&dl, path);
-	kopt_error_uncatch(&quiet);
-	kopt_error_catch_release(&quiet);
-	if (!ret)
-		from = kopt_devlog_created_from(
-			kopt_devlog_find_version(&dl, version));
-	kopt_devlog_release(&dl);
-	kopt_buf_release(&rel);
-	free(path);
-	return from;
-}
-
 /*
  * The version this one is compared with: the parent recorded in its
  * results, else the version its devlog entry says it was created from
@@ -172,14 +146,15 @@ static char *devlog_created_from(struct kopt_ctx *ctx, const char *kernel,
  * results.
  */
 static char *find_parent(struct kopt_ctx *ctx, const char *kernel,
-			 const char *version, const struct kopt_results *cur)
+			 const char *version, const struct kopt_results *cur,
+			 const struct kopt_devlog *dl)
 {
 	long n = kopt_version_number(version), i;
 	char *from;
 
 	if (cur->parent)
 		return kopt_strdup(cur->parent);
-	from = devlog_created_from(ctx, kernel, version);
+	from = kopt_devlog_created_from(kopt_devlog_find_version(dl, version));
 	if (from && kopt_version_number(from) < n) {
 		char *p = results_path(ctx, kernel, from);
 		int found = !access(p, R_OK);
@@ -700,7 +675,7 @@ static void find_device(struct profile_job *j)
 	}
 }
 
-/* The version's results so far, and its parent's. */
+/* The version's results so far. */
 static void read_results(struct profile_job *j, struct kopt_ctx *ctx)
 {
 	int ret;
@@ -714,7 +689,41 @@ static void read_results(struct profile_job *j, struct kopt_ctx *ctx)
 		ret = 0;
 	}
 	kopt_lib_or_die(ret);
-	j->parent = find_parent(ctx, j->k->name, j->version, &j->res);
+}
+
+/*
+ * The devlog, to write into; under --no-devlog only read, for the
+ * version this one was created from (a devlog that does not read is
+ * then no concern of this run).
+ */
+static void read_devlog(struct profile_job *j, struct kopt_ctx *ctx)
+{
+	struct kopt_error_catch quiet = KOPT_ERROR_CATCH_INIT;
+	struct kopt_buf rel = KOPT_BUF_INIT;
+	char *path;
+
+	if (!j->no_devlog) {
+		j->have_devlog = load_devlog(ctx, j->k->name, j->version,
+					     j->src.buf, &j->dl, &j->dpath);
+		return;
+	}
+	kopt_path_devlog(&rel, j->k->name);
+	path = kopt_ctx_path(ctx, rel.buf);
+	kopt_error_catch(&quiet);
+	if (kopt_devlog_read_file(&j->dl, path))
+		kopt_devlog_release(&j->dl);
+	kopt_error_catch_release(&quiet);
+	kopt_buf_release(&rel);
+	free(path);
+}
+
+/* The version this one is compared with, and its results. */
+static void read_parent(struct profile_job *j, struct kopt_ctx *ctx)
+{
+	int ret;
+
+	j->parent = find_parent(ctx, j->k->name, j->version, &j->res,
+				&j->dl);
 	if (j->parent && !j->res.parent)
 		j->res.parent = kopt_strdup(j->parent);
 	if (j->parent) {
@@ -755,9 +764,8 @@ static void prepare(struct profile_job *j, int argc, const char **argv,
 	read_results(j, ctx);
 	j->tree = version_tree(ctx, j->src.buf);
 	now_iso(j->date, sizeof(j->date));
-	if (!j->no_devlog)
-		j->have_devlog = load_devlog(ctx, j->k->name, j->version,
-					     j->src.buf, &j->dl, &j->dpath);
+	read_devlog(j, ctx);
+	read_parent(j, ctx);
 
 	if (!j->replays.nr) {
 		j->m.kernel = j->k;

@@ -139,7 +139,10 @@ int kopt_agent_stop_stray(const char *pid_file);
 /*
  * Apply the unified diff `patch` to the work tree at `dir` (git_apply),
  * after checking that every file it touches is under `version_dir`;
- * nothing is changed when it is refused (`why` says why).
+ * nothing is changed when it is refused.  A refusal is an answer, not an
+ * error of the program: nothing printed, KOPT_EGENERIC, and the reason
+ * appended to `why` as data (it becomes the answer's `why`, which the
+ * run records with the answer).
  */
 int kopt_agent_apply_diff(const char *dir, const char *version_dir,
 			  const char *patch, size_t len, struct kopt_buf *why);

@@ -63,22 +63,8 @@ static const char *const col_title[KOPT_COL_NR] = {
 
 struct parse {
 	struct kopt_catalog *c;
-	struct kopt_problems *problems;
-	int nproblems;
+	struct kopt_problem_file pf;
 };
-
-static void problem(struct parse *ps, int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void problem(struct parse *ps, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	kopt_problems_vadd(ps->problems, ps->c->path, line, fmt, ap);
-	va_end(ap);
-	ps->nproblems++;
-}
 
 static void cell_text(struct kopt_buf *out, cmark_node *cell)
 {
@@ -91,11 +77,12 @@ static void cell_text(struct kopt_buf *out, cmark_node *cell)
 static void read_triggers(struct parse *ps, struct kopt_catalog_row *r,
 			  cmark_node *n)
 {
-	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_error_catch prose = KOPT_ERROR_CATCH_INIT;
 	struct kopt_trigger t;
 	const char *lit;
 	cmark_node *c;
 	size_t plen;
+	int ret;
 
 	if (cmark_node_get_type(n) != CMARK_NODE_CODE) {
 		for (c = cmark_node_first_child(n); c; c = cmark_node_next(c))
@@ -105,7 +92,10 @@ static void read_triggers(struct parse *ps, struct kopt_catalog_row *r,
 	lit = cmark_node_get_literal(n);
 	if (!lit || kopt_knowledge_placeholder(lit, &plen) >= 0)
 		return;
-	if (kopt_trigger_parse(&t, lit, r->line, &err)) {
+	kopt_error_catch(&prose);
+	ret = kopt_trigger_parse(&t, lit, ps->c->path, r->line);
+	kopt_error_catch_release(&prose);
+	if (ret) {
 		/* not an expression over known metrics: prose to judge */
 		kopt_problems_add(&r->prose, ps->c->path, r->line, "%s", lit);
 	} else {
@@ -113,7 +103,6 @@ static void read_triggers(struct parse *ps, struct kopt_catalog_row *r,
 				r->triggers_alloc);
 		r->triggers[r->triggers_nr++] = t;
 	}
-	kopt_buf_release(&err);
 }
 
 /* The first code span or link under `n`. */
@@ -183,10 +172,11 @@ static int read_header(struct parse *ps, cmark_node *table,
 
 		for (j = 0; j < nneed; j++)
 			if (t->col[need[j]] < 0)
-				problem(ps, t->header_line, "the %s index has "
-					"no '%s' column",
-					kopt_kind_name(t->kind),
-					col_title[need[j]]);
+				kopt_problem_add(&ps->pf, t->header_line,
+						 "the %s index has no '%s' "
+						 "column",
+						 kopt_kind_name(t->kind),
+						 col_title[need[j]]);
 	}
 	return 1;
 }
@@ -231,15 +221,16 @@ static void read_row(struct parse *ps, const struct kopt_catalog_table *t,
 				r->num = strtol(id + 1, NULL, 10);
 		}
 		if (r->num < 0)
-			problem(ps, r->line, "ID '%s' is not of the form "
-				"%c<n>%s", id, prefix,
-				strchr(id, ' ') ? " (a table ends at a blank "
-				"line)" : "");
+			kopt_problem_add(&ps->pf, r->line, "ID '%s' is not of "
+					 "the form %c<n>%s", id, prefix,
+					 strchr(id, ' ') ? " (a table ends at "
+					 "a blank line)" : "");
 		for (j = 0; r->num >= 0 && j + 1 < c->rows_nr; j++)
 			if (c->rows[j].kind == r->kind &&
 			    c->rows[j].num == r->num) {
-				problem(ps, r->line, "duplicate ID '%s' (also "
-					"on line %d)", id, c->rows[j].line);
+				kopt_problem_add(&ps->pf, r->line, "duplicate "
+						 "ID '%s' (also on line %d)",
+						 id, c->rows[j].line);
 				break;
 			}
 	}
@@ -263,10 +254,12 @@ static void read_row(struct parse *ps, const struct kopt_catalog_table *t,
 			r->detail = kopt_strdup(cmark_node_get_url(pn));
 			r->detail_link = 1;
 		} else if (*d) {
-			problem(ps, r->line, "%s: the detail file '%s' must be "
-				"a path in backticks or a link", r->cell[0], d);
+			kopt_problem_add(&ps->pf, r->line, "%s: the detail "
+					 "file '%s' must be a path in "
+					 "backticks or a link", r->cell[0], d);
 		} else {
-			problem(ps, r->line, "%s: no detail file", r->cell[0]);
+			kopt_problem_add(&ps->pf, r->line, "%s: no detail file",
+					 r->cell[0]);
 		}
 	}
 
@@ -280,23 +273,25 @@ static void read_row(struct parse *ps, const struct kopt_catalog_table *t,
 		if (!r->cell[i] ||
 		    (at = kopt_knowledge_placeholder(r->cell[i], &plen)) < 0)
 			continue;
-		problem(ps, r->line, "%s: template placeholder '%.*s' left in "
-			"the '%s' column", r->cell[0], (int)plen,
-			r->cell[i] + at, i == KOPT_COL_NAME &&
-			t->kind == KOPT_KIND_ANTI_PATTERN ? "Anti-Pattern" :
-			col_title[i]);
+		kopt_problem_add(&ps->pf, r->line, "%s: template placeholder "
+				 "'%.*s' left in the '%s' column", r->cell[0],
+				 (int)plen, r->cell[i] + at,
+				 i == KOPT_COL_NAME &&
+				 t->kind == KOPT_KIND_ANTI_PATTERN ?
+				 "Anti-Pattern" : col_title[i]);
 	}
 	if (t->kind == KOPT_KIND_OPTIMIZATION && r->cell[KOPT_COL_IMPACT] &&
 	    kopt_knowledge_placeholder(r->cell[KOPT_COL_IMPACT], &j) < 0) {
 		double pct;
 		if (!*r->cell[KOPT_COL_IMPACT])
-			problem(ps, r->line, "%s: no Est. Impact; strategize "
-				"ranks optimizations by it", r->cell[0]);
+			kopt_problem_add(&ps->pf, r->line, "%s: no Est. "
+					 "Impact; strategize ranks "
+					 "optimizations by it", r->cell[0]);
 		else if (kopt_impact_parse(r->cell[KOPT_COL_IMPACT], &pct))
-			problem(ps, r->line, "%s: Est. Impact '%s' is not "
-				"a percentage (20-40%%), a factor (1.5x) or "
-				"high, medium, low", r->cell[0],
-				r->cell[KOPT_COL_IMPACT]);
+			kopt_problem_add(&ps->pf, r->line, "%s: Est. Impact "
+					 "'%s' is not a percentage (20-40%%), "
+					 "a factor (1.5x) or high, medium, low",
+					 r->cell[0], r->cell[KOPT_COL_IMPACT]);
 	}
 done:
 	kopt_buf_release(&text);
@@ -306,7 +301,7 @@ int kopt_catalog_parse(struct kopt_catalog *out, const char *path,
 		       const char *text, size_t len,
 		       struct kopt_problems *problems)
 {
-	struct parse ps = { out, problems, 0 };
+	struct parse ps = { out, { problems, path, 0 } };
 	cmark_node *doc, *n, *row;
 
 	memset(out, 0, sizeof(*out));
@@ -328,7 +323,7 @@ int kopt_catalog_parse(struct kopt_catalog *out, const char *path,
 				read_row(&ps, &t, row);
 	}
 	cmark_node_free(doc);
-	return ps.nproblems ? KOPT_EINVALID : 0;
+	return ps.pf.nr ? KOPT_EINVALID : 0;
 }
 
 void kopt_catalog_release(struct kopt_catalog *c)

@@ -413,14 +413,18 @@ static int check_expr(const struct source *src, int line, const char *key,
 		"spill_bytes", "regs", "waves", "tflops", "gbps",
 		"roofline_pct", NULL
 	};
-	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_error_catch why = KOPT_ERROR_CATCH_INIT;
 	struct kopt_strvec names = KOPT_STRVEC_INIT;
 	struct kopt_expr *e = NULL;
 	size_t i;
 	int ret = 0;
 
-	if (kopt_expr_parse(&e, text, &err)) {
-		ret = bad(src, line, "bad expression in '%s': %s", key, err.buf);
+	kopt_error_catch(&why);
+	ret = kopt_expr_parse(&e, text, src->label, line);
+	kopt_error_uncatch(&why);
+	if (ret) {
+		ret = bad(src, line, "bad expression in '%s': %s", key,
+			  why.cause.buf);
 		goto done;
 	}
 	kopt_expr_names(e, &names);
@@ -445,7 +449,7 @@ static int check_expr(const struct source *src, int line, const char *key,
 			  "'spec-decode duration_us <= 60'", key);
 done:
 	kopt_expr_free(e);
-	kopt_buf_release(&err);
+	kopt_error_catch_release(&why);
 	kopt_strvec_clear(&names);
 	return ret;
 }
@@ -1153,12 +1157,8 @@ int kopt_config_load_file(struct kopt_config *out, const char *path,
 	struct kopt_buf text = KOPT_BUF_INIT;
 	int ret;
 
-	if (kopt_buf_read_file(&text, path)) {
-		if (errno == ENOENT)
-			return KOPT_ENOTFOUND;
-		return kopt_error("cannot read '%s': %s", label,
-				  strerror(errno));
-	}
+	if ((ret = kopt_read_file(&text, path, label)))
+		return ret;
 	ret = load(out, path, label, text.buf, text.len, overlay);
 	kopt_buf_release(&text);
 	return ret;
@@ -1352,15 +1352,19 @@ static int lookup_var(void *data, const char *name, double *out)
 int kopt_config_eval(const char *expr, const struct kopt_vars *vars,
 		     double *out, const char *what)
 {
-	struct kopt_buf why = KOPT_BUF_INIT;
-	int ret = kopt_expr_eval_string(expr, lookup_var, (void *)vars, out,
-					&why);
+	struct kopt_error_catch why = KOPT_ERROR_CATCH_INIT;
+	int ret;
 
-	if (ret && what)
-		kopt_error("%s: %s", what, why.buf);
-	else if (ret)
-		kopt_error("%s", why.buf);
-	kopt_buf_release(&why);
+	if (!what)
+		return kopt_expr_eval_string(expr, lookup_var, (void *)vars,
+					     out, NULL, 0);
+	kopt_error_catch(&why);
+	ret = kopt_expr_eval_string(expr, lookup_var, (void *)vars, out,
+				    NULL, 0);
+	kopt_error_uncatch(&why);
+	if (ret)
+		kopt_error("%s: %s", what, why.cause.buf);
+	kopt_error_catch_release(&why);
 	return ret;
 }
 

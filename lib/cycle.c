@@ -206,11 +206,8 @@ static int journal_read(struct journal *j, const char *dir)
 	const char *p, *end;
 	int ret = 0;
 
-	if (kopt_buf_read_file(&text, path)) {
-		ret = errno == ENOENT ? KOPT_ENOTFOUND :
-		      kopt_error("cannot read '%s': %s", path, strerror(errno));
+	if ((ret = kopt_read_file(&text, path, NULL)))
 		goto done;
-	}
 	p = text.buf;
 	end = text.buf + text.len;
 	while (p < end) {
@@ -244,6 +241,21 @@ static const struct record *journal_last(const struct journal *j,
 		if (!strcmp(rec_get(&j->ev[i], "event"), event))
 			return &j->ev[i];
 	return NULL;
+}
+
+/*
+ * The journal of the cycle in `dir` and its last start; KOPT_ENOTFOUND
+ * (nothing printed) when no cycle was started there.
+ */
+static int journal_read_run(struct journal *j, const char *dir,
+			    const struct record **start)
+{
+	int ret = journal_read(j, dir);
+
+	if (ret)
+		return ret;
+	*start = journal_last(j, "start");
+	return *start ? 0 : KOPT_ENOTFOUND;
 }
 
 static int journal_add(struct kopt_cycle *c, struct record *r)
@@ -619,6 +631,7 @@ static int commit_results(struct kopt_cycle *c, struct cand *k,
 		save_log(c, k, "learn.out", &ans.out);
 		save_log(c, k, "learn.err", &ans.err);
 		rec_set(&k->st, "learn_s", "%.3f", spent);
+		rec_set(&k->st, "learn_at", "%.3f", wall_now() - spent);
 		if (ret) {
 			kopt_buf_addf(&why, "LEARN: %s", ans.why.buf);
 			goto done;
@@ -743,6 +756,7 @@ static int candidate(struct kopt_cycle *c, struct cand *k, const char *from,
 	d.pid_file = pid_file;
 	rc = kopt_designer_run(&d);
 	rec_set(&k->st, "agent_s", "%.3f", d.agent_s);
+	rec_set(&k->st, "agent_at", "%.3f", wall_now() - d.agent_s);
 	if (d.commit.len)
 		rec_set(&k->st, "commit", "%s", d.commit.buf);
 	if (rc) {
@@ -759,6 +773,7 @@ static int candidate(struct kopt_cycle *c, struct cand *k, const char *from,
 	kopt_strvec_push(&argv, "--json");
 	rc = run_cmd(k->worktree, argv.v, &out, &err, &verify_s);
 	rec_set(&k->st, "verify_s", "%.3f", verify_s);
+	rec_set(&k->st, "verify_at", "%.3f", wall_now() - verify_s);
 	if (rc || read_verdict(c, k, &out)) {
 		struct kopt_buf why = KOPT_BUF_INIT;
 		kopt_buf_trim(&err);
@@ -1024,8 +1039,9 @@ static int profile_base(struct kopt_cycle *c, const char *version)
 		kopt_error("cannot profile %s %s; see %s/profile.log",
 			   c->kernel->name, version, c->dir);
 	else
-		journal_event(c, "profiled", "version=%s\tprofile_s=%.3f%s",
-			      version, profile_s,
+		journal_event(c, "profiled", "version=%s\tprofile_s=%.3f\t"
+			      "profile_at=%.3f%s", version, profile_s,
+			      wall_now() - profile_s,
 			      c->o.replay ? "\treplayed=1" : "");
 	kopt_strvec_clear(&argv);
 	kopt_buf_release(&out);
@@ -2025,14 +2041,9 @@ int kopt_cycle_status(struct kopt_buf *out, git_repository *repo,
 	int ret, pid, rounds = 0;
 	size_t i;
 
-	ret = journal_read(&j, dir);
+	ret = journal_read_run(&j, dir, &st);
 	if (ret)
 		goto done;
-	st = journal_last(&j, "start");
-	if (!st) {
-		ret = KOPT_ENOTFOUND;
-		goto done;
-	}
 	last = &j.ev[j.nr - 1];
 	stp = !strcmp(rec_get(last, "event"), "stop") ? last : NULL;
 	pid = running_pid(dir);
@@ -2064,13 +2075,12 @@ int kopt_cycle_status(struct kopt_buf *out, git_repository *repo,
 	{
 		struct kopt_cycle_cost cost;
 		if (!kopt_cycle_cost(&cost, repo, kernel) && cost.wall_s > 0) {
-			double tool = cost.wall_s - cost.agent_s - cost.bench_s;
+			double tool = cost.tool_s;
 			kopt_buf_addstr(out, "time: ");
 			duration(out, cost.wall_s);
 			kopt_buf_addstr(out, " in all, agents ");
 			duration(out, cost.agent_s);
-			kopt_buf_addstr(out, " (the longest of each round), "
-					"benchmark runs ");
+			kopt_buf_addstr(out, ", benchmark runs ");
 			duration(out, cost.bench_s);
 			kopt_buf_addstr(out, ", the tool ");
 			duration(out, tool);
@@ -2160,53 +2170,111 @@ done:
 	return ret;
 }
 
+/* Spans of time, [from, to), of one kind of work. */
+struct spans {
+	double (*v)[2];
+	size_t nr, alloc;
+};
+
+/*
+ * `dur_key` seconds that ended at `at_key` + `dur_key`; a record of an
+ * older cycle without `at_key` gets a span of its own, far from the
+ * others, so that it adds its length.
+ */
+static void span_add(struct spans *sp, const struct record *r,
+		     const char *at_key, const char *dur_key)
+{
+	double d = rec_num(r, dur_key), at;
+
+	if (!(d > 0))
+		return;
+	at = rec_get(r, at_key) ? rec_num(r, at_key) :
+	     -1e9 * (double)(sp->nr + 1);
+	KOPT_ALLOC_GROW(sp->v, sp->nr + 1, sp->alloc);
+	sp->v[sp->nr][0] = at;
+	sp->v[sp->nr++][1] = at + d;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const double *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* How long at least one of the spans ran. */
+static double span_union(struct spans *sp)
+{
+	double total = 0, from = 0, to = 0;
+	size_t i;
+
+	qsort(sp->v, sp->nr, sizeof(*sp->v), span_cmp);
+	for (i = 0; i < sp->nr; i++) {
+		if (i && sp->v[i][0] <= to) {
+			if (sp->v[i][1] > to)
+				to = sp->v[i][1];
+			continue;
+		}
+		total += to - from;
+		from = sp->v[i][0];
+		to = sp->v[i][1];
+	}
+	return total + (to - from);
+}
+
 int kopt_cycle_cost(struct kopt_cycle_cost *out, git_repository *repo,
 		    const char *kernel)
 {
 	struct journal j = { 0 };
 	char *dir = kopt_cycle_dir(repo, kernel);
 	const struct record *st;
-	double round_agent = 0;
-	size_t i;
+	struct spans agent = { 0 }, bench = { 0 }, all = { 0 };
+	size_t i, n;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = journal_read(&j, dir);
+	ret = journal_read_run(&j, dir, &st);
 	if (ret)
 		goto done;
-	st = journal_last(&j, "start");
-	if (!st) {
-		ret = KOPT_ENOTFOUND;
-		goto done;
-	}
 	out->wall_s = rec_num(&j.ev[j.nr - 1], "time") - rec_num(st, "time");
 	for (i = 0; i < j.nr; i++) {
 		const struct record *e = &j.ev[i];
 		const char *ev = rec_get(e, "event");
 		if (!strcmp(ev, "round")) {
-			out->agent_s += round_agent;
-			round_agent = 0;
 			out->rounds++;
 		} else if (!strcmp(ev, "profiled")) {
 			/* the base's measurement is benchmark time too */
 			if (!rec_get(e, "replayed"))
-				out->bench_s += rec_num(e, "profile_s");
+				span_add(&bench, e, "profile_at", "profile_s");
 		} else if (!strcmp(ev, "candidate")) {
 			struct record s = RECORD_INIT;
-			double a;
 			state_read(&s, dir, rec_get(e, "version"));
-			/* designers run at once: the longest one counts */
-			a = rec_num(&s, "agent_s") + rec_num(&s, "learn_s");
-			if (a > round_agent)
-				round_agent = a;
+			span_add(&agent, &s, "agent_at", "agent_s");
+			span_add(&agent, &s, "learn_at", "learn_s");
 			if (!rec_get(&s, "replayed"))
-				out->bench_s += rec_num(&s, "verify_s");
+				span_add(&bench, &s, "verify_at", "verify_s");
 			out->candidates++;
 			rec_release(&s);
 		}
 	}
-	out->agent_s += round_agent;
+	/* designers work at once: time counts once however many ran */
+	for (n = 0; n < agent.nr; n++) {
+		KOPT_ALLOC_GROW(all.v, all.nr + 1, all.alloc);
+		memcpy(all.v[all.nr++], agent.v[n], sizeof(*all.v));
+	}
+	for (n = 0; n < bench.nr; n++) {
+		KOPT_ALLOC_GROW(all.v, all.nr + 1, all.alloc);
+		memcpy(all.v[all.nr++], bench.v[n], sizeof(*all.v));
+	}
+	out->agent_s = span_union(&agent);
+	out->bench_s = span_union(&bench);
+	out->tool_s = out->wall_s - span_union(&all);
+	if (out->tool_s < 0)
+		out->tool_s = 0;
 done:
+	free(agent.v);
+	free(bench.v);
+	free(all.v);
 	journal_release(&j);
 	free(dir);
 	return ret;

@@ -110,8 +110,13 @@ int kopt_cycle_status(struct kopt_buf *out, git_repository *repo,
  * The tool's own share of a finished or running cycle: wall time, the
  * agents' time on the critical path and the benchmark runs' time.
  */
+/*
+ * Where a cycle's time went: agent_s and bench_s are how long at least
+ * one agent, or at least one benchmark (profile, verify), ran; tool_s
+ * the rest of the wall time, when neither did.
+ */
 struct kopt_cycle_cost {
-	double wall_s, agent_s, bench_s;
+	double wall_s, agent_s, bench_s, tool_s;
 	int rounds, candidates;
 };
 int kopt_cycle_cost(struct kopt_cycle_cost *out, git_repository *repo,

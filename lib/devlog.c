@@ -1589,13 +1589,8 @@ int kopt_devlog_read_file(struct kopt_devlog *out, const char *path)
 	struct kopt_buf sb = KOPT_BUF_INIT;
 	int ret;
 
-	if (kopt_buf_read_file(&sb, path)) {
-		int e = errno;
-		kopt_buf_release(&sb);
-		if (e == ENOENT)
-			return KOPT_ENOTFOUND;
-		return kopt_error("cannot read '%s': %s", path, strerror(e));
-	}
+	if ((ret = kopt_read_file(&sb, path, NULL)))
+		return ret;
 	ret = kopt_devlog_parse(out, sb.buf, sb.len, path);
 	kopt_buf_release(&sb);
 	return ret;

@@ -2,18 +2,45 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "banned.h"
 
+/* Where the expression is written, for messages; no file: nowhere. */
+struct place {
+	const char *file;
+	int line;
+};
+
 struct parser {
 	const char *text;
 	const char *p;
-	struct kopt_buf *err;
+	struct place at;
 	int failed;
 };
+
+/* Report at the expression's place; returns `code`. */
+static int report(const struct place *at, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int report(const struct place *at, int code, const char *fmt, ...)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	kopt_buf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	if (at->file)
+		kopt_error_at(at->file, at->line, "%s", sb.buf);
+	else
+		kopt_error("%s", sb.buf);
+	kopt_buf_release(&sb);
+	return code;
+}
 
 static int column(struct parser *ps)
 {
@@ -26,11 +53,11 @@ static void fail(struct parser *ps, const char *what)
 		return;
 	ps->failed = 1;
 	if (*ps->p)
-		kopt_buf_addf(ps->err, "column %d: %s near '%.12s'",
-			      column(ps), what, ps->p);
+		report(&ps->at, 0, "column %d: %s near '%.12s'",
+		       column(ps), what, ps->p);
 	else
-		kopt_buf_addf(ps->err, "column %d: %s at end of expression",
-			      column(ps), what);
+		report(&ps->at, 0,
+		       "column %d: %s at end of expression", column(ps), what);
 }
 
 static void skip_ws(struct parser *ps)
@@ -303,9 +330,9 @@ static struct kopt_expr *parse_or(struct parser *ps)
 }
 
 int kopt_expr_parse(struct kopt_expr **out, const char *text,
-		    struct kopt_buf *err)
+		    const char *file, int line)
 {
-	struct parser ps = { text, text, err, 0 };
+	struct parser ps = { text, text, { file, line }, 0 };
 	struct kopt_expr *e;
 
 	*out = NULL;
@@ -343,7 +370,7 @@ int kopt_expr_is_comparison(const struct kopt_expr *e)
 }
 
 static int eval(const struct kopt_expr *e, kopt_expr_lookup_fn lookup,
-		void *data, double *out, struct kopt_buf *err)
+		void *data, double *out, const struct place *at)
 {
 	double a = 0, b = 0;
 	int ret;
@@ -353,30 +380,29 @@ static int eval(const struct kopt_expr *e, kopt_expr_lookup_fn lookup,
 		*out = e->num;
 		return 0;
 	case KOPT_EXPR_NAME:
-		if (!lookup || lookup(data, e->name, out)) {
-			kopt_buf_addf(err, "column %d: unknown name '%s'",
+		if (!lookup || lookup(data, e->name, out))
+			return report(at, KOPT_ENOTFOUND,
+				      "column %d: unknown name '%s'",
 				      e->column, e->name);
-			return KOPT_ENOTFOUND;
-		}
 		return 0;
 	case KOPT_EXPR_AND:
 	case KOPT_EXPR_OR:
-		if ((ret = eval(e->l, lookup, data, &a, err)))
+		if ((ret = eval(e->l, lookup, data, &a, at)))
 			return ret;
 		if ((e->kind == KOPT_EXPR_AND) == (a == 0)) {
 			*out = e->kind == KOPT_EXPR_OR;
 			return 0;
 		}
-		if ((ret = eval(e->r, lookup, data, &b, err)))
+		if ((ret = eval(e->r, lookup, data, &b, at)))
 			return ret;
 		*out = b != 0;
 		return 0;
 	default:
 		break;
 	}
-	if ((ret = eval(e->l, lookup, data, &a, err)))
+	if ((ret = eval(e->l, lookup, data, &a, at)))
 		return ret;
-	if (e->r && (ret = eval(e->r, lookup, data, &b, err)))
+	if (e->r && (ret = eval(e->r, lookup, data, &b, at)))
 		return ret;
 	switch (e->kind) {
 	case KOPT_EXPR_NEG: *out = -a; break;
@@ -386,11 +412,10 @@ static int eval(const struct kopt_expr *e, kopt_expr_lookup_fn lookup,
 	case KOPT_EXPR_MUL: *out = a * b; break;
 	case KOPT_EXPR_DIV:
 	case KOPT_EXPR_MOD:
-		if (b == 0) {
-			kopt_buf_addf(err, "column %d: division by zero",
+		if (b == 0)
+			return report(at, KOPT_EINVALID,
+				      "column %d: division by zero",
 				      e->column);
-			return KOPT_EINVALID;
-		}
 		*out = e->kind == KOPT_EXPR_DIV ? a / b : fmod(a, b);
 		break;
 	case KOPT_EXPR_POW: *out = pow(a, b); break;
@@ -402,19 +427,20 @@ static int eval(const struct kopt_expr *e, kopt_expr_lookup_fn lookup,
 	case KOPT_EXPR_NE: *out = a != b; break;
 	default: *out = 0; break;
 	}
-	if (!isfinite(*out)) {
-		kopt_buf_addf(err, "column %d: result is not a finite number",
+	if (!isfinite(*out))
+		return report(at, KOPT_EINVALID,
+			      "column %d: result is not a finite number",
 			      e->column);
-		return KOPT_EINVALID;
-	}
 	return 0;
 }
 
 int kopt_expr_eval(const struct kopt_expr *e, kopt_expr_lookup_fn lookup,
-		   void *data, double *out, struct kopt_buf *err)
+		   void *data, double *out, const char *file, int line)
 {
+	struct place at = { file, line };
+
 	*out = 0;
-	return eval(e, lookup, data, out, err);
+	return eval(e, lookup, data, out, &at);
 }
 
 static void names(const struct kopt_expr *e, struct kopt_strvec *out)
@@ -433,14 +459,14 @@ void kopt_expr_names(const struct kopt_expr *e, struct kopt_strvec *out)
 }
 
 int kopt_expr_eval_string(const char *text, kopt_expr_lookup_fn lookup,
-			  void *data, double *out, struct kopt_buf *err)
+			  void *data, double *out, const char *file, int line)
 {
 	struct kopt_expr *e;
-	int ret = kopt_expr_parse(&e, text, err);
+	int ret = kopt_expr_parse(&e, text, file, line);
 
 	if (ret)
 		return ret;
-	ret = kopt_expr_eval(e, lookup, data, out, err);
+	ret = kopt_expr_eval(e, lookup, data, out, file, line);
 	kopt_expr_free(e);
 	return ret;
 }

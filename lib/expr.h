@@ -10,9 +10,12 @@
  *
  * Parse once with kopt_expr_parse() (the tree is owned by the caller,
  * kopt_expr_free()), evaluate any number of times with kopt_expr_eval(),
- * binding names through a lookup callback.  Neither function prints:
- * problems are described in `err` ("column 7: unknown name 'x'") so the
- * caller can prefix the file and line.
+ * binding names through a lookup callback.  Both report a problem once
+ * through lib/error, at the place the caller names (`file`, `line`: where
+ * the expression is written; `file` NULL: no place), as
+ * "<file>:<line>: column 7: unknown name 'x'".  A caller that words the
+ * failure itself catches it (struct kopt_error_catch) and reads `.cause`,
+ * "column 7: unknown name 'x'".
  */
 
 #include "buf.h"
@@ -50,14 +53,16 @@ struct kopt_expr {
 /* Return 0 and set *out, or KOPT_ENOTFOUND for an unknown name. */
 typedef int (*kopt_expr_lookup_fn)(void *data, const char *name, double *out);
 
+/* 0, or KOPT_EINVALID (reported) when `text` is not an expression. */
 int kopt_expr_parse(struct kopt_expr **out, const char *text,
-		    struct kopt_buf *err);
+		    const char *file, int line);
 /*
- * 0 on success; KOPT_ENOTFOUND when a name is not bound (err says which);
- * KOPT_EINVALID on division by zero or a non-finite result.
+ * 0 on success; KOPT_ENOTFOUND when a name is not bound (reported as
+ * "column 3: unknown name 'x'"); KOPT_EINVALID (reported) on division
+ * by zero or a non-finite result.
  */
 int kopt_expr_eval(const struct kopt_expr *e, kopt_expr_lookup_fn lookup,
-		   void *data, double *out, struct kopt_buf *err);
+		   void *data, double *out, const char *file, int line);
 /* Every distinct name the expression uses, in order of appearance. */
 void kopt_expr_names(const struct kopt_expr *e, struct kopt_strvec *out);
 int kopt_expr_is_comparison(const struct kopt_expr *e);
@@ -65,6 +70,7 @@ void kopt_expr_free(struct kopt_expr *e);
 
 /* Parse and evaluate in one go. */
 int kopt_expr_eval_string(const char *text, kopt_expr_lookup_fn lookup,
-			  void *data, double *out, struct kopt_buf *err);
+			  void *data, double *out, const char *file,
+			  int line);
 
 #endif

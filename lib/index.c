@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "repo.h"
 #include "banned.h"
 
 /*
@@ -456,17 +457,10 @@ int kopt_index_read(struct kopt_buf *out, git_repository *repo,
 		    const struct kopt_index *idx, const char *path)
 {
 	struct kopt_index_entry e;
-	git_blob *blob = NULL;
 
 	if (kopt_index_find(&e, idx, path) || e.intent_to_add)
 		return KOPT_ENOTFOUND;
-	if (git_blob_lookup(&blob, repo, &e.id) < 0)
-		return kopt_error("cannot read '%s': %s", path,
-				  kopt_git_error("missing blob"));
-	kopt_buf_add(out, git_blob_rawcontent(blob),
-		     (size_t)git_blob_rawsize(blob));
-	git_blob_free(blob);
-	return 0;
+	return kopt_repo_read_blob(out, repo, &e.id, path);
 }
 
 const struct kopt_index_tree *kopt_index_trees(const struct kopt_index *idx,

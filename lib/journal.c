@@ -80,17 +80,13 @@ int kopt_journal_read(struct kopt_journal *j, git_repository *repo,
 		      const char *step)
 {
 	struct kopt_buf text = KOPT_BUF_INIT;
+	int ret;
 
 	kopt_journal_release(j);
 	j->path = journal_path(repo, step);
-	if (kopt_buf_read_file(&text, j->path)) {
-		int e = errno;
-		kopt_buf_release(&text);
-		if (e == ENOENT)
-			return KOPT_ENOTFOUND;
-		return kopt_error("cannot read '%s': %s", j->path,
-				  strerror(e));
-	}
+	ret = kopt_read_file(&text, j->path, NULL);
+	if (ret)
+		return ret;
 	parse(j, &text);
 	kopt_buf_release(&text);
 	if (writer_alive(j)) {

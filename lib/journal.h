@@ -14,7 +14,9 @@
  * first the process and host that wrote it, then the step's own entries
  * in the order they were set, then "end".  It is created with O_EXCL and
  * fsynced before the step changes anything, so a journal without "end"
- * comes from a run killed before it changed anything.
+ * comes from a run killed before it changed anything.  (The plan of an
+ * interrupted tuning run is a different thing, state that is rewritten
+ * as the run goes: lib/tuneplan.)
  *
  * Sequence:
  *	struct kopt_journal j = KOPT_JOURNAL_INIT;

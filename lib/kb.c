@@ -753,24 +753,26 @@ const char *kopt_kb_entry_name(const struct kopt_kb_entry *e)
 static void warn_spans(struct kopt_problems *out,
 		       const struct kopt_problems *prose)
 {
-	struct kopt_buf err = KOPT_BUF_INIT;
 	size_t i;
 
 	for (i = 0; i < prose->nr; i++) {
 		const struct kopt_problem *p = &prose->v[i];
+		struct kopt_error_catch why = KOPT_ERROR_CATCH_INIT;
 		struct kopt_trigger t;
+		int ret;
 		if (!strpbrk(p->what, "<>=!"))
 			continue;
-		kopt_buf_reset(&err);
-		if (!kopt_trigger_parse(&t, p->what, p->line, &err)) {
+		kopt_error_catch(&why);
+		ret = kopt_trigger_parse(&t, p->what, p->file, p->line);
+		kopt_error_uncatch(&why);
+		if (!ret)
 			kopt_trigger_release(&t);
-			continue;
-		}
-		kopt_problems_add(out, p->file, p->line, "trigger `%s` is read "
-				  "as prose for the agent to judge: %s",
-				  p->what, err.buf);
+		else
+			kopt_problems_add(out, p->file, p->line, "trigger `%s` "
+					  "is read as prose for the agent to "
+					  "judge: %s", p->what, why.cause.buf);
+		kopt_error_catch_release(&why);
 	}
-	kopt_buf_release(&err);
 }
 
 void kopt_kb_prose_warnings(const struct kopt_kb *kb,

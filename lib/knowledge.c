@@ -181,22 +181,8 @@ struct parse {
 	struct kopt_detail *d;
 	const char *text;
 	size_t len;
-	struct kopt_problems *problems;
-	int nproblems;
+	struct kopt_problem_file pf;
 };
-
-static void problem(struct parse *ps, int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void problem(struct parse *ps, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	kopt_problems_vadd(ps->problems, ps->d->path, line, fmt, ap);
-	va_end(ap);
-	ps->nproblems++;
-}
 
 static int section_index(const char *name)
 {
@@ -236,11 +222,13 @@ static void check_placeholders(struct parse *ps)
 
 		while ((at = kopt_knowledge_placeholder(s, &n)) >= 0) {
 			if (n > 60)
-				problem(ps, line, "template placeholder "
-					"'%.56s...' left in", s + at);
+				kopt_problem_add(&ps->pf, line, "template "
+						 "placeholder '%.56s...' left "
+						 "in", s + at);
 			else
-				problem(ps, line, "template placeholder '%.*s' "
-					"left in", (int)n, s + at);
+				kopt_problem_add(&ps->pf, line, "template "
+						 "placeholder '%.*s' left in",
+						 (int)n, s + at);
 			s += at + n;
 		}
 		free(l);
@@ -253,21 +241,23 @@ static void check_placeholders(struct parse *ps)
 static int add_trigger(struct parse *ps, const char *text, int line)
 {
 	struct kopt_detail *d = ps->d;
-	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_error_catch prose = KOPT_ERROR_CATCH_INIT;
 	struct kopt_trigger t;
 	size_t n;
+	int ret;
 
 	if (kopt_knowledge_placeholder(text, &n) >= 0)
 		return 1; /* reported as a placeholder */
-	if (kopt_trigger_parse(&t, text, line, &err)) {
+	kopt_error_catch(&prose);
+	ret = kopt_trigger_parse(&t, text, d->path, line);
+	kopt_error_catch_release(&prose);
+	if (ret) {
 		/* not an expression over known metrics: prose to judge */
 		kopt_problems_add(&d->prose, d->path, line, "%s", text);
-		kopt_buf_release(&err);
 		return 0;
 	}
 	KOPT_ALLOC_GROW(d->triggers, d->triggers_nr + 1, d->triggers_alloc);
 	d->triggers[d->triggers_nr++] = t;
-	kopt_buf_release(&err);
 	return 1;
 }
 
@@ -290,13 +280,14 @@ static void add_control(struct parse *ps, const char *value, int line)
 		return; /* the template's placeholder, reported as such */
 	c = kopt_control_parse(word);
 	if (!c) {
-		problem(ps, line, "unknown control '%s' (expected block, warp "
-			"or thread)", n ? word : value);
+		kopt_problem_add(&ps->pf, line, "unknown control '%s' "
+				 "(expected block, warp or thread)",
+				 n ? word : value);
 		return;
 	}
 	if (d->control) {
-		problem(ps, line, "control declared twice (first on line %d)",
-			d->control_line);
+		kopt_problem_add(&ps->pf, line, "control declared twice "
+				 "(first on line %d)", d->control_line);
 		return;
 	}
 	d->control = c;
@@ -343,9 +334,10 @@ static void check_when(struct parse *ps, const struct section *sec)
 		}
 	}
 	if (!d->contexts.nr)
-		problem(ps, sec->line, "'## When to Apply' names no context; "
-			"add a bullet saying where this applies (e.g. "
-			"'- Decode attention with a small batch')");
+		kopt_problem_add(&ps->pf, sec->line, "'## When to Apply' "
+				 "names no context; add a bullet saying where "
+				 "this applies (e.g. '- Decode attention with "
+				 "a small batch')");
 	kopt_buf_release(&text);
 }
 
@@ -472,18 +464,20 @@ static void check_evidence(struct parse *ps, const struct section *sec)
 				d->source = kopt_strndup(ps->text + a, e - a);
 			}
 			else if (*v != '[') /* else: a placeholder */
-				problem(ps, line, "source type '%s' is neither "
-					"'local experiment' nor 'external "
-					"report'", v);
+				kopt_problem_add(&ps->pf, line, "source type "
+						 "'%s' is neither 'local "
+						 "experiment' nor 'external "
+						 "report'", v);
 			kopt_buf_release(&l);
 			break;
 		}
 		kopt_buf_release(&l);
 	}
 	if (line > sec->end_line)
-		problem(ps, sec->line, "'## Performance Evidence' has no "
-			"'Source type: local experiment' or 'Source type: "
-			"external report' line");
+		kopt_problem_add(&ps->pf, sec->line, "'## Performance "
+				 "Evidence' has no 'Source type: local "
+				 "experiment' or 'Source type: external "
+				 "report' line");
 	for (n = cmark_node_next(sec->heading); n; n = cmark_node_next(n)) {
 		if (kopt_md_heading_level(n) && kopt_md_heading_level(n) <= 2)
 			break;
@@ -499,11 +493,13 @@ static void check_evidence(struct parse *ps, const struct section *sec)
 		break;
 	}
 	if (!found_table)
-		problem(ps, sec->line, "'## Performance Evidence' has no "
-			"'| Config | Before | After | Change |' table");
+		kopt_problem_add(&ps->pf, sec->line, "'## Performance "
+				 "Evidence' has no '| Config | Before | After "
+				 "| Change |' table");
 	else if (!rows)
-		problem(ps, sec->line, "the evidence table has no rows; "
-			"record what was measured or reported");
+		kopt_problem_add(&ps->pf, sec->line, "the evidence table has "
+				 "no rows; record what was measured or "
+				 "reported");
 	d->evidence_rows = rows;
 }
 
@@ -528,9 +524,9 @@ static void check_order(struct parse *ps, struct section *secs, size_t nr,
 		if (idx < 0)
 			continue;
 		if (first[idx] >= 0) {
-			problem(ps, secs[i].line, "section '## %s' appears "
-				"twice (first on line %d)", sections[idx],
-				secs[first[idx]].line);
+			kopt_problem_add(&ps->pf, secs[i].line, "section '## "
+					 "%s' appears twice (first on line %d)",
+					 sections[idx], secs[first[idx]].line);
 			secs[i].index = -2; /* neither checked nor extra */
 			continue;
 		}
@@ -561,19 +557,22 @@ static void check_order(struct parse *ps, struct section *secs, size_t nr,
 		int idx = secs[i].index;
 		char *name;
 		if (idx >= 0 && !keep[i]) {
-			problem(ps, secs[i].line, "section '## %s' is out of "
-				"order; the template's order is When to Apply, "
-				"Mechanism, Affected Metrics, Implementation, "
-				"Performance Evidence, Generalization, "
-				"Pitfalls, Interactions", sections[idx]);
+			kopt_problem_add(&ps->pf, secs[i].line, "section '## "
+					 "%s' is out of order; the template's "
+					 "order is When to Apply, Mechanism, "
+					 "Affected Metrics, Implementation, "
+					 "Performance Evidence, "
+					 "Generalization, Pitfalls, "
+					 "Interactions", sections[idx]);
 			secs[i].index = -2;
 		} else if (idx == -1 && have_known && i < last_known) {
 			struct kopt_buf t = KOPT_BUF_INIT;
 			heading_text(&t, secs[i].heading);
 			name = kopt_buf_detach(&t, NULL);
-			problem(ps, secs[i].line, "unexpected section '## %s' "
-				"among the template's; extra sections go after "
-				"'## Interactions'", name);
+			kopt_problem_add(&ps->pf, secs[i].line, "unexpected "
+					 "section '## %s' among the "
+					 "template's; extra sections go after "
+					 "'## Interactions'", name);
 			free(name);
 		}
 	}
@@ -589,11 +588,12 @@ static void check_order(struct parse *ps, struct section *secs, size_t nr,
 				before = sections[l];
 			}
 		if (before)
-			problem(ps, at, "missing section '## %s' (expected "
-				"before '## %s')", sections[k], before);
+			kopt_problem_add(&ps->pf, at, "missing section '## "
+					 "%s' (expected before '## %s')",
+					 sections[k], before);
 		else
-			problem(ps, at, "missing section '## %s'",
-				sections[k]);
+			kopt_problem_add(&ps->pf, at, "missing section '## %s'",
+					 sections[k]);
 	}
 }
 
@@ -601,7 +601,7 @@ int kopt_detail_parse(struct kopt_detail *out, const char *path,
 		      const char *text, size_t len,
 		      struct kopt_problems *problems)
 {
-	struct parse ps = { out, text, len, problems, 0 };
+	struct parse ps = { out, text, len, { problems, path, 0 } };
 	struct section *secs = NULL;
 	size_t secs_nr = 0, secs_alloc = 0, i;
 	struct kopt_buf name = KOPT_BUF_INIT;
@@ -622,14 +622,16 @@ int kopt_detail_parse(struct kopt_detail *out, const char *path,
 		if (level == 1) {
 			heading_text(&name, n);
 			if (out->name)
-				problem(&ps, line, "a second H1 '%s'; a detail "
-					"file has one name", name.buf);
+				kopt_problem_add(&ps.pf, line, "a second H1 "
+						 "'%s'; a detail file has one "
+						 "name", name.buf);
 			else if (seen_h2)
-				problem(&ps, line, "the H1 '%s' must come "
-					"before the sections", name.buf);
+				kopt_problem_add(&ps.pf, line, "the H1 '%s' "
+						 "must come before the "
+						 "sections", name.buf);
 			else if (!name.len)
-				problem(&ps, line, "the H1 is empty; name the "
-					"%s", "entry");
+				kopt_problem_add(&ps.pf, line, "the H1 is "
+						 "empty; name the %s", "entry");
 			if (!out->name) {
 				out->name = kopt_strdup(name.buf);
 				out->name_line = line;
@@ -650,8 +652,8 @@ int kopt_detail_parse(struct kopt_detail *out, const char *path,
 		secs_nr++;
 	}
 	if (!out->name)
-		problem(&ps, 1, "no H1 name; a detail file starts with "
-			"'# <name>'");
+		kopt_problem_add(&ps.pf, 1, "no H1 name; a detail file starts "
+				 "with '# <name>'");
 
 	check_order(&ps, secs, secs_nr, nlines);
 
@@ -669,8 +671,9 @@ int kopt_detail_parse(struct kopt_detail *out, const char *path,
 				has = 1;
 		}
 		if (!has) {
-			problem(&ps, secs[i].line, "section '## %s' is empty",
-				sections[secs[i].index]);
+			kopt_problem_add(&ps.pf, secs[i].line, "section '## "
+					 "%s' is empty",
+					 sections[secs[i].index]);
 			continue;
 		}
 		if (secs[i].index == WHEN)
@@ -686,7 +689,7 @@ int kopt_detail_parse(struct kopt_detail *out, const char *path,
 	cmark_node_free(doc);
 	free(secs);
 	kopt_buf_release(&name);
-	return ps.nproblems ? KOPT_EINVALID : 0;
+	return ps.pf.nr ? KOPT_EINVALID : 0;
 }
 
 void kopt_detail_release(struct kopt_detail *d)

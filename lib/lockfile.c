@@ -14,6 +14,21 @@
 #include "error.h"
 #include "banned.h"
 
+int kopt_read_file(struct kopt_buf *out, const char *path, const char *label)
+{
+	size_t len = out->len;
+	int e;
+
+	if (!kopt_buf_read_file(out, path))
+		return 0;
+	e = errno;
+	kopt_buf_setlen(out, len);
+	if (e == ENOENT)
+		return KOPT_ENOTFOUND;
+	return kopt_error("cannot read '%s': %s", label ? label : path,
+			  strerror(e));
+}
+
 static struct kopt_lock *active;
 static int atexit_installed;
 

@@ -13,11 +13,14 @@
  * lock never acquired.  Locks still held at exit are removed.
  *
  * kopt_write_file_atomic() does the whole sequence for one buffer and
- * creates missing parent directories.
+ * creates missing parent directories; kopt_read_file() is how such a
+ * file is read back.
  */
 
 #include <stddef.h>
 #include <sys/types.h>
+
+struct kopt_buf;
 
 struct kopt_lock {
 	char *path;       /* the target */
@@ -48,6 +51,13 @@ void kopt_lock_rollback(struct kopt_lock *lk);
 
 int kopt_write_file_atomic(const char *path, const void *data, size_t len,
 			   mode_t mode);
+/*
+ * Append the file at `path` to `out`: 0; KOPT_ENOTFOUND (nothing
+ * printed) when there is no such file; else -1, reported as "cannot
+ * read '<label>': <why>" (`label`: the file as the user names it; NULL:
+ * `path`).  On failure `out` is left as it was.
+ */
+int kopt_read_file(struct kopt_buf *out, const char *path, const char *label);
 
 /* mkdir -p of the directory part of `path`; 0 or -1 (error printed). */
 int kopt_mkdir_parents(const char *path);

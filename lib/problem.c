@@ -30,6 +30,17 @@ void kopt_problems_vadd(struct kopt_problems *p, const char *file, int line,
 	pr->what = kopt_buf_detach(&sb, NULL);
 }
 
+void kopt_problem_add(struct kopt_problem_file *f, int line,
+		      const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	kopt_problems_vadd(f->list, f->file, line, fmt, ap);
+	va_end(ap);
+	f->nr++;
+}
+
 /* Insertion sort: the lists are short, and it is stable. */
 void kopt_problems_sort(struct kopt_problems *p)
 {

@@ -43,4 +43,19 @@ void kopt_problems_format(struct kopt_buf *out,
 void kopt_problems_move(struct kopt_problems *to, struct kopt_problems *from);
 void kopt_problems_clear(struct kopt_problems *p);
 
+/*
+ * The problems of one file as a check finds them: each added to `list`
+ * under `file` (borrowed) and counted in `nr`, so that the check can say
+ * whether it found any in a list that may hold others already.
+ */
+struct kopt_problem_file {
+	struct kopt_problems *list;
+	const char *file;
+	int nr;
+};
+
+void kopt_problem_add(struct kopt_problem_file *f, int line,
+		      const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif

@@ -322,8 +322,8 @@ int kopt_repo_index_unlocked(git_repository *repo)
 	return ret;
 }
 
-static int read_blob(struct kopt_buf *out, git_repository *repo,
-		     const git_oid *id, const char *path)
+int kopt_repo_read_blob(struct kopt_buf *out, git_repository *repo,
+			const git_oid *id, const char *path)
 {
 	git_blob *blob = NULL;
 
@@ -345,7 +345,7 @@ int kopt_repo_read_index(struct kopt_buf *out, git_repository *repo,
 		git_error_clear();
 		return KOPT_ENOTFOUND;
 	}
-	return read_blob(out, repo, &e->id, path);
+	return kopt_repo_read_blob(out, repo, &e->id, path);
 }
 
 int kopt_repo_read_tree(struct kopt_buf *out, git_repository *repo,
@@ -361,7 +361,8 @@ int kopt_repo_read_tree(struct kopt_buf *out, git_repository *repo,
 	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB)
 		ret = KOPT_ENOTFOUND;
 	else
-		ret = read_blob(out, repo, git_tree_entry_id(e), path);
+		ret = kopt_repo_read_blob(out, repo, git_tree_entry_id(e),
+					  path);
 	git_tree_entry_free(e);
 	return ret;
 }

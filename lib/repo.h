@@ -95,6 +95,13 @@ int kopt_repo_index_unlocked(git_repository *repo);
 /* ---- reading content ---- */
 
 /*
+ * Append the blob `id` to `out`; -1 (reported as "cannot read '<path>'")
+ * when the repository has no such blob.
+ */
+int kopt_repo_read_blob(struct kopt_buf *out, git_repository *repo,
+			const git_oid *id, const char *path);
+
+/*
  * The index a commit is being made from: $GIT_INDEX_FILE when set
  * (relative to the current directory, as git passes it), else the
  * repository's.  The index is re-read from disk.

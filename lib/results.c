@@ -784,13 +784,8 @@ int kopt_results_read_file(struct kopt_results *out, const char *path,
 	struct kopt_buf sb = KOPT_BUF_INIT;
 	int ret;
 
-	if (kopt_buf_read_file(&sb, path)) {
-		kopt_buf_release(&sb);
-		if (errno == ENOENT)
-			return KOPT_ENOTFOUND;
-		return kopt_error("cannot read '%s': %s", path,
-				  strerror(errno));
-	}
+	if ((ret = kopt_read_file(&sb, path, NULL)))
+		return ret;
 	ret = kopt_results_parse(out, sb.buf, sb.len, path, kernel, version);
 	kopt_buf_release(&sb);
 	return ret;

@@ -468,25 +468,22 @@ int kopt_strategy_compute(struct kopt_strategy *s, const struct kopt_kb *kb,
 	return 0;
 }
 
-void kopt_strategy_release(struct kopt_strategy *s)
+static void items_free(struct kopt_strategy_item *v, size_t nr)
 {
 	size_t i;
 
-	for (i = 0; i < s->apply_nr; i++)
-		item_release(&s->apply[i]);
-	free(s->apply);
-	for (i = 0; i < s->avoid_nr; i++)
-		item_release(&s->avoid[i]);
-	free(s->avoid);
-	for (i = 0; i < s->unknown_nr; i++)
-		item_release(&s->unknown[i]);
-	free(s->unknown);
-	for (i = 0; i < s->applied_nr; i++)
-		item_release(&s->applied[i]);
-	free(s->applied);
-	for (i = 0; i < s->judge_nr; i++)
-		item_release(&s->judge[i]);
-	free(s->judge);
+	for (i = 0; i < nr; i++)
+		item_release(&v[i]);
+	free(v);
+}
+
+void kopt_strategy_release(struct kopt_strategy *s)
+{
+	items_free(s->apply, s->apply_nr);
+	items_free(s->avoid, s->avoid_nr);
+	items_free(s->unknown, s->unknown_nr);
+	items_free(s->applied, s->applied_nr);
+	items_free(s->judge, s->judge_nr);
 	kopt_strvec_clear(&s->untriggered);
 	kopt_buf_release(&s->bottleneck);
 	kopt_buf_release(&s->occ_text);
@@ -569,6 +566,18 @@ static void judge_line(struct kopt_buf *out, const struct kopt_strategy *s,
 	kopt_buf_release(&prose);
 }
 
+/* The end of an item's line: its triggers, where they hold, its file. */
+static void holds_line(struct kopt_buf *out,
+		       const struct kopt_strategy_item *it,
+		       const char *task_dir)
+{
+	kopt_buf_addf(out, " %s on %s; see ",
+		      triggers_text(out, it->entry) > 1 ? "hold" : "holds",
+		      it->holds.buf);
+	link(out, task_dir, it->entry->path);
+	kopt_buf_addch(out, '\n');
+}
+
 void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 			  const char *task_dir)
 {
@@ -588,11 +597,7 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 			kopt_buf_addf(out, ", est. impact %s",
 				      e->row->cell[KOPT_COL_IMPACT]);
 		kopt_buf_addstr(out, "): ");
-		kopt_buf_addf(out, " %s on %s; see ",
-			      triggers_text(out, e) > 1 ? "hold" : "holds",
-			      it->holds.buf);
-		link(out, task_dir, e->path);
-		kopt_buf_addch(out, '\n');
+		holds_line(out, it, task_dir);
 	}
 	if (!s->chosen) {
 		size_t n = 0;
@@ -653,11 +658,7 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 		kopt_buf_addf(out, "- Avoid: %s (", kopt_kb_entry_name(e));
 		kopt_kb_entry_id(out, e);
 		kopt_buf_addstr(out, "): ");
-		kopt_buf_addf(out, " %s on %s; see ",
-			      triggers_text(out, e) > 1 ? "hold" : "holds",
-			      it->holds.buf);
-		link(out, task_dir, e->path);
-		kopt_buf_addch(out, '\n');
+		holds_line(out, it, task_dir);
 	}
 	for (i = 0; i < s->applied_nr; i++) {
 		const struct kopt_strategy_item *it = &s->applied[i];
@@ -667,11 +668,7 @@ void kopt_strategy_render(struct kopt_buf *out, const struct kopt_strategy *s,
 			      kopt_kb_entry_name(e));
 		kopt_kb_entry_id(out, e);
 		kopt_buf_addstr(out, "), not proposed again although ");
-		kopt_buf_addf(out, " %s on %s; see ",
-			      triggers_text(out, e) > 1 ? "hold" : "holds",
-			      it->holds.buf);
-		link(out, task_dir, e->path);
-		kopt_buf_addch(out, '\n');
+		holds_line(out, it, task_dir);
 	}
 
 	if (s->judge_nr) {

@@ -212,6 +212,17 @@ static void unwrap(const char **s, size_t *n)
 	}
 }
 
+/* Narrow `s`, `n` to their first word, unwrapped. */
+static void first_word(const char **s, size_t *n)
+{
+	const char *end = *s;
+
+	while (end < *s + *n && !is_space((unsigned char)*end))
+		end++;
+	*n = (size_t)(end - *s);
+	unwrap(s, n);
+}
+
 /* The values of a part: its inline text (when not empty), then its items. */
 static void values(const struct part_text *pt, struct kopt_strvec *out)
 {
@@ -449,11 +460,7 @@ static int check_version(struct kopt_summary *s, const char *value,
 	p = sp;
 	unwrap(&p, &n);
 	/* the version is the first word after the kernel */
-	sp = p;
-	while (sp < p + n && !is_space((unsigned char)*sp))
-		sp++;
-	n = (size_t)(sp - p);
-	unwrap(&p, &n);
+	first_word(&p, &n);
 	s->version = kopt_strndup(p, n);
 	if (!*s->kernel || !*s->version)
 		return kopt_error("the implementation summary's New Version "
@@ -493,17 +500,13 @@ static int check_correct(struct kopt_summary *s, const char *value,
 static int check_devlog(struct kopt_summary *s, const char *value,
 			const struct kopt_summary_expect *ex, int line)
 {
-	const char *p = value, *sp;
+	const char *p = value;
 	size_t n = strlen(value);
 	struct kopt_buf norm = KOPT_BUF_INIT;
 	int ret = 0;
 
 	unwrap(&p, &n);
-	sp = p;
-	while (sp < p + n && !is_space((unsigned char)*sp))
-		sp++;
-	n = (size_t)(sp - p);
-	unwrap(&p, &n);
+	first_word(&p, &n);
 	if (normalise(&norm, p, n))
 		ret = kopt_error("the implementation summary's devlog entry "
 				 "'%.*s' (line %d) is not a path in the "

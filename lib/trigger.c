@@ -61,32 +61,32 @@ static int is_condition(const struct kopt_expr *e)
 	}
 }
 
-int kopt_trigger_parse(struct kopt_trigger *out, const char *text, int line,
-		       struct kopt_buf *err)
+int kopt_trigger_parse(struct kopt_trigger *out, const char *text,
+		       const char *file, int line)
 {
 	struct kopt_strvec names = KOPT_STRVEC_INIT;
+	struct kopt_buf known = KOPT_BUF_INIT;
 	struct kopt_expr *e = NULL;
 	size_t i;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = kopt_expr_parse(&e, text, err);
+	ret = kopt_expr_parse(&e, text, file, line);
 	if (ret)
 		return KOPT_EINVALID;
 	kopt_expr_names(e, &names);
 	for (i = 0; i < names.nr; i++) {
 		if (kopt_trigger_known_name(names.v[i]))
 			continue;
-		kopt_buf_addf(err, "unknown metric '%s' (known: ", names.v[i]);
-		kopt_trigger_names(err);
-		kopt_buf_addch(err, ')');
-		ret = KOPT_EINVALID;
+		kopt_trigger_names(&known);
+		ret = kopt_error_at(file, line, "unknown metric '%s' (known: "
+				    "%s)", names.v[i], known.buf);
 		goto done;
 	}
 	if (!is_condition(e)) {
-		kopt_buf_addstr(err, "not a condition; compare metrics with "
-				"thresholds, e.g. 'waves < 1'");
-		ret = KOPT_EINVALID;
+		ret = kopt_error_at(file, line, "not a condition; compare "
+				    "metrics with thresholds, e.g. "
+				    "'waves < 1'");
 		goto done;
 	}
 	out->text = kopt_strdup(text);
@@ -96,6 +96,7 @@ int kopt_trigger_parse(struct kopt_trigger *out, const char *text, int line,
 done:
 	kopt_expr_free(e);
 	kopt_strvec_clear(&names);
+	kopt_buf_release(&known);
 	return ret;
 }
 
@@ -240,12 +241,30 @@ static double margin_of(enum kopt_expr_kind k, double a, double b)
 	}
 }
 
+/*
+ * One side of a comparison: 0, KOPT_ENOTFOUND (not measured: unknown,
+ * not a failure) or KOPT_EINVALID, whose cause goes to `why`.
+ */
+static int eval_side(const struct kopt_expr *e, struct eval_ctx *c,
+		     double *v, struct kopt_buf *why)
+{
+	struct kopt_error_catch quiet = KOPT_ERROR_CATCH_INIT;
+	int ret;
+
+	kopt_error_catch(&quiet);
+	ret = kopt_expr_eval(e, lookup, c, v, NULL, 0);
+	kopt_error_uncatch(&quiet);
+	if (ret && ret != KOPT_ENOTFOUND && !why->len)
+		kopt_buf_addbuf(why, &quiet.cause);
+	kopt_error_catch_release(&quiet);
+	return ret;
+}
+
 static int eval3(const struct kopt_expr *e, struct eval_ctx *c,
 		 enum kopt_truth *truth, double *margin, struct kopt_buf *err)
 {
 	enum kopt_truth lt, rt;
 	double lm, rm, a, b;
-	struct kopt_buf scratch = KOPT_BUF_INIT;
 	int ra, rb, ret;
 
 	switch (e->kind) {
@@ -290,14 +309,10 @@ static int eval3(const struct kopt_expr *e, struct eval_ctx *c,
 		break;
 	}
 	/* a comparison: evaluate both sides to learn every missing name */
-	ra = kopt_expr_eval(e->l, lookup, c, &a, &scratch);
-	rb = kopt_expr_eval(e->r, lookup, c, &b, &scratch);
-	if ((ra && ra != KOPT_ENOTFOUND) || (rb && rb != KOPT_ENOTFOUND)) {
-		kopt_buf_addbuf(err, &scratch);
-		kopt_buf_release(&scratch);
+	ra = eval_side(e->l, c, &a, err);
+	rb = eval_side(e->r, c, &b, err);
+	if ((ra && ra != KOPT_ENOTFOUND) || (rb && rb != KOPT_ENOTFOUND))
 		return KOPT_EINVALID;
-	}
-	kopt_buf_release(&scratch);
 	if (ra || rb) {
 		*truth = KOPT_TRUTH_UNKNOWN;
 		*margin = 0;

@@ -45,12 +45,14 @@ struct kopt_trigger {
 };
 
 /*
- * Parse and check `text`.  On failure returns KOPT_EINVALID and describes
- * the problem in `err` (e.g. "unknown metric 'dram' (known: ...)"); *out
- * is left empty.  kopt_trigger_release() frees a parsed trigger.
+ * Parse and check `text`, written at `file`:`line`.  On failure returns
+ * KOPT_EINVALID, reported there (e.g. "<file>:<line>: unknown metric
+ * 'dram' (known: ...)"; `.cause` of a catch is the part after the
+ * place); *out is left empty.  kopt_trigger_release() frees a parsed
+ * trigger.
  */
-int kopt_trigger_parse(struct kopt_trigger *out, const char *text, int line,
-		       struct kopt_buf *err);
+int kopt_trigger_parse(struct kopt_trigger *out, const char *text,
+		       const char *file, int line);
 void kopt_trigger_release(struct kopt_trigger *t);
 
 /*

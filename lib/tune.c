@@ -43,18 +43,19 @@ int kopt_tune_allowed(const struct kopt_kernel *k, const double *values,
 		      long b, long s, long t, int *why, const char *file)
 {
 	struct bind bd = { k, values, b, s, t };
-	struct kopt_buf e = KOPT_BUF_INIT;
 	struct kopt_expr *expr;
 	size_t i;
 	int ret = 0;
 
 	*why = -1;
 	for (i = 0; !ret && *why < 0 && i < k->restricts_nr; i++) {
+		struct kopt_error_catch e = KOPT_ERROR_CATCH_INIT;
+		int line = k->restricts[i].line;
 		double v = 0;
-		kopt_buf_reset(&e);
-		ret = kopt_expr_parse(&expr, k->restricts[i].expr, &e);
+		kopt_error_catch(&e);
+		ret = kopt_expr_parse(&expr, k->restricts[i].expr, file, line);
 		if (!ret) {
-			ret = kopt_expr_eval(expr, lookup, &bd, &v, &e);
+			ret = kopt_expr_eval(expr, lookup, &bd, &v, file, line);
 			kopt_expr_free(expr);
 			/* a division by zero: the configuration is excluded */
 			if (ret == KOPT_EINVALID) {
@@ -62,15 +63,15 @@ int kopt_tune_allowed(const struct kopt_kernel *k, const double *values,
 				v = 0;
 			}
 		}
+		kopt_error_uncatch(&e);
 		if (ret)
-			ret = kopt_error_at(file, k->restricts[i].line,
-					    "cannot evaluate 'tune-restrict "
-					    "= %s': %s", k->restricts[i].expr,
-					    e.buf);
+			ret = kopt_error_at(file, line, "cannot evaluate "
+					    "'tune-restrict = %s': %s",
+					    k->restricts[i].expr, e.cause.buf);
+		kopt_error_catch_release(&e);
 		if (ret || v == 0)
 			*why = (int)i;
 	}
-	kopt_buf_release(&e);
 	return ret;
 }
 

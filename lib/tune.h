@@ -48,7 +48,9 @@
  * the same sequence, so an interrupted run that is started again asks for
  * the same configurations (which the cache then serves).
  *
- * Nothing here prints; errors are described in `err`.
+ * A failure (a restriction that does not evaluate, a space too large to
+ * enumerate) is reported once through lib/error, at its line of the
+ * settings file.
  */
 
 #include <stddef.h>

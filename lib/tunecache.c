@@ -294,12 +294,9 @@ int kopt_tunecache_read(struct kopt_tunecache *out, const char *path,
 	struct kopt_buf text = KOPT_BUF_INIT;
 	int ret;
 
-	if (kopt_buf_read_file(&text, path)) {
-		if (errno == ENOENT)
-			return 0;
-		return kopt_error("cannot read '%s': %s", label,
-				  strerror(errno));
-	}
+	ret = kopt_read_file(&text, path, label);
+	if (ret)
+		return ret == KOPT_ENOTFOUND ? 0 : ret;
 	ret = kopt_tunecache_parse(out, text.buf, text.len, label);
 	kopt_buf_release(&text);
 	return ret;

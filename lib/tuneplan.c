@@ -94,12 +94,8 @@ int kopt_tuneplan_read(struct kopt_tuneplan *out, const char *path)
 	size_t pos = 0, hlen = strlen(KOPT_TUNEPLAN_HEADER);
 	int line = 1, ret = 0;
 
-	if (kopt_buf_read_file(&text, path)) {
-		if (errno == ENOENT)
-			return KOPT_ENOTFOUND;
-		return kopt_error("cannot read '%s': %s", path,
-				  strerror(errno));
-	}
+	if ((ret = kopt_read_file(&text, path, NULL)))
+		return ret;
 	if (text.len <= hlen || memcmp(text.buf, KOPT_TUNEPLAN_HEADER, hlen) ||
 	    text.buf[hlen] != '\n') {
 		ret = bad(path, 1, "not a tuning plan of this format");

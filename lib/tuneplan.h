@@ -28,6 +28,12 @@
  *	eval	decode	BN=64,ST=3	<us>	<spread>	-
  *	eval	decode	BN=64,ST=2	-	-	failed: exit code 1 (...)
  *
+ * Not a lib/journal: a step's journal is written once, before a step's
+ * first change, as a claim (O_EXCL, with the writer's pid) that the
+ * next run checks; a plan is state, rewritten whole after each batch
+ * (a reader sees the old plan or the new, never a half) and read to
+ * continue, and its values are written exactly (lib/cache).
+ *
  * Nothing prints except through kopt_error().
  */
 

@@ -259,6 +259,28 @@ struct run_ctx {
 	char *plan_path;
 };
 
+/*
+ * Report an evaluation (`st` says which) with the progress so far and
+ * the best configuration yet; `values` and `best_text` are scratch.
+ */
+static void report_eval(struct run_ctx *c, struct kopt_tuner_status *st,
+			const struct kopt_tune_search *s,
+			const struct kopt_tune_space *sp, double *values,
+			struct kopt_buf *best_text)
+{
+	st->done = s->evals;
+	st->planned = kopt_tune_search_expected(s);
+	if (s->best != SIZE_MAX) {
+		kopt_buf_reset(best_text);
+		kopt_tune_space_values(sp, s->best, values);
+		kopt_tune_config_text(best_text, c->k, values);
+		st->best = best_text->buf;
+		st->best_us = s->us[s->best];
+	}
+	st->elapsed_s = now_s() - c->start;
+	report(c->progress, st);
+}
+
 static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 		      const struct kopt_trial *t)
 {
@@ -404,17 +426,8 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 				st.phase = "cached";
 				st.last = texts[i].buf;
 				st.last_why = ok ? NULL : status_why(hit->status);
-				st.done = s.evals;
-				st.planned = kopt_tune_search_expected(&s);
-				if (s.best != SIZE_MAX) {
-					kopt_buf_reset(&best_text);
-					kopt_tune_space_values(&sp, s.best, values);
-					kopt_tune_config_text(&best_text, k, values);
-					st.best = best_text.buf;
-					st.best_us = s.us[s.best];
-				}
-				st.elapsed_s = now_s() - c->start;
-				report(c->progress, &st);
+				report_eval(c, &st, &s, &sp, values,
+					    &best_text);
 				continue;
 			}
 			kopt_tune_config_id(&id, k, values);
@@ -530,17 +543,7 @@ static int tune_trial(struct run_ctx *c, struct kopt_tuner_result *res,
 			st.last_why = strcmp(status, "ok") ?
 				      (tk->why ? tk->why : status_why(status)) :
 				      NULL;
-			st.done = s.evals;
-			st.planned = kopt_tune_search_expected(&s);
-			if (s.best != SIZE_MAX) {
-				kopt_buf_reset(&best_text);
-				kopt_tune_space_values(&sp, s.best, values);
-				kopt_tune_config_text(&best_text, k, values);
-				st.best = best_text.buf;
-				st.best_us = s.us[s.best];
-			}
-			st.elapsed_s = now_s() - c->start;
-			report(c->progress, &st);
+			report_eval(c, &st, &s, &sp, values, &best_text);
 		}
 		if (ntask)
 			fresh_s += now_s() - batch_start;

@@ -152,10 +152,11 @@ int kopt_target_evaluate(struct kopt_target_result *out,
 {
 	const struct kopt_trial *trial = kopt_config_trial(cfg, t->trial);
 	struct kopt_expr *expr = NULL;
-	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_error_catch why = KOPT_ERROR_CATCH_INIT;
 	const struct kopt_results_entry *best = NULL, *best_met = NULL;
 	const char *best_v = NULL, *met_v = NULL;
 	size_t i;
+	int ret;
 
 	memset(out, 0, sizeof(*out));
 	out->target = t;
@@ -163,11 +164,15 @@ int kopt_target_evaluate(struct kopt_target_result *out,
 	if (!trial)
 		return kopt_error("target '%s': unknown trial '%s'", t->text,
 				  t->trial);
-	if (kopt_expr_parse(&expr, t->expr, &err)) {
-		kopt_error("target '%s': %s", t->text, err.buf);
-		kopt_buf_release(&err);
+	kopt_error_catch(&why);
+	ret = kopt_expr_parse(&expr, t->expr, NULL, 0);
+	kopt_error_uncatch(&why);
+	if (ret) {
+		kopt_error("target '%s': %s", t->text, why.cause.buf);
+		kopt_error_catch_release(&why);
 		return KOPT_EINVALID;
 	}
+	kopt_error_catch_release(&why);
 	{
 		const char *m = simple_bound(expr, &out->bound);
 		if (m && strlen(m) < sizeof(out->metric))
@@ -175,6 +180,7 @@ int kopt_target_evaluate(struct kopt_target_result *out,
 		else
 			out->bound = NAN;
 	}
+	kopt_error_catch(&why);
 	for (i = 0; i < nr; i++) {
 		const struct kopt_results_entry *e;
 		double v;
@@ -187,15 +193,16 @@ int kopt_target_evaluate(struct kopt_target_result *out,
 			best = e;
 			best_v = results[i]->version;
 		}
-		kopt_buf_reset(&err);
+		/* not measured, or no number there: not met */
 		if (kopt_expr_eval(expr, kopt_results_expr_lookup, (void *)e,
-				   &v, &err) || v == 0)
+				   &v, NULL, 0) || v == 0)
 			continue;
 		if (!best_met || entry_duration(e) < entry_duration(best_met)) {
 			best_met = e;
 			met_v = results[i]->version;
 		}
 	}
+	kopt_error_catch_release(&why);
 	out->met = best_met != NULL;
 	if (best_met) {
 		best = best_met;
@@ -210,6 +217,5 @@ int kopt_target_evaluate(struct kopt_target_result *out,
 			out->value = NAN;
 	}
 	kopt_expr_free(expr);
-	kopt_buf_release(&err);
 	return 0;
 }

@@ -483,14 +483,30 @@ static uint64_t plan_passes(void)
 }
 
 /*
- * The last launch of a planned kernel at which its sample can begin:
- * in launch replay, the one that leaves a launch for every pass; in
- * kernel replay (launched fewer times than there are passes), its last.
+ * The last launch of a planned kernel at which its sample can begin: its
+ * last launch, in kernel replay.
  */
 static uint64_t last_start(const struct kopt_inject_kernel *k)
 {
+	return k->plan_calls - 1;
+}
+
+/*
+ * Whether a planned kernel's sample that begins at launch `index` is
+ * taken in kernel replay (every pass inside that launch call, CUPTI
+ * saving and restoring the memory around each) rather than in launch
+ * replay (one pass per launch, the program's own cache state, as ncu's
+ * application replay keeps it).  Launch replay needs a launch for every
+ * pass from `index` on; a kernel whose launch replay window was given up
+ * (another kernel's last launch needed the profiler) tries again in
+ * kernel replay at a later launch.
+ */
+static int plan_kernel_replay_at(const struct kopt_inject_kernel *k,
+				 uint64_t index)
+{
 	uint64_t p = plan_passes();
-	return k->plan_calls >= p ? k->plan_calls - p : k->plan_calls - 1;
+
+	return k->failed || index + p > k->plan_calls;
 }
 
 /* Whether launch number `index` of k may take a place in a window. */
@@ -504,7 +520,7 @@ static int wants_sample(struct kopt_inject_kernel *k, uint64_t index)
 		if (!k->in_plan || k->n_samples || k->planned || g.win.open ||
 		    index > last_start(k))
 			return 0;
-		k->plan_kernel_replay = k->plan_calls < plan_passes();
+		k->plan_kernel_replay = plan_kernel_replay_at(k, index);
 	} else if (index < g.cfg.warmup ||
 		   k->n_samples + k->failed + k->planned >= g.cfg.samples) {
 		return 0;
@@ -623,6 +639,8 @@ static void finish_window(void)
 		s->last_launch = sl->last_launch;
 		s->seconds = g.win.seconds / (double)n;
 		s->window = (unsigned)n;
+		s->kernel_replay = g.win_kernel_replay ||
+				   g.cfg.replay == KOPT_INJECT_REPLAY_KERNEL;
 		s->values = v;
 		check_values(k, s);
 	}

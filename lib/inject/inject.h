@@ -122,6 +122,7 @@ struct kopt_inject_sample {
 	uint64_t last_launch;	/* ... of the last pass */
 	double seconds;		/* its share of its window's host time */
 	unsigned window;	/* launches in its window (each pass) */
+	int kernel_replay;	/* every pass inside one launch call */
 	double *values;		/* one per profiler metric; NAN = none */
 	const char **rejected;	/* per metric: why its value is impossible */
 };

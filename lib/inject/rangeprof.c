@@ -319,7 +319,20 @@ int kopt_inject_rp_set_replay(struct kopt_inject_rp *rp,
 	rp->replay = mode;
 	kopt_inject_log("replay: %s", replay == KOPT_INJECT_REPLAY_KERNEL ?
 			"kernel" : "user");
-	return kopt_inject_rp_reset(rp);
+	/*
+	 * Another mode on the object that ran passes in the first one is
+	 * what CUPTI crashed on once (a PyTorch program, kernel replay after
+	 * user replay): a new object for the new mode.
+	 */
+	kopt_inject_rp_disable(rp);
+	free(rp->cdata);
+	rp->cdata = NULL;
+	if (target_setup(rp, rp->ctx) < 0) {
+		rp->state = KOPT_INJECT_RP_FAILED;
+		return -1;
+	}
+	rp->state = KOPT_INJECT_RP_READY;
+	return 0;
 }
 
 int kopt_inject_rp_reset(struct kopt_inject_rp *rp)

@@ -214,6 +214,8 @@ static cJSON *sample_json(const struct kopt_inject_sample *s)
 	cJSON_AddNumberToObject(o, "last_launch", (double)s->last_launch);
 	cJSON_AddNumberToObject(o, "seconds", s->seconds);
 	cJSON_AddNumberToObject(o, "window", s->window);
+	cJSON_AddStringToObject(o, "replay", s->kernel_replay ? "kernel" :
+				"launch");
 	m = cJSON_AddObjectToObject(o, "metrics");
 	for (size_t i = 0; i < g.rp.n_metrics; i++) {
 		if (s->rejected && s->rejected[i]) {

@@ -158,7 +158,11 @@ kopt/mla-decode/v5"
 	sum=$(printf '%s\n' "$output" | sed -n -E 's/^profiled v0 \(([0-9.]+)s\)$/\1/p; s/^  v[0-9]+ .* verify ([0-9.]+)s, .*/\1/p' |
 		awk '{ t += $1 } END { print t }')
 	bench=$(printf '%s\n' "$output" | sed -n -E 's/^time: .* benchmark runs ([0-9.]+)s, .*/\1/p')
-	awk -v b="$bench" -v s="$sum" 'BEGIN { exit !(b + 0.2 >= s && s >= 8) }'
+	# the designers' verifications overlap (one builds while the other
+	# runs): counted once, the benchmark time is at most the wall time
+	wall=$(printf '%s\n' "$output" | sed -n -E 's/^time: ([0-9.]+)s in all, .*/\1/p')
+	awk -v b="$bench" -v s="$sum" -v w="$wall" 'BEGIN { exit !(s >= 8 && b <= w + 0.1 && b >= 6) }'
+	assert_line --index 1 --regexp '^time: .*, the tool [0-9.]+s \([0-9.]+%\)$'
 }
 
 @test "--dry-run prints the plan and changes nothing" {

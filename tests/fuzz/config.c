@@ -40,7 +40,7 @@ static int lookup(void *data, const char *name, double *out)
 
 static void use(const struct kopt_config *cfg)
 {
-	struct kopt_buf err = KOPT_BUF_INIT, dir = KOPT_BUF_INIT;
+	struct kopt_buf dir = KOPT_BUF_INIT;
 	size_t k, t;
 	double v;
 
@@ -53,10 +53,10 @@ static void use(const struct kopt_config *cfg)
 			struct scope sc = { &cfg->trials[t], kn };
 			if (kn->flops)
 				kopt_expr_eval_string(kn->flops, lookup, &sc,
-						      &v, &err);
+						      &v, NULL, 0);
 			if (kn->bytes)
 				kopt_expr_eval_string(kn->bytes, lookup, &sc,
-						      &v, &err);
+						      &v, NULL, 0);
 		}
 		kopt_config_kernel(cfg, kn->name);
 		if (kn->source && !kopt_layout_init(&l, kn)) {
@@ -69,7 +69,6 @@ static void use(const struct kopt_config *cfg)
 		kopt_layout_release(&l);
 		kopt_buf_reset(&dir);
 	}
-	kopt_buf_release(&err);
 	kopt_buf_release(&dir);
 }
 

@@ -1,7 +1,8 @@
 /*
  * The expression language (lib/expr) and triggers (lib/trigger): parse
  * any text; evaluate what parses with every name bound, and a trigger
- * over a results entry with some metrics measured and others not.
+ * over a results entry with some metrics measured and others not.  A
+ * failure is reported once, a success not at all.
  */
 #include "fuzz.h"
 
@@ -22,26 +23,40 @@ static int lookup(void *data, const char *name, double *out)
 	return 0;
 }
 
+/* `ret` from a call made under `c`: one report when it failed, else none. */
+static void check_reported(struct kopt_error_catch *c, int ret)
+{
+	kopt_error_uncatch(c);
+	FUZZ_CHECK(c->errors == (ret != 0), "%d reports for %d", c->errors,
+		   ret);
+	kopt_error_catch_release(c);
+	kopt_error_catch(c);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct kopt_expr *e = NULL;
-	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_error_catch err = KOPT_ERROR_CATCH_INIT;
 	struct kopt_strvec names = KOPT_STRVEC_INIT, conj = KOPT_STRVEC_INIT;
 	struct kopt_trigger t;
 	struct kopt_trigger_result res = KOPT_TRIGGER_RESULT_INIT;
 	struct kopt_results_entry entry;
 	char *text;
 	double v;
+	int ret;
 
 	fuzz_init();
 	text = fuzz_copy(data, size, 1);
-	if (!kopt_expr_parse(&e, text, &err)) {
+	kopt_error_catch(&err);
+	ret = kopt_expr_parse(&e, text, "fuzz", 3);
+	check_reported(&err, ret);
+	if (!ret) {
 		kopt_expr_names(e, &names);
 		kopt_expr_is_comparison(e);
-		kopt_expr_eval(e, lookup, NULL, &v, &err);
+		ret = kopt_expr_eval(e, lookup, NULL, &v, NULL, 0);
+		check_reported(&err, ret);
 		kopt_expr_free(e);
 	}
-	kopt_buf_reset(&err);
 
 	memset(&t, 0, sizeof(t));
 	kopt_results_entry_init(&entry);
@@ -49,19 +64,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	entry.s = 16;
 	entry.t = 4096;
 	entry.metrics[0] = 41.3;
-	if (!kopt_trigger_parse(&t, text, 3, &err)) {
+	ret = kopt_trigger_parse(&t, text, "fuzz", 3);
+	check_reported(&err, ret);
+	if (!ret) {
 		kopt_trigger_conjuncts(&t, &conj);
-		kopt_trigger_eval(&res, &t, kopt_trigger_entry_lookup, &entry,
-				  "fuzz");
+		ret = kopt_trigger_eval(&res, &t, kopt_trigger_entry_lookup,
+					&entry, "fuzz");
+		check_reported(&err, ret);
 		FUZZ_CHECK(res.truth == KOPT_TRUTH_UNKNOWN || !isnan(res.margin),
 			   "a known truth with no margin");
 		kopt_trigger_result_release(&res);
 		kopt_trigger_release(&t);
 	}
+	kopt_error_catch_release(&err);
 	kopt_results_entry_release(&entry);
 	kopt_strvec_clear(&names);
 	kopt_strvec_clear(&conj);
-	kopt_buf_release(&err);
 	free(text);
 	return 0;
 }

@@ -336,6 +336,21 @@ static void test_not_measured(void **state)
 	assert_near(e.stages[0].duration_us.median, 70.336);
 	assert_near(e.stages[0].dram_pct, 77.87767105854965);
 	kopt_results_entry_release(&e);
+	/*
+	 * a PyTorch forward pass whose second run sampled every kernel
+	 * launched too few times (kernel replay beside launch replay)
+	 */
+	kopt_results_entry_init(&e);
+	assert_int_equal(kopt_capture_read_file(&e, FIX "torch-forward.json",
+						"*"), 0);
+	assert_int_equal(e.stages_nr, 12);
+	for (size_t i = 0; i < e.stages_nr; i++) {
+		assert_null(e.stages[i].not_measured);
+		assert_false(isnan(e.stages[i].dram_pct));
+	}
+	kopt_results_entry_release(&e);
+	assert_int_equal(kopt_capture_needs_second_run(FIX "torch-forward.json",
+						       "*"), 0);
 }
 
 static void test_second_run_needed(void **state)

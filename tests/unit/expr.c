@@ -22,26 +22,38 @@ static int lookup(void *data, const char *name, double *out)
 
 static double eval_ok(const char *text)
 {
-	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_error_catch err = KOPT_ERROR_CATCH_INIT;
 	double v = -12345;
-	int ret = kopt_expr_eval_string(text, lookup, NULL, &v, &err);
+	int ret;
 
+	kopt_error_catch(&err);
+	ret = kopt_expr_eval_string(text, lookup, NULL, &v, ".kopt", 3);
+	kopt_error_uncatch(&err);
 	if (ret)
-		fail_msg("'%s': %s", text, err.buf);
-	kopt_buf_release(&err);
+		fail_msg("'%s': %s", text, err.text.buf);
+	assert_int_equal(err.errors, 0);
+	kopt_error_catch_release(&err);
 	return v;
 }
 
+/* Fails with `want` in the cause, reported once at .kopt:3. */
 static int eval_err(const char *text, const char *want)
 {
-	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_error_catch err = KOPT_ERROR_CATCH_INIT;
 	double v;
-	int ret = kopt_expr_eval_string(text, lookup, NULL, &v, &err);
+	int ret;
 
+	kopt_error_catch(&err);
+	ret = kopt_expr_eval_string(text, lookup, NULL, &v, ".kopt", 3);
+	kopt_error_uncatch(&err);
 	assert_int_not_equal(ret, 0);
-	if (!strstr(err.buf, want))
-		fail_msg("'%s': got '%s', want '%s'", text, err.buf, want);
-	kopt_buf_release(&err);
+	assert_int_equal(err.errors, 1);
+	if (!strstr(err.cause.buf, want))
+		fail_msg("'%s': got '%s', want '%s'", text, err.cause.buf,
+			 want);
+	if (strncmp(err.text.buf, ".kopt:3: column ", 16))
+		fail_msg("'%s': reported as '%s'", text, err.text.buf);
+	kopt_error_catch_release(&err);
 	return ret;
 }
 
@@ -85,15 +97,35 @@ static void test_errors(void **state)
 	eval_err("2 < 1e3084", "column 5: number too large");
 }
 
+/* Without a place, a message is the cause alone. */
+static void test_no_place(void **state)
+{
+	struct kopt_error_catch err = KOPT_ERROR_CATCH_INIT;
+	struct kopt_expr *e;
+	double v;
+
+	(void)state;
+	kopt_error_catch(&err);
+	assert_int_equal(kopt_expr_parse(&e, "1 +", NULL, 0), KOPT_EINVALID);
+	assert_null(e);
+	assert_int_equal(kopt_expr_eval_string("x * 2", lookup, NULL, &v,
+					       NULL, 0), KOPT_ENOTFOUND);
+	kopt_error_uncatch(&err);
+	assert_string_equal(err.text.buf, "column 4: expected a value at end "
+			    "of expression; column 1: unknown name 'x'");
+	assert_string_equal(err.cause.buf, "column 4: expected a value at "
+			    "end of expression");
+	kopt_error_catch_release(&err);
+}
+
 static void test_names(void **state)
 {
-	struct kopt_buf err = KOPT_BUF_INIT;
 	struct kopt_strvec names = KOPT_STRVEC_INIT;
 	struct kopt_expr *e;
 
 	(void)state;
 	assert_int_equal(kopt_expr_parse(&e, "dram_pct > 70 and dram_pct < "
-					 "90 or waves < 1", &err), 0);
+					 "90 or waves < 1", NULL, 0), 0);
 	kopt_expr_names(e, &names);
 	assert_int_equal(names.nr, 2);
 	assert_string_equal(names.v[0], "dram_pct");
@@ -101,7 +133,6 @@ static void test_names(void **state)
 	assert_false(kopt_expr_is_comparison(e));
 	kopt_expr_free(e);
 	kopt_strvec_clear(&names);
-	kopt_buf_release(&err);
 }
 
 int main(void)
@@ -110,6 +141,7 @@ int main(void)
 		cmocka_unit_test(test_arithmetic),
 		cmocka_unit_test(test_logic),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_no_place),
 		cmocka_unit_test(test_names),
 	};
 

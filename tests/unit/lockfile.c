@@ -204,6 +204,34 @@ static void test_missing_directory(void **state)
 	free(path);
 }
 
+static void test_read_file(void **state)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+	char *file = at("read-me"), *sub = at("read-dir"), *none = at("absent");
+	char *msg;
+
+	(void)state;
+	write_plain(file, "two\n");
+	kopt_buf_addstr(&sb, "one\n");
+	assert_int_equal(kopt_read_file(&sb, file, NULL), 0);
+	assert_string_equal(sb.buf, "one\ntwo\n");
+	/* missing: not an error here, the caller decides */
+	assert_int_equal(kopt_read_file(&sb, none, NULL),
+			 KOPT_ENOTFOUND);
+	assert_string_equal(messages.buf, "");
+	/* a directory opens but does not read: reported, buffer kept */
+	assert_int_equal(mkdir(sub, 0755), 0);
+	assert_int_equal(kopt_read_file(&sb, sub, "the label"), -1);
+	msg = kopt_xstrfmt("error: cannot read 'the label': Is a directory\n");
+	assert_string_equal(messages.buf, msg);
+	assert_string_equal(sb.buf, "one\ntwo\n");
+	kopt_buf_release(&sb);
+	free(msg);
+	free(file);
+	free(sub);
+	free(none);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +242,7 @@ int main(void)
 		MESSAGES_TEST(test_write_file_atomic_makes_parents),
 		MESSAGES_TEST(test_file_in_the_way),
 		MESSAGES_TEST(test_missing_directory),
+		MESSAGES_TEST(test_read_file),
 	};
 	struct kopt_buf cmd = KOPT_BUF_INIT;
 	int ret;

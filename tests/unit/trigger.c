@@ -31,27 +31,37 @@ static int lookup(void *data, const char *name, double *out)
 
 static void parse_ok(struct kopt_trigger *t, const char *text)
 {
-	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_error_catch err = KOPT_ERROR_CATCH_INIT;
 
-	if (kopt_trigger_parse(t, text, 7, &err))
-		fail_msg("'%s': %s", text, err.buf);
+	kopt_error_catch(&err);
+	if (kopt_trigger_parse(t, text, "catalog.md", 7))
+		fail_msg("'%s': %s", text, err.text.buf);
+	kopt_error_uncatch(&err);
+	assert_int_equal(err.errors, 0);
 	assert_string_equal(t->text, text);
 	assert_int_equal(t->line, 7);
-	kopt_buf_release(&err);
+	kopt_error_catch_release(&err);
 }
 
+/* Fails with `want` in the cause, reported once at catalog.md:1. */
 static void parse_err(const char *text, const char *want)
 {
-	struct kopt_buf err = KOPT_BUF_INIT;
+	struct kopt_error_catch err = KOPT_ERROR_CATCH_INIT;
 	struct kopt_trigger t;
 
-	assert_int_equal(kopt_trigger_parse(&t, text, 1, &err),
+	kopt_error_catch(&err);
+	assert_int_equal(kopt_trigger_parse(&t, text, "catalog.md", 1),
 			 KOPT_EINVALID);
-	if (!strstr(err.buf, want))
-		fail_msg("'%s': got '%s', want '%s'", text, err.buf, want);
+	kopt_error_uncatch(&err);
+	assert_int_equal(err.errors, 1);
+	if (!strstr(err.cause.buf, want))
+		fail_msg("'%s': got '%s', want '%s'", text, err.cause.buf,
+			 want);
+	if (strncmp(err.text.buf, "catalog.md:1: ", 14))
+		fail_msg("'%s': reported as '%s'", text, err.text.buf);
 	assert_null(t.expr);
 	assert_null(t.text);
-	kopt_buf_release(&err);
+	kopt_error_catch_release(&err);
 }
 
 static void test_parse(void **state)
@@ -205,6 +215,17 @@ static void test_eval_error(void **state)
 	kopt_error_uncatch(&caught);
 	assert_string_equal(caught.text.buf, "catalog.md:7: trigger `1 / waves "
 			    "> 2`: column 3: division by zero");
+	kopt_error_catch_release(&caught);
+	kopt_trigger_release(&t);
+
+	/* an unmeasured side does not join the other side's failure */
+	parse_ok(&t, "dram_pct > 1 / waves");
+	kopt_error_catch(&caught);
+	assert_int_equal(kopt_trigger_eval(&r, &t, lookup, (void *)m,
+					   "catalog.md"), KOPT_EINVALID);
+	kopt_error_uncatch(&caught);
+	assert_string_equal(caught.text.buf, "catalog.md:7: trigger `dram_pct "
+			    "> 1 / waves`: column 14: division by zero");
 	kopt_error_catch_release(&caught);
 	kopt_trigger_release(&t);
 	kopt_trigger_result_release(&r);
