@@ -488,6 +488,15 @@ static void read_stage(struct reader *rd, const cJSON *obj,
 	get_number(rd, obj, "smem_bytes", &st->smem_bytes, 0);
 	get_number(rd, obj, "waves", &st->waves, 0);
 	get_string(rd, obj, "not_measured", &st->not_measured, 0);
+	{
+		const cJSON *r = field(obj, "replay");
+		if (r && !cJSON_IsNull(r) && !(cJSON_IsString(r) &&
+		    (!strcmp(r->valuestring, "kernel") ||
+		     !strcmp(r->valuestring, "launch"))))
+			bad(rd, "replay", "expected \"kernel\" or \"launch\"");
+		st->kernel_replay = cJSON_IsString(r) &&
+				    !strcmp(r->valuestring, "kernel");
+	}
 }
 
 static void read_opportunity(struct reader *rd, const cJSON *obj,
@@ -898,6 +907,8 @@ static cJSON *entry_json(const struct kopt_results_entry *e)
 		add_num(s, "smem_bytes", st->smem_bytes);
 		add_num(s, "waves", st->waves);
 		add_str(s, "not_measured", st->not_measured, 0);
+		if (st->kernel_replay)
+			cJSON_AddStringToObject(s, "replay", "kernel");
 	}
 
 	c = cJSON_AddObjectToObject(o, "metrics");
@@ -1205,7 +1216,9 @@ void kopt_results_derive_metrics(struct kopt_results_entry *e)
 	fill(&e->metrics[KOPT_METRIC_TC_PCT], dom->tc_pct);
 	fill(&e->metrics[KOPT_METRIC_DRAM_PCT], dom->dram_pct);
 	fill(&e->metrics[KOPT_METRIC_OCC_PCT], dom->occ_pct);
-	fill(&e->metrics[KOPT_METRIC_L2_HIT_PCT], dom->l2_hit_pct);
+	/* kernel replay's L2 hit rate is not the program's: no trigger */
+	if (!dom->kernel_replay)
+		fill(&e->metrics[KOPT_METRIC_L2_HIT_PCT], dom->l2_hit_pct);
 	fill(&e->metrics[KOPT_METRIC_SPILL_BYTES], dom->spill_bytes);
 	fill(&e->metrics[KOPT_METRIC_REGS], dom->regs);
 	fill(&e->metrics[KOPT_METRIC_WAVES], dom->waves);

@@ -278,6 +278,15 @@ static void test_derive(void **state)
 	assert_true(e.metrics[KOPT_METRIC_WAVES] == 2.5);
 	assert_true(isnan(e.metrics[KOPT_METRIC_TC_PCT]));
 	assert_true(e.spread_pct == 10.0);
+	/* no L2 hit rate from a stage sampled in kernel replay */
+	st->l2_hit_pct = 20;
+	st->kernel_replay = 1;
+	e.metrics[KOPT_METRIC_L2_HIT_PCT] = NAN;
+	kopt_results_derive_metrics(&e);
+	assert_true(isnan(e.metrics[KOPT_METRIC_L2_HIT_PCT]));
+	st->kernel_replay = 0;
+	kopt_results_derive_metrics(&e);
+	assert_true(e.metrics[KOPT_METRIC_L2_HIT_PCT] == 20);
 	kopt_results_entry_release(&e);
 }
 
@@ -410,6 +419,30 @@ static void test_stage_without_duration(void **state)
 	kopt_buf_release(&out);
 }
 
+/* "replay": "kernel" on a stage is read and written back */
+static void test_stage_kernel_replay(void **state)
+{
+	struct kopt_results r = KOPT_RESULTS_INIT, back = KOPT_RESULTS_INIT;
+	struct kopt_buf out = KOPT_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(kopt_results_read_file(&r, FIX "v1.json", NULL, NULL),
+			 0);
+	assert_int_equal(r.entries[0].stages[0].kernel_replay, 0);
+	kopt_results_format(&out, &r);
+	assert_null(strstr(out.buf, "\"replay\":\t\"kernel\""));
+	r.entries[0].stages[0].kernel_replay = 1;
+	kopt_buf_reset(&out);
+	kopt_results_format(&out, &r);
+	assert_non_null(strstr(out.buf, "\"replay\":\t\"kernel\""));
+	assert_int_equal(kopt_results_parse(&back, out.buf, out.len, "out",
+					    NULL, NULL), 0);
+	assert_int_equal(back.entries[0].stages[0].kernel_replay, 1);
+	kopt_results_release(&r);
+	kopt_results_release(&back);
+	kopt_buf_release(&out);
+}
+
 /* unknown members outlive the parsed tree, and are written back */
 static void test_unknown_members_kept(void **state)
 {
@@ -450,6 +483,7 @@ int main(void)
 		MESSAGES_TEST(test_round_trip),
 		MESSAGES_TEST(test_unknown_members_kept),
 		MESSAGES_TEST(test_stage_without_duration),
+		MESSAGES_TEST(test_stage_kernel_replay),
 		MESSAGES_TEST(test_put_replaces_same_identity),
 		MESSAGES_TEST(test_put_keeps_other_devices),
 		MESSAGES_TEST(test_copy),
