@@ -650,8 +650,10 @@ int kopt_scaffold_recover(enum kopt_scaffold_recovery *out, char **branch,
 	*out = KOPT_SCAFFOLD_NONE;
 	*branch = NULL;
 	ret = kopt_journal_read(&j, repo, "design");
-	if (ret == KOPT_ENOTFOUND)
+	if (ret == KOPT_ENOTFOUND) {
+		kopt_journal_release(&j);
 		return 0;
+	}
 	if (ret)
 		goto done;
 	name = kopt_journal_get(&j, "branch");
