@@ -132,9 +132,19 @@ static void test_default_branch(void **state)
 	assert_int_equal(kopt_repo_default_branch(&name, f->repo), 0);
 	assert_string_equal(name, "refs/heads/master");
 	free(name);
+	/*
+	 * master renamed to topic, by hand: libgit2's git_branch_move()
+	 * leaks a regex match of its config rename
+	 */
 	assert_int_equal(git_reference_lookup(&ref, f->repo,
 					      "refs/heads/master"), 0);
-	assert_int_equal(git_branch_move(&moved, ref, "topic", 0), 0);
+	assert_int_equal(git_reference_create(&moved, f->repo,
+					      "refs/heads/topic",
+					      git_reference_target(ref), 0,
+					      NULL), 0);
+	assert_int_equal(git_repository_set_head(f->repo, "refs/heads/topic"),
+			 0);
+	assert_int_equal(git_reference_delete(ref), 0);
 	git_reference_free(moved);
 	git_reference_free(ref);
 	assert_int_equal(kopt_repo_default_branch(&name, f->repo),
