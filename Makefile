@@ -29,8 +29,10 @@ CUDA_HOME ?= /usr/local/cuda
 
 PKGS = libgit2 libcmark-gfm libcurl libcjson
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) \
-	-lcmark-gfm-extensions -ldl -lm
+# libcurl is loaded by lib/http on the first request (its headers only
+# here), so that a run that never connects does not pay for loading it.
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(filter-out libcurl,$(PKGS)) \
+	2>/dev/null) -lcmark-gfm-extensions -ldl -lm
 
 KOPT_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
 	-Wno-missing-field-initializers \

@@ -14,6 +14,7 @@
 #include <git2.h>
 
 #include "builtin.h"
+#include "gitinit.h"
 #include "hooks.h"
 #include "term-progress.h"
 #include "version.h"
@@ -255,12 +256,19 @@ int main(int argc, const char **argv)
 			"'git kopt -h'.\n", argv[0]);
 		return 129;
 	}
-	git_libgit2_init();
+	kopt_gitinit();
 	/*
 	 * As git does, trust the object database on reading: hashing every
 	 * object read again made the hooks and check pay twice for each.
 	 */
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
+	/*
+	 * libgit2 keeps no tree over 4 KiB in its object cache, and
+	 * docs/kernels/ of 500 kernels is 40: status looked each kernel's
+	 * files up from HEAD's root and inflated that tree again each time.
+	 */
+	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_TREE,
+			 (size_t)4 << 20);
 	kopt_progress_terminal(1);
 	ctx.prefix = "";
 	/* -h works anywhere, before the repository is looked for */

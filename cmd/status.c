@@ -23,6 +23,7 @@
 #include "builtin.h"
 #include "cycle.h"
 #include "devlog.h"
+#include "history.h"
 #include "hooks.h"
 #include "index.h"
 #include "learn.h"
@@ -64,61 +65,6 @@ struct row {
 	char *skip;             /* a Kopt-Learn: skip reason */
 	struct kopt_buf next;
 };
-
-/* Trailers of the history of HEAD, for the newest versions. */
-struct history {
-	struct kopt_strvec learned;     /* "kernel/version" */
-	struct kopt_strvec skipped;     /* "kernel/version\treason" */
-};
-
-#define HISTORY_LIMIT 5000
-
-static void read_history(git_repository *repo, struct history *h)
-{
-	git_revwalk *walk = NULL;
-	git_oid id;
-	int n = 0;
-
-	if (!kopt_repo_has_commits(repo) || git_revwalk_new(&walk, repo) < 0 ||
-	    git_revwalk_push_head(walk) < 0) {
-		git_error_clear();
-		git_revwalk_free(walk);
-		return;
-	}
-	while (n++ < HISTORY_LIMIT && !git_revwalk_next(&id, walk)) {
-		struct kopt_trailers t = KOPT_TRAILERS_INIT;
-		git_commit *c = NULL;
-		const char *k, *v, *step, *learn;
-		if (git_commit_lookup(&c, repo, &id) < 0)
-			break;
-		if (!kopt_trailers_parse(&t, git_commit_message(c), 0) &&
-		    (k = kopt_trailers_get(&t, KOPT_TRAILER_KERNEL)) &&
-		    (v = kopt_trailers_get(&t, KOPT_TRAILER_VERSION))) {
-			step = kopt_trailers_get(&t, KOPT_TRAILER_STEP);
-			learn = kopt_trailers_learn_skip(&t);
-			if (kopt_step_parse(step) == KOPT_STEP_LEARN)
-				kopt_strvec_pushf(&h->learned, "%s/%s", k, v);
-			if (learn)
-				kopt_strvec_pushf(&h->skipped, "%s/%s\t%s", k, v,
-						  learn);
-		}
-		kopt_trailers_release(&t);
-		git_commit_free(c);
-	}
-	git_error_clear();
-	git_revwalk_free(walk);
-}
-
-static const char *skip_reason(const struct history *h, const char *kv)
-{
-	size_t i, n = strlen(kv);
-
-	for (i = 0; i < h->skipped.nr; i++)
-		if (!strncmp(h->skipped.v[i], kv, n) &&
-		    h->skipped.v[i][n] == '\t')
-			return h->skipped.v[i] + n + 1;
-	return NULL;
-}
 
 static void add_unique(struct kopt_strvec *v, const char *s)
 {
@@ -301,7 +247,7 @@ static void newer_with_numbers(struct row *r, const struct kopt_analysis *a)
 
 static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		       const struct kopt_kernel *k, git_tree *head,
-		       const struct history *h, const struct kopt_source *src,
+		       const struct kopt_history *h, const struct kopt_source *src,
 		       struct row *r)
 {
 	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
@@ -332,7 +278,7 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	all = kopt_analysis_numbers(&a, &nr);
 	kopt_buf_addf(&kv, "%s/%s", k->name, r->version);
 	r->learned = kopt_strvec_has(&h->learned, kv.buf);
-	skip = skip_reason(h, kv.buf);
+	skip = kopt_history_skip(h, kv.buf);
 	r->skip = skip ? kopt_strdup(skip) : NULL;
 	res = kopt_analysis_find(&a, r->version);
 	if (res && !res->has_results)
@@ -429,7 +375,7 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 		OPT_END()
 	};
 	const struct kopt_config *cfg;
-	struct history h = { KOPT_STRVEC_INIT, KOPT_STRVEC_INIT };
+	struct kopt_history h = KOPT_HISTORY_INIT;
 	struct kopt_source src;
 	struct row *rows;
 	git_tree *head = NULL;
@@ -441,7 +387,7 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 	cfg = kopt_ctx_config_or_die(ctx);
 	if (kopt_repo_has_commits(ctx->repo))
 		kopt_lib_or_die(kopt_repo_rev_tree(&head, ctx->repo, "HEAD"));
-	read_history(ctx->repo, &h);
+	kopt_history_read(&h, ctx->repo);
 	rows = kopt_calloc(cfg->kernels_nr + 1, sizeof(*rows));
 	/* the kernels analyze reads, through its cache */
 	kopt_source_worktree_cached(&src, ctx->repo, ctx->top);
@@ -459,8 +405,7 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 		kopt_buf_release(&rows[i].next);
 	}
 	free(rows);
-	kopt_strvec_clear(&h.learned);
-	kopt_strvec_clear(&h.skipped);
+	kopt_history_release(&h);
 	git_tree_free(head);
 	return 0;
 }

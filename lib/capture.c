@@ -82,6 +82,21 @@ static double sampled(const cJSON *profiled, const char *metric)
 	return quantile(v, n, 0.5);
 }
 
+/* Whether there are samples, each taken in kernel replay. */
+static int all_kernel_replay(const cJSON *profiled)
+{
+	const cJSON *s;
+	int n = 0;
+
+	cJSON_ArrayForEach(s, profiled) {
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(s, "replay");
+		if (!cJSON_IsString(r) || strcmp(r->valuestring, "kernel"))
+			return 0;
+		n++;
+	}
+	return n > 0;
+}
+
 static void triple(long out[3], const cJSON *a)
 {
 	int i;
@@ -283,6 +298,7 @@ static int parse_stage(struct kopt_results_stage *st, const cJSON *k,
 		st->dram_bytes = rd + wr;
 	st->occ_pct = sampled(prof, M_OCC);
 	st->l2_hit_pct = sampled(prof, M_L2);
+	st->kernel_replay = all_kernel_replay(prof);
 	ld = sampled(prof, M_LOCAL_LD);
 	sto = sampled(prof, M_LOCAL_ST);
 	if (!isnan(ld) && !isnan(sto))

@@ -6,7 +6,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <dlfcn.h>
+
 #include <cjson/cJSON.h>
+/* calls go through the table below, not curl.h's checking macros */
+#define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
 
 #include "error.h"
@@ -20,13 +24,63 @@
 #define DEFAULT_MAX_WAIT_MS 60000L
 #define MASK "***"
 
+#ifndef KOPT_LIBCURL
+#define KOPT_LIBCURL "libcurl.so.4"
+#endif
+
+/*
+ * libcurl and the two dozen libraries it needs are loaded on the first
+ * request, not at the start of every git-kopt run: linked in, their
+ * relocations cost each command, even one that never connects, more
+ * than the command's own work.
+ */
+static struct {
+	CURLcode (*global_init)(long);
+	CURL *(*easy_init)(void);
+	void (*easy_reset)(CURL *);
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+	CURLcode (*easy_perform)(CURL *);
+	const char *(*easy_strerror)(CURLcode);
+	void (*easy_cleanup)(CURL *);
+	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+	void (*slist_free_all)(struct curl_slist *);
+} curl;
+
 static int global_done;
+
+static int load_sym(void *lib, void *out, size_t size, const char *name)
+{
+	void *sym = dlsym(lib, name);
+
+	if (!sym)
+		return -1;
+	memcpy(out, &sym, size);
+	return 0;
+}
+
+#define LOAD(lib, field) \
+	load_sym(lib, &curl.field, sizeof(curl.field), "curl_" #field)
 
 static int global_init(void)
 {
+	void *lib;
+
 	if (global_done)
 		return 0;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT))
+	lib = dlopen(KOPT_LIBCURL, RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		return kopt_error("cannot load libcurl: %s", dlerror());
+	if (LOAD(lib, global_init) || LOAD(lib, easy_init) ||
+	    LOAD(lib, easy_reset) || LOAD(lib, easy_setopt) ||
+	    LOAD(lib, easy_getinfo) || LOAD(lib, easy_perform) ||
+	    LOAD(lib, easy_strerror) || LOAD(lib, easy_cleanup) ||
+	    LOAD(lib, slist_append) || LOAD(lib, slist_free_all)) {
+		dlclose(lib);
+		return kopt_error("cannot load libcurl: '%s' lacks a function "
+				  "git-kopt needs", KOPT_LIBCURL);
+	}
+	if (curl.global_init(CURL_GLOBAL_DEFAULT))
 		return kopt_error("cannot initialise libcurl");
 	global_done = 1;
 	return 0;
@@ -352,68 +406,68 @@ static int prepare(struct kopt_http *h, const struct kopt_http_request *req,
 	char *ct;
 	size_t i;
 
-	curl_easy_reset(c);
-	curl_easy_setopt(c, CURLOPT_URL, req->url);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	curl.easy_reset(c);
+	curl.easy_setopt(c, CURLOPT_URL, req->url);
+	curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl.easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
 #if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl.easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 #else
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS,
+	curl.easy_setopt(c, CURLOPT_PROTOCOLS,
 			 (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS,
+	curl.easy_setopt(c, CURLOPT_REDIR_PROTOCOLS,
 			 (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 3L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
+	curl.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl.easy_setopt(c, CURLOPT_MAXREDIRS, 3L);
+	curl.easy_setopt(c, CURLOPT_TIMEOUT_MS,
 			 h->timeout_ms > 0 ? h->timeout_ms : DEFAULT_TIMEOUT_MS);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+	curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
 			 h->connect_timeout_ms > 0 ? h->connect_timeout_ms :
 			 DEFAULT_CONNECT_TIMEOUT_MS);
-	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+	curl.easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
 	if ((ca = env("CURL_CA_BUNDLE")) || (ca = env("SSL_CERT_FILE")))
-		curl_easy_setopt(c, CURLOPT_CAINFO, ca);
+		curl.easy_setopt(c, CURLOPT_CAINFO, ca);
 	if ((ca = env("SSL_CERT_DIR")))
-		curl_easy_setopt(c, CURLOPT_CAPATH, ca);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, res);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, res);
+		curl.easy_setopt(c, CURLOPT_CAPATH, ca);
+	curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl.easy_setopt(c, CURLOPT_WRITEDATA, res);
+	curl.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl.easy_setopt(c, CURLOPT_HEADERDATA, res);
 	if (h->user_agent)
-		curl_easy_setopt(c, CURLOPT_USERAGENT, h->user_agent);
+		curl.easy_setopt(c, CURLOPT_USERAGENT, h->user_agent);
 	else
-		curl_easy_setopt(c, CURLOPT_USERAGENT,
+		curl.easy_setopt(c, CURLOPT_USERAGENT,
 				 "git-kopt/" KOPT_VERSION);
 
 	if (!strcmp(req->method, "GET"))
-		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+		curl.easy_setopt(c, CURLOPT_HTTPGET, 1L);
 	else if (!strcmp(req->method, "HEAD"))
-		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+		curl.easy_setopt(c, CURLOPT_NOBODY, 1L);
 	else
-		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req->method);
+		curl.easy_setopt(c, CURLOPT_CUSTOMREQUEST, req->method);
 	if (req->body) {
 		size_t n = req->body_len ? req->body_len : strlen(req->body);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+		curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
 				 (curl_off_t)n);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, req->body);
+		curl.easy_setopt(c, CURLOPT_POSTFIELDS, req->body);
 		if (strcmp(req->method, "POST"))
-			curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST,
+			curl.easy_setopt(c, CURLOPT_CUSTOMREQUEST,
 					 req->method);
 		ct = kopt_xstrfmt("Content-Type: %s", req->content_type ?
 				  req->content_type : "application/json");
-		l = curl_slist_append(l, ct);
+		l = curl.slist_append(l, ct);
 		free(ct);
 	}
 	/* no "Expect: 100-continue" round trip before a body */
-	l = curl_slist_append(l, "Expect:");
+	l = curl.slist_append(l, "Expect:");
 	if (h->auth_header)
-		l = curl_slist_append(l, h->auth_header);
+		l = curl.slist_append(l, h->auth_header);
 	for (i = 0; i < req->headers.nr; i++)
-		l = curl_slist_append(l, req->headers.v[i]);
+		l = curl.slist_append(l, req->headers.v[i]);
 	*hdrs = l;
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, l);
+	curl.easy_setopt(c, CURLOPT_HTTPHEADER, l);
 	return 0;
 }
 
@@ -423,7 +477,7 @@ static long retry_after_ms(CURL *c)
 	curl_off_t ra = -1;
 
 #if LIBCURL_VERSION_NUM >= 0x074200
-	if (curl_easy_getinfo(c, CURLINFO_RETRY_AFTER, &ra) != CURLE_OK)
+	if (curl.easy_getinfo(c, CURLINFO_RETRY_AFTER, &ra) != CURLE_OK)
 		ra = -1;
 #endif
 	/* 0 is libcurl's "no header": the backoff decides then */
@@ -454,7 +508,7 @@ int kopt_http_send(struct kopt_http *h, const struct kopt_http_request *req,
 			    req->url);
 	if (global_init())
 		return -1;
-	if (!h->curl && !(h->curl = curl_easy_init()))
+	if (!h->curl && !(h->curl = curl.easy_init()))
 		return kopt_error("cannot start libcurl");
 
 	out->attempts = 0;
@@ -468,12 +522,12 @@ int kopt_http_send(struct kopt_http *h, const struct kopt_http_request *req,
 		out->status = 0;
 		errbuf[0] = '\0';
 		prepare(h, req, out, &hdrs, errbuf);
-		rc = curl_easy_perform(h->curl);
-		curl_slist_free_all(hdrs);
+		rc = curl.easy_perform(h->curl);
+		curl.slist_free_all(hdrs);
 		h->sent++;
 		out->attempts++;
 		if (rc == CURLE_OK) {
-			curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE,
+			curl.easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE,
 					  &out->status);
 			wait = retry_after_ms(h->curl);
 			again = out->status >= 500 || out->status == 429 ||
@@ -499,7 +553,7 @@ int kopt_http_send(struct kopt_http *h, const struct kopt_http_request *req,
 	if (rc != CURLE_OK)
 		return fail(h, -1, "%s %s: %s (after %d attempt%s)",
 			    req->method, req->url,
-			    *errbuf ? errbuf : curl_easy_strerror(rc),
+			    *errbuf ? errbuf : curl.easy_strerror(rc),
 			    out->attempts, out->attempts > 1 ? "s" : "");
 	if (out->status >= 200 && out->status < 300)
 		return 0;
@@ -554,7 +608,7 @@ void kopt_http_release(struct kopt_http *h)
 	size_t i;
 
 	if (h->curl)
-		curl_easy_cleanup(h->curl);
+		curl.easy_cleanup(h->curl);
 	h->curl = NULL;
 	if (h->auth_header)
 		wipe(h->auth_header);

@@ -122,6 +122,13 @@ void kopt_profile_unmeasured(struct kopt_buf *out,
 			kopt_buf_addf(out, "- '%s': %s not measured (no valid "
 				      "value in its samples).\n", st->name,
 				      names.buf);
+		if (st->kernel_replay)
+			kopt_buf_addf(out, "- '%s': its L2 hit rate and DRAM "
+				      "traffic not measured in the program's "
+				      "cache state (sampled in kernel replay: "
+				      "its memory restored before each pass); "
+				      "shown, no L2 conclusion drawn.\n",
+				      st->name);
 	}
 	kopt_buf_release(&names);
 }
@@ -141,7 +148,8 @@ void kopt_profile_stage_issue(struct kopt_buf *out,
 		kopt_buf_addstr(out, "--");
 	else if (HAS(st->occ_pct) && st->occ_pct < KOPT_HEALTHY_OCC_PCT)
 		kopt_buf_addf(out, "low occupancy (%.1f%%)", st->occ_pct);
-	else if (HAS(st->l2_hit_pct) && st->l2_hit_pct < KOPT_HEALTHY_L2_HIT_PCT)
+	else if (HAS(st->l2_hit_pct) && !st->kernel_replay &&
+		 st->l2_hit_pct < KOPT_HEALTHY_L2_HIT_PCT)
 		kopt_buf_addf(out, "poor L2 reuse (%.1f%% hit)", st->l2_hit_pct);
 	else if (!strcmp(kopt_profile_stage_bottleneck(st), "Latency-bound"))
 		kopt_buf_addstr(out, "neither DRAM nor tensor cores busy");
@@ -272,7 +280,7 @@ void kopt_profile_metric_opportunities(struct kopt_results_entry *e)
 				"registers or shared memory per block",
 				fmin(room, 15 * share), trig);
 	}
-	if (!saturated && HAS(st->l2_hit_pct) &&
+	if (!saturated && HAS(st->l2_hit_pct) && !st->kernel_replay &&
 	    st->l2_hit_pct < KOPT_HEALTHY_L2_HIT_PCT) {
 		snprintf(trig, sizeof(trig), "l2_hit_pct=%.1f", st->l2_hit_pct);
 		add_opportunity(e, "Improve L2 reuse: swizzled block order, "

@@ -45,8 +45,10 @@ void kopt_profile_stage_issue(struct kopt_buf *out,
 void kopt_profile_classify(struct kopt_results_entry *e);
 /*
  * One line per stage with something not measured: "- 'name': not
- * measured: <why>." or "- 'name': l2_hit_pct not measured ...".  Empty
- * when everything was measured.
+ * measured: <why>." or "- 'name': l2_hit_pct not measured ...", and
+ * for a stage sampled in kernel replay that its L2 hit rate and DRAM
+ * traffic are not the program's cache state.  Empty when everything was
+ * measured in the program's own state.
  */
 void kopt_profile_unmeasured(struct kopt_buf *out,
 			     const struct kopt_results_entry *e);

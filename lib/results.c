@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -333,11 +335,92 @@ static void get_triple(struct reader *rd, const cJSON *obj, const char *key,
 	}
 }
 
+/*
+ * The tree of a results file being read lives in an arena: cJSON
+ * allocates each node and string on its own, and freeing a file's
+ * thousand-odd pieces one by one cost as much as parsing them.  Nothing
+ * of the tree outlives kopt_results_parse(); what the model keeps of it
+ * (the unknown members) is copied out with the usual allocator.
+ */
+#define ARENA_CHUNK (128 * 1024)
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+static struct arena_chunk *arena;       /* the newest chunk first */
+static int arena_on;
+
+static void *arena_alloc(size_t size)
+{
+	struct arena_chunk *c = arena;
+	size_t need = (size + sizeof(max_align_t) - 1) &
+		      ~(sizeof(max_align_t) - 1);
+
+	if (!c || c->size - c->used < need) {
+		size_t sz = need > ARENA_CHUNK ? need : ARENA_CHUNK;
+		c = malloc(sizeof(*c) + sz);
+		if (!c)
+			return NULL;
+		c->next = arena;
+		c->used = 0;
+		c->size = sz;
+		arena = c;
+	}
+	c->used += need;
+	return (char *)c->data + c->used - need;
+}
+
+/*
+ * The arena's pieces go with it; anything else cJSON frees meanwhile (the
+ * unknown members of a model released on an error) was malloc()'s.
+ */
+static void arena_free(void *p)
+{
+	const struct arena_chunk *c;
+	uintptr_t a = (uintptr_t)p;
+
+	for (c = arena; c; c = c->next)
+		if (a >= (uintptr_t)c->data &&
+		    a < (uintptr_t)c->data + c->size)
+			return;
+	free(p);
+}
+
+static cJSON_Hooks arena_hooks = { arena_alloc, arena_free };
+
+static void arena_begin(void)
+{
+	cJSON_InitHooks(&arena_hooks);
+	arena_on = 1;
+}
+
+/* Drop the tree; the oldest chunk is kept for the next file. */
+static void arena_end(void)
+{
+	arena_on = 0;
+	cJSON_InitHooks(NULL);
+	while (arena && arena->next) {
+		struct arena_chunk *c = arena;
+		arena = c->next;
+		free(c);
+	}
+	if (arena)
+		arena->used = 0;
+}
+
 /* Unknown members of `obj`, copied, or NULL when there are none. */
 static cJSON *collect_extra(const cJSON *obj, const char *const *known)
 {
 	cJSON *extra = NULL;
 	const cJSON *it;
+	int in_arena = arena_on;
+
+	/* the copies outlive the file's tree: the usual allocator */
+	if (in_arena)
+		cJSON_InitHooks(NULL);
 
 	cJSON_ArrayForEach(it, obj) {
 		const char *const *k;
@@ -351,6 +434,8 @@ static cJSON *collect_extra(const cJSON *obj, const char *const *known)
 		cJSON_AddItemToObject(extra, it->string,
 				      cJSON_Duplicate(it, 1));
 	}
+	if (in_arena)
+		cJSON_InitHooks(&arena_hooks);
 	return extra;
 }
 
@@ -403,6 +488,15 @@ static void read_stage(struct reader *rd, const cJSON *obj,
 	get_number(rd, obj, "smem_bytes", &st->smem_bytes, 0);
 	get_number(rd, obj, "waves", &st->waves, 0);
 	get_string(rd, obj, "not_measured", &st->not_measured, 0);
+	{
+		const cJSON *r = field(obj, "replay");
+		if (r && !cJSON_IsNull(r) && !(cJSON_IsString(r) &&
+		    (!strcmp(r->valuestring, "kernel") ||
+		     !strcmp(r->valuestring, "launch"))))
+			bad(rd, "replay", "expected \"kernel\" or \"launch\"");
+		st->kernel_replay = cJSON_IsString(r) &&
+				    !strcmp(r->valuestring, "kernel");
+	}
 }
 
 static void read_opportunity(struct reader *rd, const cJSON *obj,
@@ -581,6 +675,7 @@ int kopt_results_parse(struct kopt_results *out, const char *data,
 	if (i == len)
 		return kopt_error("%s: empty results file", label),
 		       KOPT_EINVALID;
+	arena_begin();
 	root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
 	/* only white space after the value (the data need not end in NUL) */
 	while (root && end && end < data + len && json_space(*end))
@@ -588,13 +683,14 @@ int kopt_results_parse(struct kopt_results *out, const char *data,
 	if (!root || (end && end < data + len)) {
 		int line, col;
 		line_col(data, end ? end : data, &line, &col);
+		arena_end();
 		kopt_error("%s:%d:%d: not valid JSON%s", label, line, col,
 			   root ? " (text after the value)" : "");
-		cJSON_Delete(root);
 		return KOPT_EINVALID;
 	}
 	ret = kopt_results_from_json(out, root, label, kernel, version);
-	cJSON_Delete(root);
+	/* the tree is the arena's: no cJSON_Delete() */
+	arena_end();
 	return ret;
 }
 
@@ -811,6 +907,8 @@ static cJSON *entry_json(const struct kopt_results_entry *e)
 		add_num(s, "smem_bytes", st->smem_bytes);
 		add_num(s, "waves", st->waves);
 		add_str(s, "not_measured", st->not_measured, 0);
+		if (st->kernel_replay)
+			cJSON_AddStringToObject(s, "replay", "kernel");
 	}
 
 	c = cJSON_AddObjectToObject(o, "metrics");
@@ -1118,7 +1216,9 @@ void kopt_results_derive_metrics(struct kopt_results_entry *e)
 	fill(&e->metrics[KOPT_METRIC_TC_PCT], dom->tc_pct);
 	fill(&e->metrics[KOPT_METRIC_DRAM_PCT], dom->dram_pct);
 	fill(&e->metrics[KOPT_METRIC_OCC_PCT], dom->occ_pct);
-	fill(&e->metrics[KOPT_METRIC_L2_HIT_PCT], dom->l2_hit_pct);
+	/* kernel replay's L2 hit rate is not the program's: no trigger */
+	if (!dom->kernel_replay)
+		fill(&e->metrics[KOPT_METRIC_L2_HIT_PCT], dom->l2_hit_pct);
 	fill(&e->metrics[KOPT_METRIC_SPILL_BYTES], dom->spill_bytes);
 	fill(&e->metrics[KOPT_METRIC_REGS], dom->regs);
 	fill(&e->metrics[KOPT_METRIC_WAVES], dom->waves);

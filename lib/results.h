@@ -122,6 +122,14 @@ struct kopt_results_stage {
 	 * is concluded from them.
 	 */
 	char *not_measured;
+	/*
+	 * Its hardware metrics come from kernel replay (it was launched too
+	 * few times to be sampled otherwise): CUPTI restored the kernel's
+	 * memory before each pass, so its L2 hit rate and DRAM traffic are
+	 * not those of the program's own cache state.  Shown, and said;
+	 * no L2 conclusion is drawn from them.  "replay": "kernel".
+	 */
+	int kernel_replay;
 };
 
 struct kopt_results_opportunity {

@@ -308,6 +308,20 @@ reset:
 	return ret;
 }
 
+/* Drop the profiler object and set up a new one on the same context. */
+static int new_object(struct kopt_inject_rp *rp)
+{
+	kopt_inject_rp_disable(rp);
+	free(rp->cdata);
+	rp->cdata = NULL;
+	if (target_setup(rp, rp->ctx) < 0) {
+		rp->state = KOPT_INJECT_RP_FAILED;
+		return -1;
+	}
+	rp->state = KOPT_INJECT_RP_READY;
+	return 0;
+}
+
 int kopt_inject_rp_set_replay(struct kopt_inject_rp *rp,
 			      enum kopt_inject_replay replay)
 {
@@ -324,15 +338,7 @@ int kopt_inject_rp_set_replay(struct kopt_inject_rp *rp,
 	 * what CUPTI crashed on once (a PyTorch program, kernel replay after
 	 * user replay): a new object for the new mode.
 	 */
-	kopt_inject_rp_disable(rp);
-	free(rp->cdata);
-	rp->cdata = NULL;
-	if (target_setup(rp, rp->ctx) < 0) {
-		rp->state = KOPT_INJECT_RP_FAILED;
-		return -1;
-	}
-	rp->state = KOPT_INJECT_RP_READY;
-	return 0;
+	return new_object(rp);
 }
 
 int kopt_inject_rp_reset(struct kopt_inject_rp *rp)
@@ -340,15 +346,7 @@ int kopt_inject_rp_reset(struct kopt_inject_rp *rp)
 	if (init_image(rp) == 0 && set_config(rp) == 0)
 		return 0;
 	/* the object may be stuck mid-session: make a new one */
-	kopt_inject_rp_disable(rp);
-	free(rp->cdata);
-	rp->cdata = NULL;
-	if (target_setup(rp, rp->ctx) < 0) {
-		rp->state = KOPT_INJECT_RP_FAILED;
-		return -1;
-	}
-	rp->state = KOPT_INJECT_RP_READY;
-	return 0;
+	return new_object(rp);
 }
 
 void kopt_inject_rp_disable(struct kopt_inject_rp *rp)

@@ -84,3 +84,39 @@ other            -      none      -            -            next: commit the bas
 	run git kopt status extra
 	assert_failure 129
 }
+
+@test "status reads the trailers of new commits only, and again after a rewrite" {
+	git checkout -q -b kopt/mla-decode/v1
+	add_version v1 "Wide tiles"
+	results mla-decode v1 v0 120.0 210.0
+	git add -A
+	git commit -q -m "Verify" -m "Kopt-Kernel: mla-decode
+Kopt-Version: v1
+Kopt-Learn: skip throttled"
+	run git kopt status
+	assert_line "                 LEARN skipped: throttled"
+	test -f .git/kopt/history/trailers
+
+	# a newer commit: its trailer comes first
+	git commit -q --allow-empty -m "Again" -m "Kopt-Kernel: mla-decode
+Kopt-Version: v1
+Kopt-Learn: skip no device"
+	run git kopt status
+	assert_line "                 LEARN skipped: no device"
+
+	# rewritten: the amended trailer is gone, the older one is back
+	git commit -q --amend --allow-empty -m "Again, without a trailer"
+	run git kopt status
+	assert_line "                 LEARN skipped: throttled"
+
+	# back before both: nothing skipped
+	git reset -q --hard HEAD~2
+	run git kopt status
+	refute_line --partial "LEARN skipped"
+
+	# a damaged cache reads as none
+	printf 'damaged\n' >.git/kopt/history/trailers
+	git reset -q --hard ORIG_HEAD
+	run git kopt status
+	assert_line "                 LEARN skipped: throttled"
+}

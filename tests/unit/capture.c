@@ -214,6 +214,34 @@ static void test_durations(void **state)
 	parse_ok(&e, sampled);
 	assert_int_equal(e.stages[0].duration_us.n, 2);
 	assert_true(e.stages[0].duration_us.median == 5.5);
+	assert_int_equal(e.stages[0].kernel_replay, 0);
+	kopt_results_entry_release(&e);
+}
+
+/* a stage every sample of which was taken in kernel replay says so */
+static void test_kernel_replay(void **state)
+{
+	struct kopt_results_entry e;
+	static const char kernel[] = HEAD "\"config\":{\"warmup\":5},"
+		"\"kernels\":[{\"name\":\"k\",\"launches\":1,"
+		"\"launch_calls\":1,\"durations_ns\":[null],"
+		"\"profiled\":[{\"replay\":\"kernel\",\"run\":2,"
+		"\"metrics\":{\"gpu__time_duration.sum\":4000,"
+		"\"lts__t_sector_hit_rate.pct\":20.5}}]}]}";
+	static const char mixed[] = HEAD "\"config\":{\"warmup\":5},"
+		"\"kernels\":[{\"name\":\"m\",\"launches\":4,"
+		"\"launch_calls\":4,\"durations_ns\":[null,null,3000,3000],"
+		"\"profiled\":[{\"replay\":\"kernel\",\"metrics\":{}},"
+		"{\"replay\":\"launch\",\"metrics\":{}}]}]}";
+
+	(void)state;
+	parse_ok(&e, kernel);
+	assert_int_equal(e.stages[0].kernel_replay, 1);
+	assert_true(e.stages[0].l2_hit_pct == 20.5);
+	kopt_results_entry_release(&e);
+	/* one sample in launch replay: the program's cache state is there */
+	parse_ok(&e, mixed);
+	assert_int_equal(e.stages[0].kernel_replay, 0);
 	kopt_results_entry_release(&e);
 }
 
@@ -420,6 +448,7 @@ int main(void)
 		MESSAGES_TEST(test_rejected_metric),
 		MESSAGES_TEST(test_profiler_kernel_not_counted),
 		MESSAGES_TEST(test_durations),
+		MESSAGES_TEST(test_kernel_replay),
 		MESSAGES_TEST(test_profiler_errors),
 		MESSAGES_TEST(test_bad_captures),
 		MESSAGES_TEST(test_not_measured),

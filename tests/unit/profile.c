@@ -117,6 +117,12 @@ static void test_stage_issue(void **state)
 	check_issue(&st, "poor L2 reuse (79.9% hit)");
 	st.l2_hit_pct = KOPT_HEALTHY_L2_HIT_PCT + 0.1;
 	check_issue(&st, "--");
+	/* from kernel replay the L2 hit rate is not the program's */
+	st.l2_hit_pct = KOPT_HEALTHY_L2_HIT_PCT - 0.1;
+	st.kernel_replay = 1;
+	check_issue(&st, "--");
+	st.kernel_replay = 0;
+	st.l2_hit_pct = KOPT_HEALTHY_L2_HIT_PCT + 0.1;
 	st.waves = KOPT_HEALTHY_WAVES - 0.01;
 	check_issue(&st, "under-filled GPU (0.99 waves)");
 	st.waves = KOPT_HEALTHY_WAVES + 0.01;
@@ -391,6 +397,17 @@ static void test_not_measured(void **state)
 			       "measured"));
 	assert_non_null(strstr(out.buf, "None among the measured metrics; not "
 			       "measured: l2_hit_pct.\n"));
+	/* sampled in kernel replay: said, and no L2 conclusion drawn */
+	kopt_buf_reset(&out);
+	st->l2_hit_pct = 20;
+	st->kernel_replay = 1;
+	kopt_profile_contract(&out, "attn", "v1", &e, NULL, NULL);
+	assert_non_null(strstr(out.buf, "- 'flash::attn_fwd': its L2 hit rate "
+			       "and DRAM traffic not measured in the "
+			       "program's cache state (sampled in kernel "
+			       "replay: its memory restored before each "
+			       "pass); shown, no L2 conclusion drawn.\n"));
+	assert_null(strstr(out.buf, "poor L2 reuse"));
 	kopt_buf_release(&out);
 	kopt_results_entry_release(&e);
 }

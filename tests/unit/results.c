@@ -278,6 +278,15 @@ static void test_derive(void **state)
 	assert_true(e.metrics[KOPT_METRIC_WAVES] == 2.5);
 	assert_true(isnan(e.metrics[KOPT_METRIC_TC_PCT]));
 	assert_true(e.spread_pct == 10.0);
+	/* no L2 hit rate from a stage sampled in kernel replay */
+	st->l2_hit_pct = 20;
+	st->kernel_replay = 1;
+	e.metrics[KOPT_METRIC_L2_HIT_PCT] = NAN;
+	kopt_results_derive_metrics(&e);
+	assert_true(isnan(e.metrics[KOPT_METRIC_L2_HIT_PCT]));
+	st->kernel_replay = 0;
+	kopt_results_derive_metrics(&e);
+	assert_true(e.metrics[KOPT_METRIC_L2_HIT_PCT] == 20);
 	kopt_results_entry_release(&e);
 }
 
@@ -410,13 +419,71 @@ static void test_stage_without_duration(void **state)
 	kopt_buf_release(&out);
 }
 
+/* "replay": "kernel" on a stage is read and written back */
+static void test_stage_kernel_replay(void **state)
+{
+	struct kopt_results r = KOPT_RESULTS_INIT, back = KOPT_RESULTS_INIT;
+	struct kopt_buf out = KOPT_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(kopt_results_read_file(&r, FIX "v1.json", NULL, NULL),
+			 0);
+	assert_int_equal(r.entries[0].stages[0].kernel_replay, 0);
+	kopt_results_format(&out, &r);
+	assert_null(strstr(out.buf, "\"replay\":\t\"kernel\""));
+	r.entries[0].stages[0].kernel_replay = 1;
+	kopt_buf_reset(&out);
+	kopt_results_format(&out, &r);
+	assert_non_null(strstr(out.buf, "\"replay\":\t\"kernel\""));
+	assert_int_equal(kopt_results_parse(&back, out.buf, out.len, "out",
+					    NULL, NULL), 0);
+	assert_int_equal(back.entries[0].stages[0].kernel_replay, 1);
+	kopt_results_release(&r);
+	kopt_results_release(&back);
+	kopt_buf_release(&out);
+}
+
+/* unknown members outlive the parsed tree, and are written back */
+static void test_unknown_members_kept(void **state)
+{
+	struct kopt_results r = KOPT_RESULTS_INIT;
+	struct kopt_buf out = KOPT_BUF_INIT;
+	static const char text[] = "{\"schema\":1,\"kernel\":\"k\","
+		"\"version\":\"v0\",\"parent\":null,\"entries\":[],"
+		"\"future\":{\"list\":[1,\"two\",null],\"flag\":true}}";
+	static const char refused[] = "{\"schema\":1,\"kernel\":\"k\","
+		"\"versioes\":[1]}";
+	int i;
+
+	(void)state;
+	/* several files in a row: each one's tree is dropped after it */
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(kopt_results_parse(&r, text, strlen(text),
+						    "blob", "k", "v0"), 0);
+		kopt_buf_reset(&out);
+		kopt_results_format(&out, &r);
+		assert_non_null(strstr(out.buf, "\"future\""));
+		assert_non_null(strstr(out.buf, "\"two\""));
+	}
+	/* found by fuzzing: kept members of a file refused later were lost */
+	kopt_buf_reset(&messages);
+	assert_int_equal(kopt_results_parse(&r, refused, strlen(refused),
+					    "blob", NULL, NULL),
+			 KOPT_EINVALID);
+	assert_null(strstr(messages.buf, "not valid JSON"));
+	kopt_results_release(&r);
+	kopt_buf_release(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		MESSAGES_TEST(test_read_full),
 		MESSAGES_TEST(test_find),
 		MESSAGES_TEST(test_round_trip),
+		MESSAGES_TEST(test_unknown_members_kept),
 		MESSAGES_TEST(test_stage_without_duration),
+		MESSAGES_TEST(test_stage_kernel_replay),
 		MESSAGES_TEST(test_put_replaces_same_identity),
 		MESSAGES_TEST(test_put_keeps_other_devices),
 		MESSAGES_TEST(test_copy),
