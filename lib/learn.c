@@ -299,6 +299,28 @@ static int file_exists(const char *path)
 	return !access(path, F_OK);
 }
 
+/*
+ * A run killed while it held the locks of both files leaves both: name
+ * them in one message, so that one round of removing them is enough.
+ */
+static int both_locked(const char *dpath, const char *dlabel,
+		       const char *cpath, const char *clabel)
+{
+	char *dlock = kopt_xstrfmt("%s.lock", dpath);
+	char *clock = kopt_xstrfmt("%s.lock", cpath);
+	int ret = 0;
+
+	if (file_exists(dlock) && file_exists(clock)) {
+		kopt_error("cannot write 2 files: '%s.lock' and '%s.lock' "
+			   "exist; another git kopt may be running, otherwise "
+			   "remove them", dlabel, clabel);
+		ret = KOPT_ELOCKED;
+	}
+	free(dlock);
+	free(clock);
+	return ret;
+}
+
 /* Two learn new at once: the second waits for the catalog this long. */
 #define KOPT_LEARN_LOCK_WAIT_MS 10000
 
@@ -346,6 +368,9 @@ int kopt_learn_new(const struct kopt_kb *kb, const char *top,
 		ret = KOPT_EEXISTS;
 		goto done;
 	}
+	if (need_file && need_row &&
+	    (ret = both_locked(dpath, rel, cpath, req->catalog)))
+		goto done;
 	if (need_file) {
 		if ((ret = kopt_learn_fill(&detail, req)))
 			goto done;

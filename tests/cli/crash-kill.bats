@@ -66,6 +66,26 @@ kernel_repo() {
 	kill_check "$REPO" git kopt learn new optimization "split KV loads"
 }
 
+# Killed while it held the locks of both the detail file and the catalog
+# (at its first write, the catalog's): the rerun names both locks in one
+# message.
+@test "learn new killed holding both locks: the rerun names both" {
+	kernel_repo
+	KOPT_KILL_AT="write 1" kill_check "$REPO" \
+		git kopt learn new optimization "split KV loads"
+	: >docs/knowledge/optimizations/split-kv-loads.md.lock
+	: >.claude/skills/optimization-catalog/SKILL.md.lock
+	run --separate-stderr git kopt learn new optimization "split KV loads"
+	assert_failure 128
+	assert_output ""
+	assert_equal "$stderr" "error: cannot write 2 files: 'docs/knowledge/optimizations/split-kv-loads.md.lock' and '.claude/skills/optimization-catalog/SKILL.md.lock' exist; another git kopt may be running, otherwise remove them"
+	[ ! -e docs/knowledge/optimizations/split-kv-loads.md ]
+	rm docs/knowledge/optimizations/split-kv-loads.md.lock \
+		.claude/skills/optimization-catalog/SKILL.md.lock
+	run --separate-stderr git kopt learn new optimization "split KV loads"
+	assert_success
+}
+
 # A knowledge base whose catalogs have rows the detail files fill: two
 # in the shared catalog, one in the cuda-c catalog (learn sync rewrites
 # both files, one after the other).

@@ -13,7 +13,14 @@
 # step fails: strace injects a signal only into the calls it traces.
 #
 # KOPT_KILL_POINTS: how many points per step (default 3; "all": every one,
-# and on a full disk every amount of free space page by page).
+# and on a full disk every amount of free space page by page; "changes":
+# the points at a call that changes something, one for each state a kill
+# can leave: a call that fails, such as a mkdir of a directory that
+# exists, or an open for reading, leaves the same state as the next).
+# KOPT_KILL_RANGE=FROM-TO: of those, only the FROM-th to the TO-th (from
+# 1, in the order of a complete run), to share a long list between runs.
+# KOPT_KILL_AT: kill at these points only ("<syscall> <n>", one a line),
+# as a test pins a point where a kill once left a bad state.
 # KOPT_KILL_SEED: the random seed (printed with each failure); 1 unless
 # set, so that `make test` kills at the same points on every machine
 # (KOPT_KILL_SEED=$RANDOM for others).
@@ -171,13 +178,30 @@ kill_check() {
 		>"$tmp/points"
 	total=$(wc -l <"$tmp/points")
 	[ "$total" -gt 0 ] || { echo "no writes traced"; return 1; }
-	if [ "$points" = all ]; then
+	if [ -n "${KOPT_KILL_AT:-}" ]; then
+		printf '%s\n' "$KOPT_KILL_AT" >"$tmp/chosen"
+	elif [ "$points" = all ]; then
 		cp "$tmp/points" "$tmp/chosen"
+	elif [ "$points" = changes ]; then
+		awk '{ s = $0; sub(/\(.*/, "", s)
+		       if (s !~ /^[a-z0-9_]+$/) next
+		       n[s]++
+		       if ($0 ~ /= -1 E/ ||
+		           ($0 ~ /O_RDONLY/ && $0 !~ /O_CREAT/)) next
+		       print s, n[s] }' "$tmp/trace" >"$tmp/chosen"
 	else
 		: >"$tmp/chosen"
 		for _ in $(seq "$points"); do
 			sed -n "$((RANDOM % total + 1))p" "$tmp/points" >>"$tmp/chosen"
 		done
+	fi
+	if [ -n "${KOPT_KILL_RANGE:-}" ]; then
+		sed -n "${KOPT_KILL_RANGE/-/,}p" "$tmp/chosen" >"$tmp/range"
+		mv "$tmp/range" "$tmp/chosen"
+		[ -s "$tmp/chosen" ] || {
+			echo "no points $KOPT_KILL_RANGE: the step has $total"
+			return 1
+		}
 	fi
 
 	killed=0
