@@ -2208,6 +2208,8 @@ static double span_union(struct spans *sp)
 	double total = 0, from = 0, to = 0;
 	size_t i;
 
+	if (!sp->nr)
+		return 0;
 	qsort(sp->v, sp->nr, sizeof(*sp->v), span_cmp);
 	for (i = 0; i < sp->nr; i++) {
 		if (i && sp->v[i][0] <= to) {
