@@ -7,6 +7,7 @@
  * gate will ask before its results can be committed.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -479,7 +480,7 @@ struct profile_job {
 	/* options */
 	struct kopt_strvec trials, configs, replays;
 	int json, no_devlog, verbose, commit, force, quiet;
-	int gpu_wait;                   /* -1: kopt.gpuWait */
+	int gpu_wait;                   /* INT_MIN: kopt.gpuWait */
 	const char *save_dir;
 	/* what to measure */
 	const struct kopt_config *cfg;
@@ -595,6 +596,10 @@ static void parse_args(struct profile_job *j, int argc, const char **argv,
 		kopt_usage_error(usage, options,
 				 argc < 2 ? "which kernel and version?" :
 				 "too many arguments");
+	if (j->gpu_wait != INT_MIN && (j->gpu_wait < 0 ||
+				       j->gpu_wait > 86400))
+		kopt_usage_error(usage, options, "--gpu-wait must be 0 to "
+				 "86400 seconds");
 	j->cfg = kopt_ctx_config_or_die(ctx);
 	j->k = kopt_ctx_kernel_or_die(ctx, argv[0]);
 	j->version = argv[1];
@@ -750,7 +755,7 @@ static void prepare(struct profile_job *j, int argc, const char **argv,
 	kopt_executor_init(&j->ex, j->cfg, ctx->top,
 			   git_repository_path(ctx->repo));
 	j->ex.interrupted = &interrupted;
-	if (j->gpu_wait >= 0)
+	if (j->gpu_wait != INT_MIN)
 		j->ex.gpu_wait_s = j->gpu_wait;
 	vars.kernel = j->k;
 	vars.version = j->version;
@@ -1030,7 +1035,7 @@ static int profile_main(int argc, const char **argv, struct kopt_ctx *ctx,
 			int verify)
 {
 	struct profile_job j = {
-		.verify = verify, .gpu_wait = -1,
+		.verify = verify, .gpu_wait = INT_MIN,
 		.trials = KOPT_STRVEC_INIT, .configs = KOPT_STRVEC_INIT,
 		.replays = KOPT_STRVEC_INIT, .src = KOPT_BUF_INIT,
 		.m = KOPT_BENCH_INIT, .res = KOPT_RESULTS_INIT,

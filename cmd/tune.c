@@ -5,6 +5,7 @@
  * the results file and the devlog.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -132,8 +133,9 @@ static void tune_options(struct kopt_tuner_opts *o, struct kopt_strvec *trials,
 			 const char **kernel, int argc, const char **argv)
 {
 	const char *strategy = NULL, *budget = NULL;
-	int max_evals = -1, seed = -1, resume = 0, force = 0, quiet = 0;
-	int gpu_wait = -1;
+	/* INT_MIN: not given */
+	int max_evals = INT_MIN, seed = INT_MIN, gpu_wait = INT_MIN;
+	int resume = 0, force = 0, quiet = 0;
 	const struct kopt_option options[] = {
 		OPT_STRING_LIST(0, "trial", trials, "name",
 				"tune at this trial (repeatable; default: all)"),
@@ -169,10 +171,10 @@ static void tune_options(struct kopt_tuner_opts *o, struct kopt_strvec *trials,
 	o->trials = *trials;
 	o->force = force;
 	o->given = (strategy ? KOPT_TUNE_GIVEN_STRATEGY : 0) |
-		   (seed != -1 ? KOPT_TUNE_GIVEN_SEED : 0) |
-		   (max_evals != -1 ? KOPT_TUNE_GIVEN_MAX_EVALS : 0) |
+		   (seed != INT_MIN ? KOPT_TUNE_GIVEN_SEED : 0) |
+		   (max_evals != INT_MIN ? KOPT_TUNE_GIVEN_MAX_EVALS : 0) |
 		   (trials->nr ? KOPT_TUNE_GIVEN_TRIALS : 0);
-	o->seed = seed == -1 ? 1 : (uint64_t)(unsigned)seed;
+	o->seed = seed == INT_MIN ? 1 : (uint64_t)(unsigned)seed;
 	if (!strategy)
 		strategy = "coarse-to-fine";
 	if (kopt_tune_strategy_parse(&o->strategy, strategy))
@@ -183,15 +185,18 @@ static void tune_options(struct kopt_tuner_opts *o, struct kopt_strvec *trials,
 	if (budget && (o->budget_s = parse_duration(budget)) < 0)
 		kopt_usage_error(tune_usage, options, "bad --budget '%s' "
 				 "(e.g. 1h, 20m, 90s)", budget);
-	if (max_evals < 0 && max_evals != -1)
+	if (max_evals < 0 && max_evals != INT_MIN)
 		kopt_usage_error(tune_usage, options, "--max-evals must be "
 				 "positive");
 	o->max_evals = max_evals < 0 ? 0 : (size_t)max_evals;
+	if (gpu_wait != INT_MIN && (gpu_wait < 0 || gpu_wait > 86400))
+		kopt_usage_error(tune_usage, options, "--gpu-wait must be "
+				 "0 to 86400 seconds");
 	if (!kopt_version_valid(o->version))
 		kopt_usage_error(tune_usage, options, "bad version '%s' "
 				 "(v0, v1, ...)", o->version);
 	o->resume = resume;
-	o->gpu_wait_s = gpu_wait < 0 ? -1 : gpu_wait;
+	o->gpu_wait_s = gpu_wait == INT_MIN ? -1 : gpu_wait;
 }
 
 /* Run the tuner with Ctrl-C and SIGTERM stopping it cleanly. */

@@ -131,6 +131,10 @@ stand_in_kernel() {
 	assert_failure 128
 	[ "$SECONDS" -lt 10 ]
 	assert_equal "${stderr##*$'\n'}" "error: GPU 0 is busy: another git-kopt held '$lock' for the 1 s this run may wait (kopt.gpuWait)"
+	# so is a bad option, before anything runs
+	run --separate-stderr git kopt profile k v0 --gpu-wait -5
+	assert_failure 129
+	assert_equal "${stderr%%$'\n'*}" "error: --gpu-wait must be 0 to 86400 seconds"
 	# a bad setting is named
 	git config kopt.gpuWait soon
 	run --separate-stderr git kopt profile k v0

@@ -97,6 +97,12 @@ setup() {
 	assert_equal "${stderr%%$'\n'*}" "error: unknown strategy 'greedy' (exhaustive, random or coarse-to-fine)"
 	run --separate-stderr git kopt tune k v1 --budget soon
 	assert_failure 129
+	run --separate-stderr git kopt tune k v1 --max-evals -1
+	assert_failure 129
+	assert_equal "${stderr%%$'\n'*}" "error: --max-evals must be positive"
+	run --separate-stderr git kopt tune k v1 --gpu-wait -5
+	assert_failure 129
+	assert_equal "${stderr%%$'\n'*}" "error: --gpu-wait must be 0 to 86400 seconds"
 	run --separate-stderr git kopt tune k v1 --trial nosuch
 	assert_failure 128
 	assert_equal "$stderr" "error: unknown trial 'nosuch' (see the [trial] sections of .kopt)"
