@@ -499,8 +499,13 @@ int kopt_index_worktree_id(git_oid *out, struct stat *st,
 			   const char *path)
 {
 	struct kopt_index_entry e;
-	char *full = kopt_xstrfmt("%s%s", top ? top : "", path);
+	struct kopt_buf buf = KOPT_BUF_INIT;
+	char *full;
 	int ret = 0;
+
+	kopt_buf_addstr(&buf, top ? top : "");
+	kopt_buf_addstr(&buf, path);
+	full = kopt_buf_detach(&buf, NULL);
 
 	if (lstat(full, st) < 0)
 		ret = errno == ENOENT || errno == ENOTDIR ? KOPT_ENOTFOUND : -1;
