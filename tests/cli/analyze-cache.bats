@@ -64,11 +64,11 @@ inode() {
 
 @test "a damaged cache file is read past and written again" {
 	git kopt analyze mla-decode >first.out
-	printf 'git-kopt cache 3 x\n' >.git/kopt/analyze/mla-decode
+	printf 'git-kopt cache 4 x\n' >.git/kopt/analyze/mla-decode
 	run --separate-stderr git kopt analyze mla-decode
 	assert_success
 	assert_output "$(cat first.out)"
-	head -1 .git/kopt/analyze/mla-decode | grep -q '^git-kopt cache 3 '
+	head -1 .git/kopt/analyze/mla-decode | grep -q '^git-kopt cache 4 '
 	[ "$(sed -n 3p .git/kopt/analyze/mla-decode)" -gt 0 ]
 	rm first.out
 }
@@ -163,10 +163,10 @@ same_as_uncached() {
 
 @test "a damaged overview is read past and written again" {
 	git kopt analyze >first.out
-	printf 'git-kopt cache 3 x\n' >.git/kopt/overview/mla-decode
+	printf 'git-kopt cache 4 x\n' >.git/kopt/overview/mla-decode
 	run --separate-stderr git kopt analyze
 	assert_success
 	assert_output "$(cat first.out)"
-	head -1 .git/kopt/overview/mla-decode | grep -q '^git-kopt cache 3 '
+	head -1 .git/kopt/overview/mla-decode | grep -q '^git-kopt cache 4 '
 	rm first.out
 }
