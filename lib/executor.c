@@ -395,7 +395,7 @@ int kopt_executor_build(struct kopt_executor *ex,
 			i++;
 		}
 		if (nrun)
-			sleep_s(0.02);
+			sleep_s(0.002);
 	}
 	/* configurations that share a build share its outcome */
 	for (i = 0; !ret && i < nr; i++) {
