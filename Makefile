@@ -34,10 +34,37 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(filter-out libcurl,$(PKGS)) \
 	2>/dev/null) -lcmark-gfm-extensions -ldl -lm
 
+# Start-up.  Loading libgit2, cmark-gfm and the dozen libraries libgit2
+# needs costs every process about 2 ms in the dynamic loader, and the
+# hooks and the cycle start git-kopt dozens of times.  Where their static
+# archives are installed (Debian's -dev packages ship them) they are
+# linked in; STATIC=0 links them dynamically.  What lib/gitinit.c spares
+# libgit2's start (CA loading, HAVEGE, libssh2) is then a link-time wrap.
+STATIC ?= auto
+STATIC_ARCHIVES = git2 mbedtls mbedx509 mbedcrypto http_parser ssh2 crypto \
+	pcre2-8 z cmark-gfm-extensions cmark-gfm
+GSSAPI_SO := $(shell $(CC) -print-file-name=libgssapi_krb5.so.2)
+ifeq ($(STATIC),auto)
+STATIC := $(if $(strip $(foreach a,$(STATIC_ARCHIVES),$(if $(filter /%,\
+	$(shell $(CC) -print-file-name=lib$(a).a)),,$(a))) \
+	$(if $(filter /%,$(GSSAPI_SO)),,gssapi)),0,1)
+endif
+ifeq ($(STATIC),1)
+PKG_LIBS := -Wl,--wrap=mbedtls_x509_crt_parse_file \
+	-Wl,--wrap=mbedtls_havege_init -Wl,--wrap=mbedtls_havege_poll \
+	-Wl,--wrap=libssh2_init \
+	-Wl,-Bstatic $(STATIC_ARCHIVES:%=-l%) -Wl,-Bdynamic \
+	$(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) \
+	$(GSSAPI_SO) -ldl -lm -lpthread
+endif
+
 KOPT_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
 	-Wno-missing-field-initializers \
 	-Ilib -Icmd -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP \
 	-DKOPT_SOURCE_DIR='"$(CURDIR)"'
+ifeq ($(STATIC),1)
+KOPT_CFLAGS += -DKOPT_STATIC_LIBGIT2
+endif
 
 # The sanitizer build has its own directory; anything built there is
 # built with the sanitizers (make install from a test, say).

@@ -1542,6 +1542,50 @@ static int base_branch(struct kopt_cycle *c)
 	return ret;
 }
 
+/*
+ * git runs its automatic housekeeping after every commit; the cycle makes
+ * a dozen commits a round, so its children run with maintenance.auto off
+ * (GIT_CONFIG_COUNT, appended to what the caller set) and the cycle runs
+ * the housekeeping once when it ends.  Returns the count to put back.
+ */
+static int defer_maintenance(void)
+{
+	const char *n = getenv("GIT_CONFIG_COUNT");
+	int count = n ? atoi(n) : 0;
+	char name[64], num[16];
+
+	if (count < 0 || count > 1000)
+		return -1;
+	snprintf(name, sizeof(name), "GIT_CONFIG_KEY_%d", count);
+	setenv(name, "maintenance.auto", 1);
+	snprintf(name, sizeof(name), "GIT_CONFIG_VALUE_%d", count);
+	setenv(name, "false", 1);
+	snprintf(num, sizeof(num), "%d", count + 1);
+	setenv("GIT_CONFIG_COUNT", num, 1);
+	return count;
+}
+
+static void run_maintenance(struct kopt_cycle *c, int count)
+{
+	const char *argv[] = { "git", "maintenance", "run", "--auto", "--quiet",
+			       NULL };
+	char name[64], num[16];
+
+	if (count < 0)
+		return;
+	snprintf(name, sizeof(name), "GIT_CONFIG_KEY_%d", count);
+	unsetenv(name);
+	snprintf(name, sizeof(name), "GIT_CONFIG_VALUE_%d", count);
+	unsetenv(name);
+	if (count) {
+		snprintf(num, sizeof(num), "%d", count);
+		setenv("GIT_CONFIG_COUNT", num, 1);
+	} else {
+		unsetenv("GIT_CONFIG_COUNT");
+	}
+	run_cmd(c->top, argv, NULL, NULL, NULL);
+}
+
 /* Changed tracked files would be swept into the cycle's commits. */
 static int check_clean(struct kopt_cycle *c)
 {
@@ -1591,7 +1635,7 @@ int kopt_cycle_run(struct kopt_cycle *c, int resume)
 	struct cand ks[MAX_PARALLEL];
 	size_t nk = 0, i;
 	int lock = -1, ret = 0, round = 0, rounds_done = 0, resumed_round = 0;
-	int pending = 0;
+	int pending = 0, deferred = -1;
 	char *from = NULL;
 
 	memset(ks, 0, sizeof(ks));
@@ -1634,6 +1678,7 @@ int kopt_cycle_run(struct kopt_cycle *c, int resume)
 		ret = -1;
 		goto done;
 	}
+	deferred = defer_maintenance();
 	if (kopt_agent_lookup(&agent, c->repo, c->o.agent) ||
 	    kopt_agent_lookup(&learn, c->repo, c->o.learn_agent ?
 			      c->o.learn_agent : agent.name)) {
@@ -1886,6 +1931,7 @@ int kopt_cycle_run(struct kopt_cycle *c, int resume)
 			break;
 	}
 done:
+	run_maintenance(c, deferred);
 	for (i = 0; i < nk; i++)
 		cand_release(&ks[i]);
 	free(from);

@@ -155,7 +155,7 @@ void kopt_executor_local_device(struct kopt_executor *ex)
 static int lock_within(int fd, int wait_s,
 		       volatile sig_atomic_t *interrupted)
 {
-	struct timespec start, now, pause = { 0, 50 * 1000 * 1000 };
+	struct timespec start, now, pause = { 0, 5 * 1000 * 1000 };
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
@@ -395,7 +395,7 @@ int kopt_executor_build(struct kopt_executor *ex,
 			i++;
 		}
 		if (nrun)
-			sleep_s(0.02);
+			sleep_s(0.002);
 	}
 	/* configurations that share a build share its outcome */
 	for (i = 0; !ret && i < nr; i++) {

@@ -166,7 +166,8 @@ int kopt_child_run(struct kopt_child *c)
 	if (ep[0] >= 0)
 		close(ep[0]);
 
-	for (;;) {
+	/* its output closed, the child is about to end: look again soon */
+	for (long pause_us = 100;;) {
 		pid_t w;
 		if (c->timeout_ms > 0 && !killed) {
 			w = waitpid(pid, &status, WNOHANG);
@@ -176,8 +177,10 @@ int kopt_child_run(struct kopt_child *c)
 					killed = 1;
 					continue;
 				}
-				struct timespec ts = { 0, 5 * 1000 * 1000 };
+				struct timespec ts = { 0, pause_us * 1000 };
 				nanosleep(&ts, NULL);
+				if (pause_us < 5000)
+					pause_us *= 2;
 				continue;
 			}
 		} else {

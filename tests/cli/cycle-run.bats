@@ -315,3 +315,16 @@ Start"
 	assert_line "       the cycle was interrupted while it was designing"
 	[ "$(git worktree list | wc -l)" = 1 ]
 }
+
+@test "the cycle's commits leave git's housekeeping to one run at its end" {
+	git config maintenance.auto true
+	GIT_TRACE="$BATS_TEST_TMPDIR/trace" run --separate-stderr \
+		git kopt cycle mla-decode --versions 2 --parallel 2 \
+		--agent recorded --replay "$REPLAY"
+	assert_success
+	# a dozen commits, and one housekeeping run: the cycle's own
+	[ "$(git rev-list --count --all)" -gt 6 ]
+	run grep -c 'maintenance run --auto' "$BATS_TEST_TMPDIR/trace"
+	assert_output 1
+	grep -q 'built-in: git maintenance run --auto --quiet$' "$BATS_TEST_TMPDIR/trace"
+}

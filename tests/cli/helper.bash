@@ -30,3 +30,19 @@ setup_repo() {
 
 # Assert stdout with `run --separate-stderr cmd`, which also sets $stderr.
 bats_require_minimum_version 1.5.0
+
+# Log every start of git-kopt ("git-kopt <args>", one a line) to
+# $BATS_TEST_TMPDIR/trace: the hooks start it straight from PATH.
+trace_kopt() {
+	local bin="$BATS_TEST_TMPDIR/tracebin" real
+	real=$(command -v git-kopt)
+	mkdir -p "$bin"
+	cat >"$bin/git-kopt" <<SH
+#!/bin/sh
+echo "git-kopt \$*" >>"$BATS_TEST_TMPDIR/trace"
+exec "$real" "\$@"
+SH
+	chmod +x "$bin/git-kopt"
+	PATH="$bin:$PATH"
+	export PATH
+}

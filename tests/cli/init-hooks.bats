@@ -10,9 +10,10 @@ setup() {
 @test "a commit in an initialised repository runs the installed hooks" {
 	git kopt init -q
 	git add -A
-	GIT_TRACE="$BATS_TEST_TMPDIR/trace" git commit -q -m "Start"
-	grep -q 'run_command: git-kopt hook pre-commit$' "$BATS_TEST_TMPDIR/trace"
-	grep -q 'run_command: git-kopt hook commit-msg .git/COMMIT_EDITMSG$' "$BATS_TEST_TMPDIR/trace"
+	trace_kopt
+	git commit -q -m "Start"
+	grep -qx 'git-kopt hook pre-commit' "$BATS_TEST_TMPDIR/trace"
+	grep -qx 'git-kopt hook commit-msg .git/COMMIT_EDITMSG' "$BATS_TEST_TMPDIR/trace"
 }
 
 @test "an existing hook is chained: it runs first, and its failure stops the commit" {
@@ -32,9 +33,10 @@ SH
 
 	export OLD_HOOK_LOG="$BATS_TEST_TMPDIR/log"
 	git add -A
-	GIT_TRACE="$BATS_TEST_TMPDIR/trace" git commit -q -m "Start"
+	trace_kopt
+	git commit -q -m "Start"
 	[ "$(cat "$OLD_HOOK_LOG")" = "old hook ran" ]
-	grep -q 'git-kopt hook pre-commit$' "$BATS_TEST_TMPDIR/trace"
+	grep -qx 'git-kopt hook pre-commit' "$BATS_TEST_TMPDIR/trace"
 
 	touch refuse
 	echo x >x && git add x
@@ -74,8 +76,9 @@ SH
 	[ ! -e "$REPO/.git/hooks/pre-commit" ]
 	cd "$REPO"
 	git add -A
-	GIT_TRACE="$BATS_TEST_TMPDIR/trace" git commit -q -m "Start"
-	grep -q 'git-kopt hook pre-commit$' "$BATS_TEST_TMPDIR/trace"
+	trace_kopt
+	git commit -q -m "Start"
+	grep -qx 'git-kopt hook pre-commit' "$BATS_TEST_TMPDIR/trace"
 }
 
 @test "an absolute core.hooksPath is named in full" {

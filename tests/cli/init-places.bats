@@ -40,8 +40,9 @@ setup() {
 	[ -f "$BATS_TEST_TMPDIR/wt/.kopt" ]
 	[ ! -e "$REPO/.kopt" ]
 	git add -A
-	GIT_TRACE="$BATS_TEST_TMPDIR/trace" git commit -q -m "Init"
-	grep -q 'git-kopt hook pre-commit$' "$BATS_TEST_TMPDIR/trace"
+	trace_kopt
+	git commit -q -m "Init"
+	grep -qx 'git-kopt hook pre-commit' "$BATS_TEST_TMPDIR/trace"
 }
 
 @test "init refuses a bare repository" {
