@@ -17,6 +17,7 @@
 #include "builtin.h"
 #include "expr.h"
 #include "obligations.h"
+#include "overview.h"
 #include "render.h"
 #include "repo.h"
 #include "scaffold.h"
@@ -51,6 +52,18 @@ struct kernel_view {
 	struct kopt_strvec folders;
 };
 
+/*
+ * How far a target's best version is from the goal, in per cent of it:
+ * NAN when the target is met or its condition is not a simple bound.
+ */
+static double gap_pct(const struct kopt_target_result *r)
+{
+	if (r->met || !kopt_results_has(r->value) ||
+	    !kopt_results_has(r->bound) || r->bound == 0)
+		return NAN;
+	return (r->value - r->bound) / fabs(r->bound) * 100.0;
+}
+
 static void evaluate_target(struct target_state *ts,
 			    const struct kopt_config *cfg,
 			    const struct kopt_analysis *a)
@@ -79,9 +92,7 @@ static void evaluate_target(struct target_state *ts,
 	ts->metric = *ts->res.metric ? ts->res.metric : NULL;
 	ts->value = ts->res.value;
 	ts->goal = ts->res.bound;
-	if (!ts->met && kopt_results_has(ts->value) &&
-	    kopt_results_has(ts->goal) && ts->goal != 0)
-		ts->gap_pct = (ts->value - ts->goal) / fabs(ts->goal) * 100.0;
+	ts->gap_pct = gap_pct(&ts->res);
 }
 
 static int known_version(const struct kopt_analysis *a, const char *name)
@@ -281,11 +292,14 @@ best_of(const struct kopt_analysis *a, const char *col, int devices,
 }
 
 /* "replayed" or "from devlog": where a number shown came from; NULL: measured. */
+static const char *note_of(enum kopt_numbers_source s)
+{
+	return s == KOPT_NUMBERS_MEASURED ? NULL : kopt_numbers_source_name(s);
+}
+
 static const char *source_note(const struct kopt_results_entry *e)
 {
-	enum kopt_numbers_source s = kopt_numbers_entry_source(e);
-
-	return s == KOPT_NUMBERS_MEASURED ? NULL : kopt_numbers_source_name(s);
+	return note_of(kopt_numbers_entry_source(e));
 }
 
 static void duration_cell(struct kopt_buf *out,
@@ -737,57 +751,53 @@ static void print_json(cJSON *o)
 }
 
 /* The one-line summary of a kernel, as table cells. */
-static void summary_row(struct kopt_mdtable *t, const struct kernel_view *kv,
-			const struct kopt_config *cfg)
+static void summary_row(struct kopt_mdtable *t, const struct kopt_overview *ov,
+			size_t open, const struct kopt_config *cfg)
 {
-	const struct kopt_analysis *a = &kv->a;
 	struct kopt_buf cell = KOPT_BUF_INIT;
 	size_t i, j;
 	int met = 0;
 
-	kopt_mdtable_add(t, a->kernel);
-	kopt_mdtable_addf(t, "%zu", a->versions_nr);
-	kopt_mdtable_add(t, a->versions_nr ?
-			 a->versions[a->versions_nr - 1].name : "--");
+	kopt_mdtable_add(t, ov->kernel);
+	kopt_mdtable_addf(t, "%zu", ov->versions_nr);
+	kopt_mdtable_add(t, ov->versions_nr ?
+			 ov->versions[ov->versions_nr - 1].name : "--");
 	for (j = 0; j < cfg->trials_nr; j++) {
-		const struct kopt_analysis_version *bv;
-		const struct kopt_results_entry *e =
-			kopt_analysis_best(a, cfg->trials[j].name, &bv);
-		if (!e)
+		const struct kopt_overview_best *b = &ov->best[j];
+		if (!b->version)
 			continue;
 		if (cell.len)
 			kopt_buf_addstr(&cell, "; ");
-		kopt_buf_addf(&cell, "%s %s ", cfg->trials[j].name, bv->name);
+		kopt_buf_addf(&cell, "%s %s ", cfg->trials[j].name, b->version);
 		kopt_render_value(&cell, KOPT_METRIC_DURATION_US,
-				  e->metrics[KOPT_METRIC_DURATION_US]);
-		if (source_note(e))
-			kopt_buf_addf(&cell, " (%s)", source_note(e));
+				  b->duration_us);
+		if (note_of(b->source))
+			kopt_buf_addf(&cell, " (%s)", note_of(b->source));
 	}
 	kopt_mdtable_add(t, cell.len ? cell.buf : "--");
 	kopt_buf_reset(&cell);
-	for (i = 0; i < kv->targets_nr; i++)
-		met += kv->targets[i].met;
-	if (!kv->targets_nr)
+	for (i = 0; i < ov->targets_nr; i++)
+		met += !ov->targets[i].problem && ov->targets[i].res.met;
+	if (!ov->targets_nr)
 		kopt_buf_addstr(&cell, "--");
-	else if (met == (int)kv->targets_nr)
+	else if (met == (int)ov->targets_nr)
 		kopt_buf_addstr(&cell, "met");
 	else
-		for (i = 0; i < kv->targets_nr; i++) {
-			const struct target_state *ts = &kv->targets[i];
-			if (ts->met)
+		for (i = 0; i < ov->targets_nr; i++) {
+			const struct kopt_overview_target *ot = &ov->targets[i];
+			double gap = ot->problem ? NAN : gap_pct(&ot->res);
+			if (!ot->problem && ot->res.met)
 				continue;
 			if (cell.len)
 				kopt_buf_addstr(&cell, "; ");
 			kopt_buf_addstr(&cell, "not met");
-			if (kopt_results_has(ts->gap_pct))
+			if (kopt_results_has(gap))
 				kopt_buf_addf(&cell, " (%s %.1f%% %s)",
-					      ts->target->trial,
-					      fabs(ts->gap_pct),
-					      ts->gap_pct > 0 ? "above" :
-					      "below");
+					      ot->res.target->trial, fabs(gap),
+					      gap > 0 ? "above" : "below");
 		}
 	kopt_mdtable_add(t, cell.buf);
-	kopt_mdtable_addf(t, "%zu open", kv->obligations_nr);
+	kopt_mdtable_addf(t, "%zu open", open);
 	kopt_buf_release(&cell);
 }
 
@@ -812,18 +822,15 @@ static void analyze_kernel(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	release_view(&kv);
 }
 
-/* Every kernel, a line each (or each in full as JSON). */
-static void analyze_all(struct kopt_ctx *ctx, const struct kopt_config *cfg,
-			struct kopt_obligations *learn,
-			struct kopt_source *src, int json)
+/* Every kernel in full, as JSON. */
+static void analyze_all_json(struct kopt_ctx *ctx,
+			     const struct kopt_config *cfg,
+			     struct kopt_obligations *learn,
+			     struct kopt_source *src)
 {
-	static const char *const h[] = { "Kernel", "Versions", "Latest",
-					 "Best", "Target", "LEARN" };
 	struct kernel_view *views =
 		kopt_calloc(cfg->kernels_nr + 1, sizeof(*views));
-	struct kopt_mdtable t;
-	struct kopt_buf out = KOPT_BUF_INIT;
-	cJSON *arr = NULL;
+	cJSON *arr;
 	size_t i;
 	int bad = 0;
 
@@ -838,19 +845,51 @@ static void analyze_all(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		kopt_source_release(src);
 		kopt_die("cannot analyze the kernels");
 	}
-	if (json)
-		arr = cJSON_CreateArray();
-	kopt_mdtable_init(&t, 6, h);
+	arr = cJSON_CreateArray();
 	for (i = 0; i < cfg->kernels_nr; i++) {
-		if (json)
-			cJSON_AddItemToArray(arr, kernel_json(&views[i], cfg));
-		else
-			summary_row(&t, &views[i], cfg);
+		cJSON_AddItemToArray(arr, kernel_json(&views[i], cfg));
 		release_view(&views[i]);
 	}
-	if (json) {
-		print_json(arr);
-	} else if (!cfg->kernels_nr) {
+	print_json(arr);
+	free(views);
+}
+
+/*
+ * Every kernel, a line each: from each kernel's overview, which a warm
+ * run reads instead of the kernel's versions.
+ */
+static void analyze_all(const struct kopt_config *cfg,
+			struct kopt_obligations *learn,
+			struct kopt_source *src)
+{
+	static const char *const h[] = { "Kernel", "Versions", "Latest",
+					 "Best", "Target", "LEARN" };
+	struct kopt_overview *ov = kopt_calloc(cfg->kernels_nr + 1,
+					       sizeof(*ov));
+	struct kopt_mdtable t;
+	struct kopt_buf out = KOPT_BUF_INIT;
+	size_t i;
+	int bad = 0;
+
+	for (i = 0; i < cfg->kernels_nr; i++)
+		if (kopt_overview_load(&ov[i], src, &cfg->kernels[i], cfg))
+			bad = 1;
+	if (bad) {
+		for (i = 0; i < cfg->kernels_nr; i++)
+			kopt_overview_release(&ov[i]);
+		free(ov);
+		kopt_obligations_release(learn);
+		kopt_source_release(src);
+		kopt_die("cannot analyze the kernels");
+	}
+	kopt_mdtable_init(&t, 6, h);
+	for (i = 0; i < cfg->kernels_nr; i++) {
+		kopt_obligations_open(learn, ov[i].regressions,
+				      &ov[i].regressions_nr);
+		summary_row(&t, &ov[i], ov[i].regressions_nr, cfg);
+		kopt_overview_release(&ov[i]);
+	}
+	if (!cfg->kernels_nr) {
 		fputs("No kernels yet: add one with 'git kopt kernel add'.\n",
 		      stdout);
 	} else {
@@ -859,7 +898,7 @@ static void analyze_all(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	}
 	kopt_mdtable_release(&t);
 	kopt_buf_release(&out);
-	free(views);
+	free(ov);
 }
 
 int cmd_analyze(int argc, const char **argv, struct kopt_ctx *ctx)
@@ -881,8 +920,10 @@ int cmd_analyze(int argc, const char **argv, struct kopt_ctx *ctx)
 	kopt_source_worktree_cached(&src, ctx->repo, ctx->top);
 	if (argc == 1)
 		analyze_kernel(ctx, cfg, argv[0], &learn, &src, json);
+	else if (json)
+		analyze_all_json(ctx, cfg, &learn, &src);
 	else
-		analyze_all(ctx, cfg, &learn, &src, json);
+		analyze_all(cfg, &learn, &src);
 	kopt_obligations_release(&learn);
 	kopt_source_release(&src);
 	return 0;

@@ -13,6 +13,7 @@
 
 #include "builtin.h"
 #include "analysis.h"
+#include "overview.h"
 #include "verdict.h"
 #include "banned.h"
 
@@ -108,9 +109,8 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 	};
 	const struct kopt_config *cfg;
 	const struct kopt_kernel *k;
-	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
+	struct kopt_overview ov = KOPT_OVERVIEW_INIT;
 	struct kopt_source src;
-	const struct kopt_results **all;
 	struct kopt_target_result *res;
 	struct kopt_buf line = KOPT_BUF_INIT, next = KOPT_BUF_INIT;
 	size_t nr = 0, i;
@@ -128,14 +128,16 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 			 "spec-decode duration_us <= 60')", k->name, k->name);
 	/* the kernel analyze reads, through its cache */
 	kopt_source_worktree_cached(&src, ctx->repo, ctx->top);
-	ret = kopt_analysis_load(&a, &src, k->name, cfg);
+	ret = kopt_overview_load(&ov, &src, k, cfg);
 	kopt_source_release(&src);
 	kopt_lib_or_die(ret);
-	all = kopt_analysis_numbers(&a, &nr);
+	nr = ov.numbers_nr;
 	res = kopt_calloc(k->targets_nr, sizeof(*res));
 	for (i = 0; i < k->targets_nr; i++) {
-		kopt_lib_or_die(kopt_target_evaluate(&res[i], cfg,
-						     &k->targets[i], all, nr));
+		if (ov.targets[i].problem)
+			kopt_lib_or_die(kopt_error("%s",
+						   ov.targets[i].problem));
+		res[i] = ov.targets[i].res;
 		met &= res[i].met;
 	}
 	if (met)
@@ -160,8 +162,7 @@ int cmd_evaluate(int argc, const char **argv, struct kopt_ctx *ctx)
 		printf("next: %s\n", next.buf);
 	}
 	free(res);
-	free(all);
-	kopt_analysis_release(&a);
+	kopt_overview_release(&ov);
 	kopt_buf_release(&line);
 	kopt_buf_release(&next);
 	return met ? 0 : 1;

@@ -27,6 +27,7 @@
 #include "hooks.h"
 #include "index.h"
 #include "learn.h"
+#include "overview.h"
 #include "repo.h"
 #include "trailers.h"
 #include "scaffold.h"
@@ -112,7 +113,7 @@ static char *newest_version(struct kopt_ctx *ctx, git_tree *head,
 
 /* The file of the version's numbers: its results file or the devlog. */
 static void numbers_file(struct kopt_buf *rel, const char *kernel,
-			 const struct kopt_analysis_version *v)
+			 const struct kopt_overview_version *v)
 {
 	if (v->source == KOPT_NUMBERS_DEVLOG)
 		kopt_path_devlog(rel, kernel);
@@ -126,7 +127,7 @@ static void numbers_file(struct kopt_buf *rel, const char *kernel,
  */
 static int results_committed(struct kopt_ctx *ctx, git_tree *head,
 			     const struct kopt_source *src, const char *kernel,
-			     const struct kopt_analysis_version *v)
+			     const struct kopt_overview_version *v)
 {
 	struct kopt_buf rel = KOPT_BUF_INIT;
 	git_tree_entry *te = NULL;
@@ -145,18 +146,20 @@ static int results_committed(struct kopt_ctx *ctx, git_tree *head,
 	return same;
 }
 
-/* Every target of `k` met by the numbers `all` (none: not met). */
-static int targets_met(const struct kopt_config *cfg,
-		       const struct kopt_kernel *k,
-		       const struct kopt_results **all, size_t nr)
+/*
+ * Every target of `k` met (none, or no numbers: not met).  A target that
+ * cannot be evaluated is reported, as evaluating it reports it.
+ */
+static int targets_met(const struct kopt_kernel *k,
+		       const struct kopt_overview *ov)
 {
 	size_t i;
-	int met = nr && k->targets_nr;
+	int met = ov->numbers_nr && k->targets_nr;
 
-	for (i = 0; met && i < k->targets_nr; i++) {
-		struct kopt_target_result t;
-		if (kopt_target_evaluate(&t, cfg, &k->targets[i], all, nr) ||
-		    !t.met)
+	for (i = 0; met && i < ov->targets_nr; i++) {
+		if (ov->targets[i].problem)
+			kopt_error("%s", ov->targets[i].problem);
+		if (ov->targets[i].problem || !ov->targets[i].res.met)
 			met = 0;
 	}
 	return met;
@@ -164,8 +167,9 @@ static int targets_met(const struct kopt_config *cfg,
 
 /* What to do next about `r`, whose numbers are `res` (or NULL). */
 static void next_step(struct row *r, const struct kopt_kernel *k,
-		      const struct kopt_analysis *a,
-		      const struct kopt_analysis_version *res)
+		      const struct kopt_config *cfg,
+		      const struct kopt_source *src,
+		      const struct kopt_overview_version *res)
 {
 	if (!res) {
 		if (kopt_version_number(r->version) == 0) {
@@ -184,8 +188,12 @@ static void next_step(struct row *r, const struct kopt_kernel *k,
 		numbers_file(&rel, k->name, res);
 		if (r->verdict == KOPT_VERDICT_REGRESSION) {
 			struct kopt_buf name = KOPT_BUF_INIT;
-			kopt_learn_suggest_name(&name, &a->devlog, k->name,
+			/* the name comes from the devlog: only here is it read */
+			struct kopt_analysis a = KOPT_ANALYSIS_INIT;
+			kopt_analysis_load(&a, src, k->name, cfg);
+			kopt_learn_suggest_name(&name, &a.devlog, k->name,
 						r->version, "regression");
+			kopt_analysis_release(&a);
 			kopt_buf_addf(&r->next, "git kopt learn new "
 				      "anti-pattern %s --from %s/%s, then "
 				      "commit %s with it", name.buf, k->name,
@@ -230,12 +238,12 @@ static int current_version(struct row *r, struct kopt_ctx *ctx,
 }
 
 /* A version whose numbers the devlog records is a version too. */
-static void newer_with_numbers(struct row *r, const struct kopt_analysis *a)
+static void newer_with_numbers(struct row *r, const struct kopt_overview *ov)
 {
 	size_t i;
 
-	for (i = 0; i < a->versions_nr; i++) {
-		const struct kopt_analysis_version *v = &a->versions[i];
+	for (i = 0; i < ov->versions_nr; i++) {
+		const struct kopt_overview_version *v = &ov->versions[i];
 		if (v->has_results &&
 		    (!r->version || kopt_version_number(v->name) >
 		     kopt_version_number(r->version))) {
@@ -250,57 +258,45 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		       const struct kopt_history *h, const struct kopt_source *src,
 		       struct row *r)
 {
-	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
-	const struct kopt_results **all = NULL;
-	const struct kopt_analysis_version *res = NULL, *parent = NULL;
+	struct kopt_overview ov = KOPT_OVERVIEW_INIT;
+	const struct kopt_overview_version *res = NULL;
 	struct kopt_buf kv = KOPT_BUF_INIT;
-	size_t nr = 0;
 	const char *skip;
 
 	r->kernel = k->name;
 	kopt_buf_init(&r->next, 0);
 	if (current_version(r, ctx, head, k))
 		return;
-	if (kopt_analysis_load(&a, src, k->name, cfg)) {
+	if (kopt_overview_load(&ov, src, k, cfg)) {
 		r->step = "error";
 		kopt_buf_addf(&r->next, "fix the devlog or results of %s "
 			      "(the message above names the file)", k->name);
-		kopt_analysis_release(&a);
+		kopt_overview_release(&ov);
 		return;
 	}
-	newer_with_numbers(r, &a);
+	newer_with_numbers(r, &ov);
 	if (!r->version) {
 		r->step = "none";
 		kopt_layout_start_advice(&r->next, k);
-		kopt_analysis_release(&a);
+		kopt_overview_release(&ov);
 		return;
 	}
-	all = kopt_analysis_numbers(&a, &nr);
 	kopt_buf_addf(&kv, "%s/%s", k->name, r->version);
 	r->learned = kopt_strvec_has(&h->learned, kv.buf);
 	skip = kopt_history_skip(h, kv.buf);
 	r->skip = skip ? kopt_strdup(skip) : NULL;
-	res = kopt_analysis_find(&a, r->version);
+	res = kopt_overview_find(&ov, r->version);
 	if (res && !res->has_results)
 		res = NULL;
-	if (res && res->parent >= 0 && a.versions[res->parent].has_results)
-		parent = &a.versions[res->parent];
 	if (res) {
 		r->source = res->source;
-		r->disagree = res->disagree.nr;
-	}
-	if (res && parent) {
-		struct kopt_verdicts v = KOPT_VERDICTS_INIT;
-		kopt_verdict_compare(&v, &parent->results, &res->results,
-				     cfg->noise_pct);
-		r->verdict = v.overall;
-		kopt_verdicts_release(&v);
+		r->disagree = res->disagree;
+		r->verdict = res->verdict;
 	}
 	r->committed = res && results_committed(ctx, head, src, k->name, res);
-	r->target_met = targets_met(cfg, k, all, nr);
-	next_step(r, k, &a, res);
-	free(all);
-	kopt_analysis_release(&a);
+	r->target_met = targets_met(k, &ov);
+	next_step(r, k, cfg, src, res);
+	kopt_overview_release(&ov);
 	kopt_buf_release(&kv);
 }
 

@@ -29,6 +29,8 @@ void kopt_source_worktree_cached(struct kopt_source *src,
 	kopt_source_worktree(src, top);
 	src->cache = kopt_calloc(1, sizeof(*src->cache));
 	kopt_cache_open(src->cache, repo, "analyze");
+	src->overview = kopt_calloc(1, sizeof(*src->overview));
+	kopt_cache_open(src->overview, repo, "overview");
 	/* without the index, every file is hashed: slower, as exact */
 	kopt_error_catch(&quiet);
 	if (kopt_index_open(&src->index, repo))
@@ -42,8 +44,12 @@ void kopt_source_release(struct kopt_source *src)
 	if (src->cache)
 		kopt_cache_release(src->cache);
 	free(src->cache);
+	if (src->overview)
+		kopt_cache_release(src->overview);
+	free(src->overview);
 	kopt_index_free(src->index);
 	src->cache = NULL;
+	src->overview = NULL;
 	src->index = NULL;
 }
 
@@ -322,24 +328,24 @@ int kopt_analysis_take(struct kopt_results *out, struct kopt_analysis *a,
 }
 
 /*
- * The key of a kernel's analysis: every input it reads, by id.  The
- * devlog's and each results file's blob id as git status finds them
- * (lib/index), the settings that shape the numbers (kopt.noise, the
- * trials), and the format.  1 when there is a key; 0 when an input is
- * not a plain readable file (the kernel is then read without the cache,
- * and its problems reported as without it).
+ * The key: the devlog's and each results file's blob id as git status
+ * finds them (lib/index), the settings that shape the numbers
+ * (kopt.noise, the trials), and the format.
  */
-static int kernel_key(git_oid *out, const struct kopt_source *src,
+int kopt_analysis_key(git_oid *out, const struct kopt_source *src,
 		      const char *kernel, const struct kopt_config *cfg)
 {
 	struct kopt_buf in = KOPT_BUF_INIT, path = KOPT_BUF_INIT;
+	struct kopt_buf ver = KOPT_BUF_INIT;
 	struct kopt_strvec files = KOPT_STRVEC_INIT;
 	struct stat st;
 	git_oid id;
 	size_t i, dirlen;
 	int r, ok = 1;
 
-	kopt_buf_addf(&in, "kopt analysis 1\nkernel %s\n", kernel);
+	if (!src->cache || src->tree)
+		return 0;
+	kopt_buf_addf(&in, "kopt analysis 2\nkernel %s\n", kernel);
 	kopt_buf_addstr(&in, "noise");
 	kopt_cache_add_num(&in, cfg ? cfg->noise_pct : KOPT_DEFAULT_NOISE_PCT);
 	kopt_buf_addch(&in, '\n');
@@ -349,38 +355,48 @@ static int kernel_key(git_oid *out, const struct kopt_source *src,
 		kopt_buf_addf(&in, "\t%ld\t%ld\t%ld\n", cfg->trials[i].b,
 			      cfg->trials[i].s, cfg->trials[i].t);
 	}
+	/* the ids as their 20 bytes: the text is only ever hashed */
 	kopt_path_devlog(&path, kernel);
 	r = kopt_index_worktree_id(&id, &st, src->index, src->top, path.buf);
-	if (!r)
-		kopt_buf_addf(&in, "devlog %s\n", git_oid_tostr_s(&id));
-	else if (r != KOPT_ENOTFOUND)
+	if (!r) {
+		kopt_buf_addstr(&in, "devlog ");
+		kopt_buf_add(&in, id.id, GIT_OID_RAWSZ);
+		kopt_buf_addch(&in, '\n');
+	} else if (r != KOPT_ENOTFOUND) {
 		ok = 0;
+	}
 	kopt_buf_reset(&path);
 	kopt_path_results_dir(&path, kernel);
+	kopt_buf_addch(&path, '/');
 	dirlen = path.len;
 	kopt_source_list(src, path.buf, &files);
 	for (i = 0; ok && i < files.nr; i++) {
-		char *version;
+		size_t n = strlen(files.v[i]);
 		if (!kopt_ends_with(files.v[i], ".json"))
 			continue;
-		version = kopt_strndup(files.v[i], strlen(files.v[i]) - 5);
-		if (kopt_version_valid(version)) {
-			kopt_buf_setlen(&path, dirlen);
-			kopt_buf_addf(&path, "/%s", files.v[i]);
-			r = kopt_index_worktree_id(&id, &st, src->index,
-						   src->top, path.buf);
-			if (r)
-				ok = 0;
-			else
-				kopt_buf_addf(&in, "results %s %s\n",
-					      files.v[i], git_oid_tostr_s(&id));
+		kopt_buf_reset(&ver);
+		kopt_buf_add(&ver, files.v[i], n - 5);
+		if (!kopt_version_valid(ver.buf))
+			continue;
+		kopt_buf_setlen(&path, dirlen);
+		kopt_buf_add(&path, files.v[i], n);
+		r = kopt_index_worktree_id(&id, &st, src->index, src->top,
+					   path.buf);
+		if (r) {
+			ok = 0;
+		} else {
+			kopt_buf_addstr(&in, "results ");
+			kopt_buf_add(&in, files.v[i], n);
+			kopt_buf_addch(&in, ' ');
+			kopt_buf_add(&in, id.id, GIT_OID_RAWSZ);
+			kopt_buf_addch(&in, '\n');
 		}
-		free(version);
 	}
 	if (ok)
 		kopt_cache_key(out, &in);
 	kopt_buf_release(&in);
 	kopt_buf_release(&path);
+	kopt_buf_release(&ver);
 	kopt_strvec_clear(&files);
 	return ok;
 }
@@ -507,8 +523,7 @@ int kopt_analysis_load(struct kopt_analysis *out,
 	struct kopt_buf text = KOPT_BUF_INIT;
 	double noise_pct = cfg ? cfg->noise_pct : KOPT_DEFAULT_NOISE_PCT;
 	git_oid key, after;
-	int keyed = src->cache && !src->tree &&
-		    kernel_key(&key, src, kernel, cfg);
+	int keyed = kopt_analysis_key(&key, src, kernel, cfg);
 	int ret;
 
 	if (keyed && kopt_cache_get(src->cache, kernel, &key, &text)) {
@@ -531,7 +546,7 @@ int kopt_analysis_load(struct kopt_analysis *out,
 		kopt_buf_reset(&text);
 		kopt_analysis_summary(&text, out);
 		/* a file changed while it was read: what was read is unkeyed */
-		if (keyed && kernel_key(&after, src, kernel, cfg) &&
+		if (keyed && kopt_analysis_key(&after, src, kernel, cfg) &&
 		    git_oid_equal(&after, &key))
 			kopt_cache_put(src->cache, kernel, &key, text.buf,
 				       text.len);

@@ -44,6 +44,8 @@ struct kopt_source {
 	 */
 	struct kopt_cache *cache;
 	struct kopt_index *index;   /* the ids of clean files, or NULL */
+	/* what lib/overview derives from each analysis, by the same key */
+	struct kopt_cache *overview;
 	git_repository *repo;   /* for a tree source */
 	git_tree *tree;
 	const char *rev;        /* names the tree in messages ("HEAD") */
@@ -118,6 +120,16 @@ int kopt_analysis_load(struct kopt_analysis *out,
 		       const struct kopt_source *src, const char *kernel,
 		       const struct kopt_config *cfg);
 void kopt_analysis_release(struct kopt_analysis *a);
+
+/*
+ * The key kopt_analysis_load() keeps a kernel's analysis under, in
+ * `src`'s cache: an id over every input it reads.  1 with *out set; 0
+ * when there is none (no cache, a tree source, or an input that is not
+ * a plain readable file: the kernel is then read without the cache, and
+ * its problems reported as without it).
+ */
+int kopt_analysis_key(git_oid *out, const struct kopt_source *src,
+		      const char *kernel, const struct kopt_config *cfg);
 
 /*
  * What the views read of an analysis, as text for lib/cache (the

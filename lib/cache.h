@@ -11,9 +11,11 @@
  * is keyed by a time, so a stale answer needs a SHA-1 collision.
  *
  * Lives under <gitdir>/kopt/<cache>/, never in the work tree: one file
- * per name, "<header>\n<key>\n<length>\n" then <length> bytes, written
- * through lib/lockfile as a whole, so that reading one name reads one
- * small file and a reader sees an old or a new entry, never half.  A
+ * per name, "<header>\n<key>\n<length>\n<checksum>\n" then <length>
+ * bytes, written through lib/lockfile as a whole, so that reading one
+ * name reads one small file and a reader sees an old or a new entry,
+ * never half.  The checksum (of the bytes) lets an entry be written
+ * without waiting for the disk: one torn by a crash is refused.  A
  * file that does not parse is a miss, and the next put rewrites it; one
  * that cannot be written (another git-kopt holds its lock) is left
  * alone.  Names are limited to letters, digits, '.', '_' and '-' (not

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,14 +162,39 @@ static int read_entries(struct kopt_index *idx, size_t nr,
 }
 
 /* One node of the cache-tree and its subtrees, in order. */
+/*
+ * The decimal number at *p, which `stop` ends, as git writes it ("%d"):
+ * 0 with *p past `stop`; -1 when there is none.  strtol() would cost
+ * more than the rest of a cache-tree node.
+ */
+static int count(const unsigned char **p, const unsigned char *end,
+		 unsigned char stop, long *out)
+{
+	const unsigned char *q = *p;
+	long v = 0;
+	int neg = q < end && *q == '-';
+
+	q += neg;
+	if (q >= end || *q < '0' || *q > '9')
+		return -1;
+	for (; q < end && *q >= '0' && *q <= '9'; q++) {
+		if (v > (LONG_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (*q - '0');
+	}
+	if (q >= end || *q != stop)
+		return -1;
+	*out = neg ? -v : v;
+	*p = q + 1;
+	return 0;
+}
+
 static int read_tree(struct kopt_index *idx, const unsigned char **at,
 		     const unsigned char *end, int depth)
 {
-	const unsigned char *p = *at, *nul, *nl;
+	const unsigned char *p = *at, *nul, *nl, *num;
 	struct kopt_index_tree *t;
 	size_t self, i;
-	char *stop;
-	const char *num;
 	long entries, subtrees;
 
 	if (depth > 4096)
@@ -179,14 +205,11 @@ static int read_tree(struct kopt_index *idx, const unsigned char **at,
 	nl = memchr(nul, '\n', (size_t)(end - nul));
 	if (!nl)
 		return corrupt(idx, "a cache-tree line runs past the end");
-	errno = 0;
-	entries = strtol((const char *)nul + 1, &stop, 10);
-	if (stop == (const char *)nul + 1 || *stop != ' ' || errno)
+	num = nul + 1;
+	if (count(&num, nl, ' ', &entries))
 		return corrupt(idx, "a bad cache-tree entry count");
-	num = stop + 1;
-	subtrees = strtol(num, &stop, 10);
-	if (stop == num || (const unsigned char *)stop != nl ||
-	    subtrees < 0 || errno)
+	if (count(&num, nl + 1, '\n', &subtrees) || num != nl + 1 ||
+	    subtrees < 0)
 		return corrupt(idx, "a bad cache-tree subtree count");
 	KOPT_ALLOC_GROW(idx->trees, idx->trees_nr + 1, idx->trees_alloc);
 	self = idx->trees_nr++;
@@ -499,8 +522,13 @@ int kopt_index_worktree_id(git_oid *out, struct stat *st,
 			   const char *path)
 {
 	struct kopt_index_entry e;
-	char *full = kopt_xstrfmt("%s%s", top ? top : "", path);
+	struct kopt_buf buf = KOPT_BUF_INIT;
+	char *full;
 	int ret = 0;
+
+	kopt_buf_addstr(&buf, top ? top : "");
+	kopt_buf_addstr(&buf, path);
+	full = kopt_buf_detach(&buf, NULL);
 
 	if (lstat(full, st) < 0)
 		ret = errno == ENOENT || errno == ENOTDIR ? KOPT_ENOTFOUND : -1;

@@ -195,7 +195,7 @@ int kopt_lock_commit(struct kopt_lock *lk)
 
 	if (!lk->lock_path)
 		return kopt_error("lock on '%s' not held", lk->path ? lk->path : "?");
-	if (fchmod(lk->fd, lk->mode) || fsync(lk->fd)) {
+	if (fchmod(lk->fd, lk->mode) || (!lk->no_fsync && fsync(lk->fd))) {
 		ret = kopt_error("cannot write '%s': %s", lk->lock_path,
 				 strerror(errno));
 		kopt_lock_rollback(lk);

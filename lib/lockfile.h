@@ -28,9 +28,16 @@ struct kopt_lock {
 	int fd;
 	mode_t mode;
 	struct kopt_lock *next_active;
+	/*
+	 * Set before kopt_lock_commit() for a file derived from others
+	 * whose reader checks it whole (lib/cache): renamed without
+	 * waiting for the disk, since after a crash its reader finds the
+	 * old file, the new one, or one it refuses, and derives it again.
+	 */
+	int no_fsync;
 };
 
-#define KOPT_LOCK_INIT { NULL, NULL, -1, 0644, NULL }
+#define KOPT_LOCK_INIT { NULL, NULL, -1, 0644, NULL, 0 }
 
 int kopt_lock_acquire(struct kopt_lock *lk, const char *path);
 /*

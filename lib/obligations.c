@@ -228,9 +228,8 @@ static int skipped(struct kopt_obligations *ob, const char *kernel,
 	return 0;
 }
 
-int kopt_obligations_find(struct kopt_obligations *ob,
-			  const struct kopt_analysis *a,
-			  struct kopt_obligation **out, size_t *nr)
+int kopt_obligations_regressions(const struct kopt_analysis *a,
+				 struct kopt_obligation **out, size_t *nr)
 {
 	size_t i, j, alloc = 0;
 
@@ -242,12 +241,6 @@ int kopt_obligations_find(struct kopt_obligations *ob,
 		struct kopt_obligation *o;
 
 		if (!v->has_results || v->change != KOPT_CHANGE_REGRESSION)
-			continue;
-		if (!ob->knowledge_loaded)
-			load_knowledge(ob);
-		if (kopt_obligations_mentions(ob->knowledge.buf, a->kernel,
-					      v->name) ||
-		    skipped(ob, a->kernel, v->name))
 			continue;
 		for (j = 0; j < v->results.entries_nr; j++)
 			if (v->trials[j].change == KOPT_CHANGE_REGRESSION &&
@@ -277,16 +270,52 @@ int kopt_obligations_find(struct kopt_obligations *ob,
 	return 0;
 }
 
+void kopt_obligations_open(struct kopt_obligations *ob,
+			   struct kopt_obligation *arr, size_t *nr)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < *nr; i++) {
+		struct kopt_obligation *o = &arr[i];
+		if (!ob->knowledge_loaded)
+			load_knowledge(ob);
+		if (kopt_obligations_mentions(ob->knowledge.buf, o->kernel,
+					      o->version) ||
+		    skipped(ob, o->kernel, o->version)) {
+			kopt_obligations_free_one(o);
+			continue;
+		}
+		arr[kept++] = *o;
+	}
+	*nr = kept;
+}
+
+int kopt_obligations_find(struct kopt_obligations *ob,
+			  const struct kopt_analysis *a,
+			  struct kopt_obligation **out, size_t *nr)
+{
+	int ret = kopt_obligations_regressions(a, out, nr);
+
+	if (!ret)
+		kopt_obligations_open(ob, *out, nr);
+	return ret;
+}
+
+void kopt_obligations_free_one(struct kopt_obligation *o)
+{
+	free(o->kernel);
+	free(o->version);
+	free(o->parent);
+	free(o->trial);
+	memset(o, 0, sizeof(*o));
+}
+
 void kopt_obligations_free(struct kopt_obligation *arr, size_t nr)
 {
 	size_t i;
 
-	for (i = 0; i < nr; i++) {
-		free(arr[i].kernel);
-		free(arr[i].version);
-		free(arr[i].parent);
-		free(arr[i].trial);
-	}
+	for (i = 0; i < nr; i++)
+		kopt_obligations_free_one(&arr[i]);
 	free(arr);
 }
 

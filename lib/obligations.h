@@ -57,7 +57,18 @@ void kopt_obligations_release(struct kopt_obligations *ob);
 int kopt_obligations_find(struct kopt_obligations *ob,
 			  const struct kopt_analysis *a,
 			  struct kopt_obligation **out, size_t *nr);
+/*
+ * kopt_obligations_find() in two steps, for a caller that keeps the
+ * first (lib/overview): every version that regressed against its
+ * parent, recorded or not; then those recorded nowhere, kept in order
+ * in `arr` (*nr lowered; the others freed).
+ */
+int kopt_obligations_regressions(const struct kopt_analysis *a,
+				 struct kopt_obligation **out, size_t *nr);
+void kopt_obligations_open(struct kopt_obligations *ob,
+			   struct kopt_obligation *arr, size_t *nr);
 void kopt_obligations_free(struct kopt_obligation *arr, size_t nr);
+void kopt_obligations_free_one(struct kopt_obligation *o);
 
 /* 1 if `text` names the version in one of the forms above. */
 int kopt_obligations_mentions(const char *text, const char *kernel,

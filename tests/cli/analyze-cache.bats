@@ -64,11 +64,11 @@ inode() {
 
 @test "a damaged cache file is read past and written again" {
 	git kopt analyze mla-decode >first.out
-	printf 'git-kopt cache 3 x\n' >.git/kopt/analyze/mla-decode
+	printf 'git-kopt cache 4 x\n' >.git/kopt/analyze/mla-decode
 	run --separate-stderr git kopt analyze mla-decode
 	assert_success
 	assert_output "$(cat first.out)"
-	head -1 .git/kopt/analyze/mla-decode | grep -q '^git-kopt cache 3 '
+	head -1 .git/kopt/analyze/mla-decode | grep -q '^git-kopt cache 4 '
 	[ "$(sed -n 3p .git/kopt/analyze/mla-decode)" -gt 0 ]
 	rm first.out
 }
@@ -81,4 +81,92 @@ inode() {
 		[[ "$stderr" == *"docs/kernels/gemm/results/v1.json"* ]]
 	done
 	[ ! -e .git/kopt/analyze/gemm ]
+}
+
+# The views that show every kernel read each kernel's overview from
+# .git/kopt/overview; what they print is what they print without it.
+same_as_uncached() {
+	run --separate-stderr git kopt "$@"
+	local cached=$output cached_err=$stderr cached_status=$status
+	run --separate-stderr env KOPT_NO_CACHE=1 git kopt "$@"
+	[ "$status" -eq "$cached_status" ]
+	assert_equal "$cached" "$output"
+	assert_equal "$cached_err" "$stderr"
+	output=$cached
+}
+
+@test "the overview follows a new version, an edited devlog, an amend and a deleted kernel" {
+	git kopt analyze >/dev/null
+	git kopt status >/dev/null
+	[ -s .git/kopt/overview/mla-decode ] && [ -s .git/kopt/overview/gemm ]
+	g=$(stat -c %i .git/kopt/overview/gemm)
+
+	write_results mla-decode v2 v1 30 100
+	same_as_uncached analyze
+	assert_line --partial "| mla-decode | 3        | v2     | decode v2 30.00 μs; spec-decode v2 100.00 μs"
+	same_as_uncached status
+	assert_line --partial "mla-decode       v2     verify"
+	[ "$(stat -c %i .git/kopt/overview/gemm)" = "$g" ]
+
+	# a devlog entry of its own makes a version
+	printf '\n### v3: more stages\n\n**What changed**: nothing yet\n' \
+		>>docs/kernels/mla-decode.md
+	same_as_uncached analyze
+	assert_line --partial "| mla-decode | 4        | v3     |"
+
+	git add -A
+	git commit -q --no-verify -m "v2 and v3"
+	same_as_uncached status
+	write_results mla-decode v2 v1 20 50
+	git commit -q --no-verify -a --amend -m "v2 and v3, remeasured"
+	same_as_uncached analyze
+	assert_line --partial "| mla-decode | 4        | v3     | decode v2 20.00 μs; spec-decode v2 50.00 μs | met"
+	same_as_uncached status
+	assert_line --partial "mla-decode       v2     done"
+	same_as_uncached evaluate mla-decode
+	assert_line "mla-decode: target met"
+
+	# a kernel whose files are gone has no versions
+	rm -r docs/kernels/gemm
+	same_as_uncached analyze
+	assert_line --partial "| gemm       | 0        | --     | --"
+	git config -f .kopt --remove-section kernel.gemm
+	same_as_uncached analyze
+	refute_line --partial "| gemm"
+}
+
+@test "a changed target is evaluated again, the files not read again" {
+	git kopt analyze >/dev/null
+	a=$(stat -c %i .git/kopt/analyze/mla-decode)
+	o=$(stat -c %i .git/kopt/overview/mla-decode)
+	git config -f .kopt kernel.mla-decode.target 'spec-decode duration_us <= 150'
+	same_as_uncached analyze
+	assert_line --partial "| mla-decode | 2        | v1     | decode v1 41.30 μs; spec-decode v1 120.00 μs | met "
+	same_as_uncached evaluate mla-decode
+	assert_line "mla-decode: target met"
+	[ "$(stat -c %i .git/kopt/analyze/mla-decode)" = "$a" ]
+	[ "$(stat -c %i .git/kopt/overview/mla-decode)" != "$o" ]
+}
+
+@test "an obligation closes when it is recorded, with the overview kept" {
+	write_results mla-decode v2 v1 50 110
+	same_as_uncached analyze
+	assert_line --partial "| not met (spec-decode 83.3% above) | 1 open |"
+	o=$(stat -c %i .git/kopt/overview/mla-decode)
+	mkdir -p docs/knowledge/anti-patterns
+	printf '# Over-splitting\n\nSource: mla-decode/v2\n' \
+		>docs/knowledge/anti-patterns/over-splitting.md
+	same_as_uncached analyze
+	assert_line --partial "| not met (spec-decode 83.3% above) | 0 open |"
+	[ "$(stat -c %i .git/kopt/overview/mla-decode)" = "$o" ]
+}
+
+@test "a damaged overview is read past and written again" {
+	git kopt analyze >first.out
+	printf 'git-kopt cache 4 x\n' >.git/kopt/overview/mla-decode
+	run --separate-stderr git kopt analyze
+	assert_success
+	assert_output "$(cat first.out)"
+	head -1 .git/kopt/overview/mla-decode | grep -q '^git-kopt cache 4 '
+	rm first.out
 }

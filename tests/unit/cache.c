@@ -99,12 +99,20 @@ static void test_damaged_or_disabled(void **state)
 	static const char *const bad[] = {
 		"",
 		"git-kopt cache 2 0.1.0\n",
-		"git-kopt cache 3 " KOPT_VERSION "\n",
-		"git-kopt cache 3 " KOPT_VERSION "\n%s\n",
-		"git-kopt cache 3 " KOPT_VERSION "\n%s\n4\nabc",
-		"git-kopt cache 3 " KOPT_VERSION "\n%s\n2\nabc",
-		"git-kopt cache 3 " KOPT_VERSION "\n%s\n-3\nabc",
-		"git-kopt cache 3 " KOPT_VERSION "\n%s 3\nabc",
+		"git-kopt cache 3 " KOPT_VERSION "\n%s\n3\nabc",
+		"git-kopt cache 4 " KOPT_VERSION "\n",
+		"git-kopt cache 4 " KOPT_VERSION "\n%s\n",
+		"git-kopt cache 4 " KOPT_VERSION "\n%s\n3\nabc",
+		"git-kopt cache 4 " KOPT_VERSION "\n%s\n3\n"
+		"e71fa2190541574b\nabd",       /* torn */
+		"git-kopt cache 4 " KOPT_VERSION "\n%s\n4\n"
+		"e71fa2190541574b\nabc",
+		"git-kopt cache 4 " KOPT_VERSION "\n%s\n2\n"
+		"e71fa2190541574b\nabc",
+		"git-kopt cache 4 " KOPT_VERSION "\n%s\n-3\n"
+		"e71fa2190541574b\nabc",
+		"git-kopt cache 4 " KOPT_VERSION "\n%s 3\n"
+		"e71fa2190541574b\nabc",
 	};
 	struct kopt_cache c;
 	struct kopt_buf got = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
@@ -130,6 +138,22 @@ static void test_damaged_or_disabled(void **state)
 		assert_memory_equal(got.buf, "abc", 3);
 		kopt_cache_release(&c);
 	}
+	/* an entry as put writes it is a hit; with its bytes zeroed, not */
+	kopt_buf_reset(&text);
+	kopt_buf_addf(&text, "git-kopt cache 4 " KOPT_VERSION "\n%s\n3\n"
+		      "e71fa2190541574b\n", hex);
+	kopt_buf_add(&text, "xyz", 3);
+	memcpy(text.buf + text.len - 3, "abc", 3);
+	assert_int_equal(kopt_write_file_atomic(path, text.buf, text.len,
+						0644), 0);
+	kopt_cache_open(&c, repo, "bad");
+	assert_int_equal(kopt_cache_get(&c, "k", &key, &got), 1);
+	assert_memory_equal(got.buf, "abc", 3);
+	memset(text.buf + text.len - 3, 0, 3);
+	assert_int_equal(kopt_write_file_atomic(path, text.buf, text.len,
+						0644), 0);
+	assert_int_equal(kopt_cache_get(&c, "k", &key, &got), 0);
+	kopt_cache_release(&c);
 
 	setenv("KOPT_NO_CACHE", "1", 1);
 	kopt_cache_open(&c, repo, "bad");

@@ -1,0 +1,324 @@
+#include "overview.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "error.h"
+#include "banned.h"
+
+void kopt_overview_from_analysis(struct kopt_overview *out,
+				 const struct kopt_analysis *a,
+				 const struct kopt_kernel *k,
+				 const struct kopt_config *cfg)
+{
+	const struct kopt_results **all;
+	size_t i, n = 0;
+
+	out->kernel = kopt_strdup(k->name);
+	out->versions = kopt_calloc(a->versions_nr + 1,
+				    sizeof(*out->versions));
+	out->versions_nr = a->versions_nr;
+	for (i = 0; i < a->versions_nr; i++) {
+		const struct kopt_analysis_version *v = &a->versions[i];
+		struct kopt_overview_version *o = &out->versions[i];
+		o->name = kopt_strdup(v->name);
+		o->has_results = v->has_results;
+		o->source = v->source;
+		o->disagree = v->disagree.nr;
+		if (v->has_results && v->parent >= 0 &&
+		    a->versions[v->parent].has_results) {
+			struct kopt_verdicts vd = KOPT_VERDICTS_INIT;
+			kopt_verdict_compare(&vd,
+					     &a->versions[v->parent].results,
+					     &v->results, a->noise_pct);
+			o->verdict = vd.overall;
+			kopt_verdicts_release(&vd);
+		}
+	}
+	out->best_nr = cfg->trials_nr;
+	out->best = kopt_calloc(cfg->trials_nr + 1, sizeof(*out->best));
+	for (i = 0; i < cfg->trials_nr; i++) {
+		const struct kopt_analysis_version *bv;
+		const struct kopt_results_entry *e =
+			kopt_analysis_best(a, cfg->trials[i].name, &bv);
+		if (!e)
+			continue;
+		out->best[i].version = kopt_strdup(bv->name);
+		out->best[i].duration_us = e->metrics[KOPT_METRIC_DURATION_US];
+		out->best[i].source = kopt_numbers_entry_source(e);
+	}
+	all = kopt_analysis_numbers(a, &n);
+	out->numbers_nr = n;
+	out->targets_nr = k->targets_nr;
+	out->targets = kopt_calloc(k->targets_nr + 1, sizeof(*out->targets));
+	for (i = 0; i < k->targets_nr; i++) {
+		struct kopt_overview_target *t = &out->targets[i];
+		struct kopt_error_catch caught = KOPT_ERROR_CATCH_INIT;
+		int ret;
+		kopt_error_catch(&caught);
+		ret = kopt_target_evaluate(&t->res, cfg, &k->targets[i], all,
+					   n);
+		kopt_error_uncatch(&caught);
+		if (ret) {
+			t->problem = kopt_buf_detach(&caught.cause, NULL);
+		} else if (t->res.version) {
+			t->version = kopt_strdup(t->res.version);
+			t->res.version = t->version;
+		}
+		t->res.target = &k->targets[i];
+		kopt_error_catch_release(&caught);
+	}
+	free(all);
+	kopt_obligations_regressions(a, &out->regressions,
+				     &out->regressions_nr);
+}
+
+void kopt_overview_release(struct kopt_overview *ov)
+{
+	size_t i;
+
+	free(ov->kernel);
+	for (i = 0; i < ov->versions_nr; i++)
+		free(ov->versions[i].name);
+	free(ov->versions);
+	for (i = 0; i < ov->best_nr; i++)
+		free(ov->best[i].version);
+	free(ov->best);
+	for (i = 0; i < ov->targets_nr; i++) {
+		free(ov->targets[i].problem);
+		free(ov->targets[i].version);
+	}
+	free(ov->targets);
+	kopt_obligations_free(ov->regressions, ov->regressions_nr);
+	memset(ov, 0, sizeof(*ov));
+}
+
+void kopt_overview_text(struct kopt_buf *out, const struct kopt_overview *ov)
+{
+	size_t i;
+
+	kopt_cache_add_str(out, "O1");
+	kopt_cache_add_str(out, ov->kernel);
+	kopt_buf_addf(out, "\t%zu\t%zu\t%zu\t%zu\t%zu\n", ov->versions_nr,
+		      ov->numbers_nr, ov->best_nr, ov->targets_nr,
+		      ov->regressions_nr);
+	for (i = 0; i < ov->versions_nr; i++) {
+		const struct kopt_overview_version *v = &ov->versions[i];
+		kopt_cache_add_str(out, "v");
+		kopt_cache_add_str(out, v->name);
+		kopt_buf_addf(out, "\t%d\t%d\t%zu\t%d\n", v->has_results ? 1 : 0,
+			      (int)v->source, v->disagree, (int)v->verdict);
+	}
+	for (i = 0; i < ov->best_nr; i++) {
+		const struct kopt_overview_best *b = &ov->best[i];
+		kopt_cache_add_str(out, "b");
+		kopt_cache_add_str(out, b->version);
+		kopt_cache_add_num(out, b->duration_us);
+		kopt_buf_addf(out, "\t%d\n", (int)b->source);
+	}
+	for (i = 0; i < ov->targets_nr; i++) {
+		const struct kopt_overview_target *t = &ov->targets[i];
+		kopt_cache_add_str(out, "t");
+		kopt_cache_add_str(out, t->problem);
+		kopt_buf_addf(out, "\t%d\t%d\t%d\t%d", t->res.met ? 1 : 0,
+			      t->res.measured ? 1 : 0,
+			      t->res.replayed ? 1 : 0, (int)t->res.source);
+		kopt_cache_add_str(out, t->version);
+		kopt_cache_add_str(out, t->res.metric);
+		kopt_cache_add_num(out, t->res.value);
+		kopt_cache_add_num(out, t->res.bound);
+		kopt_buf_addch(out, '\n');
+	}
+	for (i = 0; i < ov->regressions_nr; i++) {
+		const struct kopt_obligation *o = &ov->regressions[i];
+		kopt_cache_add_str(out, "r");
+		kopt_cache_add_str(out, o->version);
+		kopt_cache_add_str(out, o->parent);
+		kopt_cache_add_str(out, o->trial);
+		kopt_cache_add_num(out, o->change_pct);
+		kopt_buf_addch(out, '\n');
+	}
+}
+
+/* A whole number of a field, at most `max`; -1 when it is none. */
+static int whole(const char *f, size_t max, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!f || *f < '0' || *f > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(f, &end, 10);
+	if (errno || *end || v > max)
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+/* A line of `nr` fields starting with `tag`, into f; -1 when it is not. */
+static int line(char *text, size_t len, size_t *pos, char **f, int nr,
+		const char *tag)
+{
+	if (kopt_cache_split(text, len, pos, f, nr) != nr || !f[0] ||
+	    strcmp(f[0], tag))
+		return -1;
+	return 0;
+}
+
+int kopt_overview_from_text(struct kopt_overview *out, char *text,
+			    size_t len, const struct kopt_kernel *k,
+			    const struct kopt_config *cfg)
+{
+	char *f[10];
+	size_t pos = 0, i, n[5];
+	size_t verdict = 0, source = 0, flag[3];
+
+	if (line(text, len, &pos, f, 7, "O1") || !f[1] ||
+	    strcmp(f[1], k->name))
+		return KOPT_EINVALID;
+	for (i = 0; i < 5; i++)
+		if (whole(f[2 + i], len, &n[i]))
+			return KOPT_EINVALID;
+	if (n[2] != cfg->trials_nr || n[3] != k->targets_nr)
+		return KOPT_EINVALID;
+	out->kernel = kopt_strdup(k->name);
+	out->numbers_nr = n[1];
+	out->versions = kopt_calloc(n[0] + 1, sizeof(*out->versions));
+	out->best = kopt_calloc(n[2] + 1, sizeof(*out->best));
+	out->targets = kopt_calloc(n[3] + 1, sizeof(*out->targets));
+	out->regressions = kopt_calloc(n[4] + 1, sizeof(*out->regressions));
+	for (i = 0; i < n[0]; i++) {
+		struct kopt_overview_version *v = &out->versions[i];
+		if (line(text, len, &pos, f, 6, "v") || !f[1] ||
+		    whole(f[2], 1, &flag[0]) ||
+		    whole(f[3], KOPT_NUMBERS_DEVLOG, &source) ||
+		    whole(f[4], len, &v->disagree) ||
+		    whole(f[5], KOPT_VERDICT_REGRESSION, &verdict))
+			return KOPT_EINVALID;
+		v->name = kopt_strdup(f[1]);
+		v->has_results = (int)flag[0];
+		v->source = (enum kopt_numbers_source)source;
+		v->verdict = (enum kopt_verdict)verdict;
+		out->versions_nr++;
+	}
+	for (i = 0; i < n[2]; i++) {
+		struct kopt_overview_best *b = &out->best[i];
+		out->best_nr++;
+		if (line(text, len, &pos, f, 4, "b") ||
+		    whole(f[3], KOPT_NUMBERS_DEVLOG, &source))
+			return KOPT_EINVALID;
+		b->version = f[1] ? kopt_strdup(f[1]) : NULL;
+		b->duration_us = kopt_cache_num(f[2]);
+		b->source = (enum kopt_numbers_source)source;
+	}
+	for (i = 0; i < n[3]; i++) {
+		struct kopt_overview_target *t = &out->targets[i];
+		out->targets_nr++;
+		if (line(text, len, &pos, f, 10, "t") ||
+		    whole(f[2], 1, &flag[0]) || whole(f[3], 1, &flag[1]) ||
+		    whole(f[4], 1, &flag[2]) ||
+		    whole(f[5], KOPT_NUMBERS_DEVLOG, &source) ||
+		    (f[7] && strlen(f[7]) >= sizeof(t->res.metric)))
+			return KOPT_EINVALID;
+		t->res.target = &k->targets[i];
+		t->problem = f[1] ? kopt_strdup(f[1]) : NULL;
+		t->res.met = (int)flag[0];
+		t->res.measured = (int)flag[1];
+		t->res.replayed = (int)flag[2];
+		t->res.source = (enum kopt_numbers_source)source;
+		t->version = f[6] ? kopt_strdup(f[6]) : NULL;
+		t->res.version = t->version;
+		if (f[7])
+			memcpy(t->res.metric, f[7], strlen(f[7]) + 1);
+		t->res.value = kopt_cache_num(f[8]);
+		t->res.bound = kopt_cache_num(f[9]);
+	}
+	for (i = 0; i < n[4]; i++) {
+		struct kopt_obligation *o = &out->regressions[i];
+		if (line(text, len, &pos, f, 5, "r") || !f[1] || !f[2] ||
+		    !f[3])
+			return KOPT_EINVALID;
+		o->kernel = kopt_strdup(k->name);
+		o->version = kopt_strdup(f[1]);
+		o->parent = kopt_strdup(f[2]);
+		o->trial = kopt_strdup(f[3]);
+		o->change_pct = kopt_cache_num(f[4]);
+		out->regressions_nr++;
+	}
+	return pos == len ? 0 : KOPT_EINVALID;
+}
+
+/* The overview's key: the analysis's, and the targets as written. */
+static int overview_key(git_oid *out, const struct kopt_source *src,
+			const struct kopt_kernel *k,
+			const struct kopt_config *cfg)
+{
+	struct kopt_buf in = KOPT_BUF_INIT;
+	git_oid id;
+	size_t i;
+
+	if (!src->overview || !kopt_analysis_key(&id, src, k->name, cfg))
+		return 0;
+	kopt_buf_addf(&in, "kopt overview 1\nanalysis %s\n",
+		      git_oid_tostr_s(&id));
+	for (i = 0; i < k->targets_nr; i++) {
+		kopt_buf_addstr(&in, "target");
+		kopt_cache_add_str(&in, k->targets[i].text);
+		kopt_buf_addch(&in, '\n');
+	}
+	kopt_cache_key(out, &in);
+	kopt_buf_release(&in);
+	return 1;
+}
+
+int kopt_overview_load(struct kopt_overview *out,
+		       const struct kopt_source *src,
+		       const struct kopt_kernel *k,
+		       const struct kopt_config *cfg)
+{
+	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
+	struct kopt_buf text = KOPT_BUF_INIT;
+	git_oid key, after;
+	int keyed = overview_key(&key, src, k, cfg);
+	int ret;
+
+	if (keyed && kopt_cache_get(src->overview, k->name, &key, &text)) {
+		if (!kopt_overview_from_text(out, text.buf, text.len, k, cfg))
+			goto done;
+		/* damaged: derive it again, and store it again */
+		kopt_overview_release(out);
+	}
+	ret = kopt_analysis_load(&a, src, k->name, cfg);
+	if (ret) {
+		kopt_analysis_release(&a);
+		kopt_buf_release(&text);
+		return ret;
+	}
+	kopt_overview_from_analysis(out, &a, k, cfg);
+	kopt_analysis_release(&a);
+	/* a file changed while it was read: what was read is unkeyed */
+	if (keyed && overview_key(&after, src, k, cfg) &&
+	    git_oid_equal(&after, &key)) {
+		kopt_buf_reset(&text);
+		kopt_overview_text(&text, out);
+		kopt_cache_put(src->overview, k->name, &key, text.buf,
+			       text.len);
+	}
+done:
+	kopt_buf_release(&text);
+	return 0;
+}
+
+const struct kopt_overview_version *
+kopt_overview_find(const struct kopt_overview *ov, const char *version)
+{
+	size_t i;
+
+	for (i = 0; i < ov->versions_nr; i++)
+		if (!strcmp(ov->versions[i].name, version))
+			return &ov->versions[i];
+	return NULL;
+}
