@@ -170,3 +170,15 @@ same_as_uncached() {
 	head -1 .git/kopt/overview/mla-decode | grep -q '^git-kopt cache 4 '
 	rm first.out
 }
+
+@test "a committed results file deleted, then restored, in the work tree is seen" {
+	git status --porcelain >/dev/null      # a clean index, cache-tree whole
+	git kopt analyze >first.out
+	rm docs/kernels/mla-decode/results/v1.json
+	same_as_uncached analyze
+	[ "$output" != "$(cat first.out)" ]
+	git checkout -q -- docs
+	same_as_uncached analyze
+	assert_output "$(cat first.out)"
+	rm first.out
+}
