@@ -856,12 +856,13 @@ static int scan_string(struct scan *sc, struct scan_str *out)
 		return 0;
 	for (p = sc->p; p < sc->end; p++) {
 		unsigned char c = (unsigned char)*p;
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
 		if (c == '"')
 			break;
-		if (c == '\\' || c < 0x20) {
-			sc->fail = 1;
-			return 0;
-		}
+		/* an escape or a control character */
+		sc->fail = 1;
+		return 0;
 	}
 	if (p == sc->end) {
 		sc->fail = 1;
@@ -1128,14 +1129,14 @@ static void scan_get_string(struct scan *sc, char **out, int required)
 static void scan_get_number(struct scan *sc, double *out, int required)
 {
 	double d;
+	char c = scan_peek(sc);
 
-	if (scan_null(sc)) {
-		if (required)
+	if (c == 'n') {
+		if (scan_word(sc, "null", 4) && required)
 			sc->fail = 1;
 		return;
 	}
-	if (scan_peek(sc) != '-' && (scan_peek(sc) < '0' ||
-				     scan_peek(sc) > '9')) {
+	if (c != '-' && (c < '0' || c > '9')) {
 		sc->fail = 1;
 		return;
 	}
