@@ -943,7 +943,8 @@ static int scan_number(struct scan *sc, double *out)
 	if (digits <= 19 && m <= ((uint64_t)1 << 53) && exp10 >= -22 &&
 	    exp10 <= 22) {
 		double v = (double)m;
-		v = exp10 < 0 ? v / pow10_exact[-exp10] : v * pow10_exact[exp10];
+		v = exp10 < 0 ? v / pow10_exact[-exp10] :
+				 v * pow10_exact[exp10];
 		*out = neg ? -v : v;
 	} else {
 		char buf[64];
@@ -1226,7 +1227,8 @@ static void scan_config(struct scan *sc, struct kopt_results_entry *e)
 	if (!scan_open(sc, '{', 1))
 		return;
 	while (scan_member(sc, &first, &key)) {
-		k = scan_key(&key, scan_config_keys, KEYS_NR(scan_config_keys), &hint);
+		k = scan_key(&key, scan_config_keys, KEYS_NR(scan_config_keys),
+			     &hint);
 		if (!scan_once(sc, &seen, k))
 			return;
 		switch (k) {
@@ -1265,7 +1267,8 @@ static void scan_device(struct scan *sc, struct kopt_results_device *d)
 	if (!scan_open(sc, '{', 0))
 		return;
 	while (scan_member(sc, &first, &key)) {
-		k = scan_key(&key, scan_device_keys, KEYS_NR(scan_device_keys), &hint);
+		k = scan_key(&key, scan_device_keys, KEYS_NR(scan_device_keys),
+			     &hint);
 		if (!scan_once(sc, &seen, k))
 			return;
 		switch (k) {
@@ -1297,7 +1300,8 @@ static void scan_stats(struct scan *sc)
 	if (!scan_open(sc, '{', 0))
 		return;
 	while (scan_member(sc, &first, &key)) {
-		k = scan_key(&key, scan_stats_keys, KEYS_NR(scan_stats_keys), &hint);
+		k = scan_key(&key, scan_stats_keys, KEYS_NR(scan_stats_keys),
+			     &hint);
 		if (!scan_once(sc, &seen, k))
 			return;
 		if (k == 0)
@@ -1331,7 +1335,8 @@ static void scan_stage(struct scan *sc)
 		return;
 	}
 	while (scan_member(sc, &first, &key)) {
-		k = scan_key(&key, scan_stage_keys, KEYS_NR(scan_stage_keys), &hint);
+		k = scan_key(&key, scan_stage_keys, KEYS_NR(scan_stage_keys),
+			     &hint);
 		if (!scan_once(sc, &seen, k))
 			return;
 		switch (k) {
@@ -1375,7 +1380,8 @@ static void scan_opportunity(struct scan *sc)
 		return;
 	}
 	while (scan_member(sc, &first, &key)) {
-		k = scan_key(&key, scan_opportunity_keys, KEYS_NR(scan_opportunity_keys), &hint);
+		k = scan_key(&key, scan_opportunity_keys,
+			     KEYS_NR(scan_opportunity_keys), &hint);
 		if (!scan_once(sc, &seen, k))
 			return;
 		if (k == 0) {
@@ -1438,7 +1444,8 @@ static void scan_entry(struct scan *sc, struct kopt_results_entry *e)
 		return;
 	}
 	while (scan_member(sc, &first, &key)) {
-		k = scan_key(&key, scan_entry_keys, KEYS_NR(scan_entry_keys), &hint);
+		k = scan_key(&key, scan_entry_keys, KEYS_NR(scan_entry_keys),
+			     &hint);
 		if (!scan_once(sc, &seen, k))
 			return;
 		switch (k) {
@@ -1506,7 +1513,8 @@ int kopt_results_scan(struct kopt_results *out, const char *data,
 
 	kopt_results_release(out);
 	while (scan_member(&sc, &first, &key)) {
-		k = scan_key(&key, scan_top_keys, KEYS_NR(scan_top_keys), &hint);
+		k = scan_key(&key, scan_top_keys, KEYS_NR(scan_top_keys),
+			     &hint);
 		if (!scan_once(&sc, &seen, k))
 			break;
 		switch (k) {
