@@ -1,20 +1,22 @@
 /*
- * MLA decode, v10: v8 with its launch choices open to tuning.
+ * MLA decode, v13: ping-pong of whole key tiles between two warpgroups.
  *
- * The kernel is v8's (TMA tile loads on mbarriers, lazy rescaling of the
- * output accumulator).  What v8 fixed by hand is now a parameter, each
- * defaulting to v8's choice, so that a build without them is v8:
+ * v10's loads (TMA on mbarriers, 64-row Q block, two 64-key tile
+ * buffers) and lazy rescaling, with a new consumer schedule: warpgroup 0
+ * computes S = Q K^T (m64n64k16, the whole 64 keys) and the softmax of
+ * the even tiles of its range, warpgroup 1 those of the odd ones; each
+ * owns 256 of the 512 output dims and applies both tiles' P in order
+ * (its own from registers, the other's from a shared P slab).  Row maxima
+ * need no exchange inside a tile (a row's 64 scores sit in one quad); the
+ * maximum in use passes from tile to tile with P on two mbarriers.  No
+ * block barrier in the loop: each slab group of a buffer (rope slab,
+ * slabs 0-3, slabs 4-7) has its own full barrier and is refilled by the
+ * warpgroup that read it last as soon as its reads are done.
  *
- *   MLA_RESCALE      the running maximum moves only when beaten by more
- *                    than this, in log2 units (v8: 8; 0 rescales at
- *                    every new maximum); compile time
- *   MLA_GRID_ORDER   0: blocks of one key range of consecutive row tiles
- *                    are launched together (v8); 1: the ranges of one row
- *                    tile are; compile time
- *   MLA_SPLITS       key ranges per row tile: 0 (or unset) lets the cost
- *                    model choose as v8 did, N > 0 forces N (capped at
- *                    the number of key tiles); read from the environment
- *                    at each launch, so one build serves every count
+ * Tuning parameters as v10 (MLA_RESCALE, MLA_GRID_ORDER, MLA_SPLITS), and
+ * MLA_KV_HINT: an L2 policy on the cache tile loads (0 none, 1 evict
+ * first, 2 evict last).  MLA_TIMING_NOLOAD builds a timing experiment
+ * only (no refills, results wrong): what the tile loads cost.
  */
 #include <math.h>
 #include <cudaTypedefs.h>
@@ -39,10 +41,10 @@
 #define SQ_OFF 0
 #define SKV_OFF (SQ_OFF + TILE_BYTES)
 #define SP_OFF (SKV_OFF + 2 * TILE_BYTES)
-#define SMAX_OFF (SP_OFF + SLAB)
-#define SL_OFF (SMAX_OFF + 2 * BM * 4)
-#define BAR_OFF (SL_OFF + 2 * BM * 4)	/* Q, then a full barrier a buffer */
-#define SMEM_USED (BAR_OFF + 3 * 8)
+#define SM_OFF (SP_OFF + SLAB)
+#define SL_OFF (SM_OFF + BM * 4)
+#define BAR_OFF (SL_OFF + 2 * BM * 4)	/* Q, six full, Pa, Pb */
+#define SMEM_USED (BAR_OFF + 9 * 8)
 #define SMEM_BYTES (SMEM_USED + 1024)	/* slack to align the base */
 
 static __device__ __forceinline__ uint32_t smem_u32(const void *p)
@@ -95,6 +97,34 @@ static __device__ __forceinline__ void tma_load_2d(uint32_t dst,
 		     "r"(c1) : "memory");
 }
 
+#ifndef MLA_KV_HINT
+#define MLA_KV_HINT 0
+#endif
+
+#if MLA_KV_HINT
+/* with an L2 policy for the cache tiles (MLA_KV_HINT 1: evict first,
+ * 2: evict last) */
+static __device__ __forceinline__ void tma_load_3d_hint(uint32_t dst,
+							const CUtensorMap *map,
+							uint32_t bar, int c0,
+							int c1, int c2)
+{
+	uint64_t pol;
+
+	if (MLA_KV_HINT == 1)
+		asm volatile("createpolicy.fractional.L2::evict_first.b64 "
+			     "%0, 1.0;\n" : "=l"(pol));
+	else
+		asm volatile("createpolicy.fractional.L2::evict_last.b64 "
+			     "%0, 1.0;\n" : "=l"(pol));
+	asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile"
+		     ".mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, "
+		     "{%3, %4, %5}], [%2], %6;\n"
+		     :: "r"(dst), "l"((uint64_t)map), "r"(bar), "r"(c0),
+		     "r"(c1), "r"(c2), "l"(pol) : "memory");
+}
+
+#else
 static __device__ __forceinline__ void tma_load_3d(uint32_t dst,
 						   const CUtensorMap *map,
 						   uint32_t bar, int c0, int c1,
@@ -106,6 +136,7 @@ static __device__ __forceinline__ void tma_load_3d(uint32_t dst,
 		     :: "r"(dst), "l"((uint64_t)map), "r"(bar), "r"(c0),
 		     "r"(c1), "r"(c2) : "memory");
 }
+#endif
 
 /* generic-proxy shared writes become visible to wgmma */
 static __device__ __forceinline__ void fence_async_shared(void)
@@ -153,20 +184,85 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t addr,
 		((uint64_t)1 << 62);
 }
 
-static __device__ __forceinline__ void wgmma_n32(float *d, uint64_t da,
+static __device__ __forceinline__ void wgmma_n64(float *d, uint64_t da,
 						     uint64_t db, int scale_d)
 {
-	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-		     "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
 		     "{%0, %1, %2, %3, %4, %5, %6, %7, "
-		     "%8, %9, %10, %11, %12, %13, %14, %15}, "
-		     "%16, %17, p, 1, 1, 0, 0;\n}\n"
+		     "%8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23, "
+		     "%24, %25, %26, %27, %28, %29, %30, %31}, "
+		     "%32, %33, p, 1, 1, 0, 0;\n}\n"
 		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
 		  "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
 		  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-		  "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+		  "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+		  "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+		  "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 		: "l"(da), "l"(db), "r"(scale_d));
 }
+
+static __device__ __forceinline__ void wgmma_n256_ra(float *d, const uint32_t *a,
+						     uint64_t db, int scale_d)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+		     "{%0, %1, %2, %3, %4, %5, %6, %7, "
+		     "%8, %9, %10, %11, %12, %13, %14, %15, "
+		     "%16, %17, %18, %19, %20, %21, %22, %23, "
+		     "%24, %25, %26, %27, %28, %29, %30, %31, "
+		     "%32, %33, %34, %35, %36, %37, %38, %39, "
+		     "%40, %41, %42, %43, %44, %45, %46, %47, "
+		     "%48, %49, %50, %51, %52, %53, %54, %55, "
+		     "%56, %57, %58, %59, %60, %61, %62, %63, "
+		     "%64, %65, %66, %67, %68, %69, %70, %71, "
+		     "%72, %73, %74, %75, %76, %77, %78, %79, "
+		     "%80, %81, %82, %83, %84, %85, %86, %87, "
+		     "%88, %89, %90, %91, %92, %93, %94, %95, "
+		     "%96, %97, %98, %99, %100, %101, %102, %103, "
+		     "%104, %105, %106, %107, %108, %109, %110, %111, "
+		     "%112, %113, %114, %115, %116, %117, %118, %119, "
+		     "%120, %121, %122, %123, %124, %125, %126, %127}, "
+		     "{%128, %129, %130, %131}, %132, p, 1, 1, 1;\n}\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
+		  "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+		  "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+		  "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+		  "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		  "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+		  "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		  "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+		  "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		  "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
+		  "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		  "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+		  "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		  "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]),
+		  "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		  "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]),
+		  "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		  "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+		  "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+		  "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]),
+		  "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+		  "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]),
+		  "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+		  "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]),
+		  "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+		  "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+		  "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+		  "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
+		  "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+		: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db),
+		  "r"(scale_d));
+}
+
 
 static __device__ __forceinline__ void wgmma_n256_tb(float *d, uint64_t da,
 						     uint64_t db, int scale_d)
@@ -242,17 +338,205 @@ static __device__ __forceinline__ void load_q(uint32_t dst,
 	for (int k = 0; k < NSLAB; k++)
 		tma_load_2d(dst + k * SLAB, map, bar, k * 64, row);
 }
-
-static __device__ __forceinline__ void load_tile(uint32_t dst,
-						 const CUtensorMap *map,
-						 uint32_t bar, int key0, int bi)
+/* a zero the compiler cannot share between registers: accumulators of
+ * different wgmma must not alias through a common constant */
+static __device__ __forceinline__ void zero_reg(float &r)
 {
-	mbar_expect_tx(bar, TILE_BYTES);
-#pragma unroll
-	for (int k = 0; k < NSLAB; k++)
-		tma_load_3d(dst + k * SLAB, map, bar, k * 64, key0, bi);
+	asm volatile("mov.b32 %0, 0;\n" : "=f"(r));
 }
 
+static __device__ __forceinline__ void mbar_arrive(uint32_t bar)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n"
+		     :: "r"(bar) : "memory");
+}
+
+#if MLA_KV_HINT
+#define KV_LOAD tma_load_3d_hint
+#else
+#define KV_LOAD tma_load_3d
+#endif
+
+/* slab groups of a tile buffer, each on its own full barrier: G8 the
+ * rope slab (read by S alone), GLO slabs 0-3 (also V for dims 0-255),
+ * GHI slabs 4-7 (V for dims 256-511) */
+#define G8 0
+#define GLO 1
+#define GHI 2
+
+/* issue the loads of one slab group of key tile `tile` into buffer
+ * `bufi` (thread of the warpgroup that freed it) */
+static __device__ __forceinline__ void load_group(uint32_t skv, uint32_t barF,
+						  const CUtensorMap *map,
+						  int bufi, int grp, int tile,
+						  int bi)
+{
+	const uint32_t dst = skv + bufi * TILE_BYTES;
+	const uint32_t bar = barF + 8 * (bufi * 3 + grp);
+
+	if (grp == G8) {
+		mbar_expect_tx(bar, SLAB);
+		KV_LOAD(dst + 8 * SLAB, map, bar, 8 * 64, tile * BN, bi);
+	} else {
+		const int k0 = grp == GLO ? 0 : 4;
+		mbar_expect_tx(bar, 4 * SLAB);
+#pragma unroll
+		for (int k = 0; k < 4; k++)
+			KV_LOAD(dst + (k0 + k) * SLAB, map, bar,
+				    (k0 + k) * 64, tile * BN, bi);
+	}
+}
+
+/* issue the S k-steps over one slab group (scale_d 0 on the first) */
+static __device__ __forceinline__ void s_group(float *sacc, uint64_t dq,
+					       uint64_t dk, int grp, int first)
+{
+	if (grp == G8) {
+#pragma unroll
+		for (int kk = 32; kk < 36; kk++) {
+			const uint32_t off = ((kk >> 2) * SLAB +
+					      (kk & 3) * 32) >> 4;
+			wgmma_n64(sacc, dq + off, dk + off,
+				  !(first && kk == 32));
+		}
+	} else {
+		const int k0 = grp == GLO ? 0 : 16;
+#pragma unroll
+		for (int kk = 0; kk < 16; kk++) {
+			const uint32_t off = (((k0 + kk) >> 2) * SLAB +
+					      ((k0 + kk) & 3) * 32) >> 4;
+			wgmma_n64(sacc, dq + off, dk + off,
+				  !(first && kk == 0));
+		}
+	}
+}
+
+/*
+ * One warpgroup's softmax of its own 64-key tile (S in sacc, m64n64
+ * layout: sacc[4 j + e] is key 8 j + 2 c + (e & 1) of row e < 2 ? R0 : R1).
+ * mrun0/1 hold the maximum in use before the tile and receive the one
+ * after it; returns alpha (rescale of what came before) in al0/1, adds
+ * the tile's sums to l (after scaling l by alpha), leaves P packed as the
+ * A fragments of four k16 steps in pa, and writes P to sP.
+ */
+static __device__ __forceinline__ void tile_softmax(float *sacc, int key0,
+						    int c, int t,
+						    float scale_log2,
+						    float &mrun0, float &mrun1,
+						    float &al0, float &al1,
+						    float &l0, float &l1,
+						    uint32_t *pa)
+{
+	float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+	for (int j = 0; j < 8; j++) {
+#pragma unroll
+		for (int e = 0; e < 4; e++) {
+			if (key0 + BN > t && key0 + 8 * j + 2 * c + (e & 1) >= t)
+				sacc[4 * j + e] = -INFINITY;
+		}
+		mx0 = fmaxf(mx0, fmaxf(sacc[4 * j], sacc[4 * j + 1]));
+		mx1 = fmaxf(mx1, fmaxf(sacc[4 * j + 2], sacc[4 * j + 3]));
+	}
+	mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+	mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+	mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+	mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+	const float t0 = mx0 * scale_log2, t1 = mx1 * scale_log2;
+	const float mn0 = t0 > mrun0 + (float)MLA_RESCALE ? t0 : mrun0;
+	const float mn1 = t1 > mrun1 + (float)MLA_RESCALE ? t1 : mrun1;
+	al0 = exp2f(mrun0 - mn0);
+	al1 = exp2f(mrun1 - mn1);
+	mrun0 = mn0;
+	mrun1 = mn1;
+	l0 *= al0;
+	l1 *= al1;
+#pragma unroll
+	for (int j = 0; j < 8; j++) {
+		const float p0 = exp2f(fmaf(sacc[4 * j], scale_log2, -mn0));
+		const float p1 = exp2f(fmaf(sacc[4 * j + 1], scale_log2, -mn0));
+		const float p2 = exp2f(fmaf(sacc[4 * j + 2], scale_log2, -mn1));
+		const float p3 = exp2f(fmaf(sacc[4 * j + 3], scale_log2, -mn1));
+		l0 += p0 + p1;
+		l1 += p2 + p3;
+		pa[2 * j] = pack_bf16(p0, p1);
+		pa[2 * j + 1] = pack_bf16(p2, p3);
+	}
+}
+
+/* P (packed by tile_softmax) into the 64 x 64 swizzled P slab */
+static __device__ __forceinline__ void store_p(unsigned char *sp,
+					       const uint32_t *pa, int R0,
+					       int R1, int c)
+{
+#pragma unroll
+	for (int j = 0; j < 8; j++) {
+		*(uint32_t *)(sp + R0 * 128 + ((j ^ (R0 & 7)) << 4) + 4 * c) =
+			pa[2 * j];
+		*(uint32_t *)(sp + R1 * 128 + ((j ^ (R1 & 7)) << 4) + 4 * c) =
+			pa[2 * j + 1];
+	}
+}
+
+template <bool WAIT>
+static __device__ __forceinline__ void scale_o(float *o, float al0,
+					       float al1)
+{
+	if (__any_sync(0xffffffffu, al0 != 1.f || al1 != 1.f)) {
+		/* a product still in flight (S of the other tile): let it
+		 * finish first, so that ptxas keeps the rest asynchronous */
+		if (WAIT)
+			wgmma_wait<0>();
+		reg_fence<128>(o);
+#pragma unroll
+		for (int i = 0; i < 128; i += 4) {
+			o[i] *= al0;
+			o[i + 1] *= al0;
+			o[i + 2] *= al1;
+			o[i + 3] *= al1;
+		}
+	}
+}
+
+/* O += P V over one tile for a warpgroup's 256 dims: P from registers */
+static __device__ __forceinline__ void pv_regs(float *o, const uint32_t *pa,
+					       uint64_t dv)
+{
+	reg_fence<128>(o);
+	wgmma_fence();
+#pragma unroll
+	for (int kk = 0; kk < BN / 16; kk++) {
+		const uint32_t a[4] = { pa[4 * kk], pa[4 * kk + 1],
+					pa[4 * kk + 2], pa[4 * kk + 3] };
+		wgmma_n256_ra(o, a, dv + ((kk * 16 * 128) >> 4), 1);
+	}
+	wgmma_commit();
+}
+
+/* the same with P from the shared P slab */
+static __device__ __forceinline__ void pv_smem(float *o, uint64_t dp,
+					       uint64_t dv)
+{
+	reg_fence<128>(o);
+	wgmma_fence();
+#pragma unroll
+	for (int kk = 0; kk < BN / 16; kk++)
+		wgmma_n256_tb(o, dp + ((kk * 32) >> 4),
+			      dv + ((kk * 16 * 128) >> 4), 1);
+	wgmma_commit();
+}
+
+/*
+ * Two warpgroups in ping-pong over pairs of key tiles (a, b = a + 1):
+ * warpgroup 0 computes S and the softmax of a, warpgroup 1 those of b;
+ * warpgroup 0 owns O's dims 0-255, warpgroup 1 dims 256-511.  Each
+ * applies both tiles' P in order: its own from registers, the other's
+ * from the shared P slab.  The maximum in use passes from a to b to the
+ * next a through shared memory with P (mbarriers Pa, Pb), so one
+ * warpgroup's softmax runs while the other's products keep the tensor
+ * pipe busy.  The slab groups of a buffer are refilled by the warpgroup
+ * that read them last, as soon as it has.
+ */
 __global__ void __launch_bounds__(THREADS, 1)
 mla_decode_v13_kernel(const __grid_constant__ CUtensorMap tm_q,
 		     const __grid_constant__ CUtensorMap tm_kv,
@@ -274,22 +558,23 @@ mla_decode_v13_kernel(const __grid_constant__ CUtensorMap tm_q,
 	unsigned char *smem = smem_raw + (sbase - raw);
 	const uint32_t sQ = sbase + SQ_OFF, sKV = sbase + SKV_OFF;
 	const uint32_t sP = sbase + SP_OFF;
-	float *sMax = (float *)(smem + SMAX_OFF);
+	float *sM = (float *)(smem + SM_OFF);
 	float *sL = (float *)(smem + SL_OFF);
 	const uint32_t barQ = sbase + BAR_OFF, barF = barQ + 8;
+	const uint32_t barPa = barF + 6 * 8, barPb = barPa + 8;
 
-	/* warpgroup kg: keys 32 kg.. of each tile for S, dims 256 kg.. for
-	 * O; its warp rg holds rows 16 rg + g and 16 rg + g + 8 of both */
-	const int kg = warp >> 2, rg = warp & 3;
+	/* the warpgroup index through a shuffle, so that the compiler sees
+	 * it uniform and keeps the wgmma of each role's branch asynchronous */
+	const int kg = __shfl_sync(0xffffffffu, warp >> 2, 0), rg = warp & 3;
 	const int R0 = rg * 16 + g, R1 = R0 + 8;
 	const uint64_t dq = make_desc(sQ, 16, 1024);
 	const uint64_t dp = make_desc(sP, 16, 1024);
 
-	float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+	float mrun0 = -INFINITY, mrun1 = -INFINITY, l0 = 0.f, l1 = 0.f;
 	float o[128];
 #pragma unroll
 	for (int i = 0; i < 128; i++)
-		o[i] = 0.f;
+		zero_reg(o[i]);
 
 	const int ntiles = (t + BN - 1) / BN;
 	const int tile_lo = split * ntiles / nsplit;
@@ -297,124 +582,187 @@ mla_decode_v13_kernel(const __grid_constant__ CUtensorMap tm_q,
 
 	if (tid == 0) {
 		mbar_init(barQ, 1);
-		mbar_init(barF, 1);
-		mbar_init(barF + 8, 1);
+		for (int i = 0; i < 6; i++)
+			mbar_init(barF + 8 * i, 1);
+		mbar_init(barPa, 128);
+		mbar_init(barPb, 128);
 		fence_mbar_init();
 	}
 	__syncthreads();
 	if (tid == 0) {
 		load_q(sQ, &tm_q, barQ, bi * M + row0);
-		load_tile(sKV, &tm_kv, barF, tile_lo * BN, bi);
+		for (int i = 0; i < 2 && tile_lo + i < tile_hi; i++) {
+			load_group(sKV, barF, &tm_kv, i, G8, tile_lo + i, bi);
+			load_group(sKV, barF, &tm_kv, i, GLO, tile_lo + i, bi);
+			load_group(sKV, barF, &tm_kv, i, GHI, tile_lo + i, bi);
+		}
 	}
 	mbar_wait(barQ, 0);
-	for (int it = tile_lo; it < tile_hi; it++) {
-		const int key0 = it * BN, j = it - tile_lo;
-		const uint32_t buf = (j & 1) * TILE_BYTES;
 
-		/* prefetch the next tile into the other buffer, free since
-		 * the end-of-tile barrier of tile it - 1 */
-		if (tid == 0 && it + 1 < tile_hi)
-			load_tile(sKV + (TILE_BYTES - buf), &tm_kv,
-				  barF + 8 * ((j + 1) & 1), key0 + BN, bi);
-		mbar_wait(barF + 8 * (j & 1), (j >> 1) & 1);
+	/* V for this warpgroup's dims in buffer 0 / 1 */
+	const uint64_t dv0 = make_desc(sKV + kg * 4 * SLAB, SLAB, 1024);
+	const uint64_t dv1 = make_desc(sKV + TILE_BYTES + kg * 4 * SLAB, SLAB,
+				       1024);
+	const uint64_t dk0 = make_desc(sKV, 16, 1024);
+	const uint64_t dk1 = make_desc(sKV + TILE_BYTES, 16, 1024);
+#ifdef MLA_TIMING_NOLOAD
+	/* timing experiment only (results wrong): no refills, every tile
+	 * computes on the first two */
+	const bool leader = false;
+#define FPAR 0
+#else
+	const bool leader = (tid & 127) == 0;
+#define FPAR par
+#endif
 
-		/* S = Q K^T for this warpgroup's 32 keys */
-		float sacc[16];
+	if (kg == 0) {
+		for (int a = tile_lo, p = 0; a < tile_hi; a += 2, p++) {
+			const int b = a + 1;
+			const bool has_b = b < tile_hi;
+			const uint32_t par = p & 1;
+			float sacc[32];
+			uint32_t pa[16];
 #pragma unroll
-		for (int i = 0; i < 16; i++)
-			sacc[i] = 0.f;
-		const uint64_t dk = make_desc(sKV + buf + kg * 32 * 128, 16,
-					      1024);
-		wgmma_fence();
-#pragma unroll
-		for (int kk = 0; kk < MLA_DQK / 16; kk++) {
-			const uint32_t off = ((kk >> 2) * SLAB + (kk & 3) * 32)
-				>> 4;
-			wgmma_n32(sacc, dq + off, dk + off, kk > 0);
-		}
-		wgmma_commit();
-		wgmma_wait<0>();
-		reg_fence<16>(sacc);
+			for (int i = 0; i < 32; i++)
+				zero_reg(sacc[i]);
 
-		/* online softmax, in log2 units; sacc[4 j + e]: key
-		 * 32 kg + 8 j + 2 c + (e & 1), row e < 2 ? R0 : R1; the maxima
-		 * are taken on raw scores (scale_log2 > 0) */
-		float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-#pragma unroll
-			for (int e = 0; e < 4; e++) {
-				if (key0 + BN > t &&
-				    key0 + kg * 32 + 8 * j + 2 * c + (e & 1) >= t)
-					sacc[4 * j + e] = -INFINITY;
+			/* S of tile a: the rope slab, then (once the previous
+			 * P V of tile b - 2 is done, freeing its dims 0-255 for
+			 * tile b) slabs 0-3, then 4-7 */
+			reg_fence<128>(o);
+			wgmma_fence();
+			mbar_wait(barF + 8 * G8, FPAR);
+			s_group(sacc, dq, dk0, G8, 1);
+			wgmma_commit();
+			if (p > 0) {
+				wgmma_wait<1>();
+				reg_fence<128>(o);
+				if (leader && b < tile_hi)
+					load_group(sKV, barF, &tm_kv, 1, GLO,
+						   b, bi);
 			}
-			mx0 = fmaxf(mx0, fmaxf(sacc[4 * j], sacc[4 * j + 1]));
-			mx1 = fmaxf(mx1, fmaxf(sacc[4 * j + 2], sacc[4 * j + 3]));
-		}
-		mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-		mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-		mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-		mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-		if (c == 0) {
-			sMax[kg * BM + R0] = mx0;
-			sMax[kg * BM + R1] = mx1;
-		}
-		__syncthreads();
-		/* the maximum in use moves only when beaten by MLA_RESCALE */
-		const float t0 = fmaxf(sMax[R0], sMax[BM + R0]) * scale_log2;
-		const float t1 = fmaxf(sMax[R1], sMax[BM + R1]) * scale_log2;
-		const bool up0 = t0 > m0 + (float)MLA_RESCALE,
-			   up1 = t1 > m1 + (float)MLA_RESCALE;
-		const float mn0 = up0 ? t0 : m0, mn1 = up1 ? t1 : m1;
-		if (__any_sync(0xffffffffu, up0 || up1)) {
-			const float al0 = exp2f(m0 - mn0), al1 = exp2f(m1 - mn1);
-			l0 *= al0;
-			l1 *= al1;
-#pragma unroll
-			for (int i = 0; i < 128; i += 4) {
-				o[i] *= al0;
-				o[i + 1] *= al0;
-				o[i + 2] *= al1;
-				o[i + 3] *= al1;
+			mbar_wait(barF + 8 * GLO, FPAR);
+			s_group(sacc, dq, dk0, GLO, 0);
+			mbar_wait(barF + 8 * GHI, FPAR);
+			s_group(sacc, dq, dk0, GHI, 0);
+			wgmma_commit();
+			wgmma_wait<0>();
+			reg_fence<32>(sacc);
+			if (leader && a + 2 < tile_hi)
+				load_group(sKV, barF, &tm_kv, 0, G8, a + 2, bi);
+
+			float al0, al1;
+			tile_softmax(sacc, a * BN, c, t, scale_log2, mrun0,
+				     mrun1, al0, al1, l0, l1, pa);
+			scale_o<false>(o, al0, al1);
+			store_p(smem + SP_OFF, pa, R0, R1, c);
+			if (c == 0) {
+				sM[R0] = mrun0;
+				sM[R1] = mrun1;
+			}
+			fence_async_shared();
+			mbar_arrive(barPa);
+
+			pv_regs(o, pa, dv0);
+			if (has_b) {
+				mbar_wait(barPb, par);
+				const float mb0 = sM[R0], mb1 = sM[R1];
+				const float ab0 = exp2f(mrun0 - mb0);
+				const float ab1 = exp2f(mrun1 - mb1);
+				mrun0 = mb0;
+				mrun1 = mb1;
+				l0 *= ab0;
+				l1 *= ab1;
+				wgmma_wait<0>();
+				reg_fence<128>(o);
+				if (leader && a + 2 < tile_hi)
+					load_group(sKV, barF, &tm_kv, 0, GLO,
+						   a + 2, bi);
+				scale_o<false>(o, ab0, ab1);
+				pv_smem(o, dp, dv1);
+			} else {
+				break;	/* a was the range's last tile */
 			}
 		}
-		m0 = mn0;
-		m1 = mn1;
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			const float p0 = exp2f(fmaf(sacc[4 * j], scale_log2, -mn0));
-			const float p1 = exp2f(fmaf(sacc[4 * j + 1], scale_log2,
-						    -mn0));
-			const float p2 = exp2f(fmaf(sacc[4 * j + 2], scale_log2,
-						    -mn1));
-			const float p3 = exp2f(fmaf(sacc[4 * j + 3], scale_log2,
-						    -mn1));
-			l0 += p0 + p1;
-			l1 += p2 + p3;
-			const int ch = kg * 4 + j;
-			*(uint32_t *)(smem + SP_OFF + R0 * 128 +
-				      ((ch ^ (R0 & 7)) << 4) + 4 * c) =
-				pack_bf16(p0, p1);
-			*(uint32_t *)(smem + SP_OFF + R1 * 128 +
-				      ((ch ^ (R1 & 7)) << 4) + 4 * c) =
-				pack_bf16(p2, p3);
-		}
-		fence_async_shared();
-		__syncthreads();
-
-		/* O += P V for this warpgroup's 256 dims */
-		const uint64_t dv = make_desc(sKV + buf + kg * 4 * SLAB, SLAB,
-					      1024);
-		reg_fence<128>(o);
-		wgmma_fence();
-#pragma unroll
-		for (int kk = 0; kk < BN / 16; kk++)
-			wgmma_n256_tb(o, dp + ((kk * 32) >> 4),
-				      dv + ((kk * 16 * 128) >> 4), 1);
-		wgmma_commit();
 		wgmma_wait<0>();
 		reg_fence<128>(o);
-		__syncthreads();
+	} else {
+		for (int a = tile_lo, p = 0; a < tile_hi; a += 2, p++) {
+			const int b = a + 1;
+			const bool has_b = b < tile_hi;
+			const uint32_t par = p & 1;
+			float sacc[32];
+			uint32_t pa[16];
+#pragma unroll
+			for (int i = 0; i < 32; i++)
+				zero_reg(sacc[i]);
+
+			/* S of tile b: rope slab, 4-7 (freed by this warpgroup),
+			 * then 0-3 (freed by warpgroup 0) */
+			if (!has_b) {
+				/* a is the range's last tile: its P alone */
+				mbar_wait(barPa, par);
+				const float ma0 = sM[R0], ma1 = sM[R1];
+				const float aa0 = exp2f(mrun0 - ma0);
+				const float aa1 = exp2f(mrun1 - ma1);
+				mrun0 = ma0;
+				mrun1 = ma1;
+				l0 *= aa0;
+				l1 *= aa1;
+				scale_o<false>(o, aa0, aa1);
+				pv_smem(o, dp, dv0);
+				break;
+			}
+			wgmma_fence();
+			mbar_wait(barF + 8 * (3 + G8), FPAR);
+			s_group(sacc, dq, dk1, G8, 1);
+			mbar_wait(barF + 8 * (3 + GHI), FPAR);
+			s_group(sacc, dq, dk1, GHI, 0);
+			mbar_wait(barF + 8 * (3 + GLO), FPAR);
+			s_group(sacc, dq, dk1, GLO, 0);
+			wgmma_commit();
+			/* tile a's P and maximum */
+			mbar_wait(barPa, par);
+			const float ma0 = sM[R0], ma1 = sM[R1];
+			const float aa0 = exp2f(mrun0 - ma0);
+			const float aa1 = exp2f(mrun1 - ma1);
+			mrun0 = ma0;
+			mrun1 = ma1;
+			l0 *= aa0;
+			l1 *= aa1;
+			scale_o<true>(o, aa0, aa1);
+			pv_smem(o, dp, dv0);
+			wgmma_wait<1>();
+			reg_fence<32>(sacc);
+			if (leader && b + 2 < tile_hi)
+				load_group(sKV, barF, &tm_kv, 1, G8,
+					   b + 2, bi);
+			float al0, al1;
+			tile_softmax(sacc, b * BN, c, t, scale_log2,
+				     mrun0, mrun1, al0, al1, l0, l1,
+				     pa);
+			wgmma_wait<0>();
+			reg_fence<128>(o);
+			if (leader && a + 2 < tile_hi)
+				load_group(sKV, barF, &tm_kv, 0, GHI,
+					   a + 2, bi);
+			scale_o<false>(o, al0, al1);
+			store_p(smem + SP_OFF, pa, R0, R1, c);
+			if (c == 0) {
+				sM[R0] = mrun0;
+				sM[R1] = mrun1;
+			}
+			fence_async_shared();
+			mbar_arrive(barPb);
+			pv_regs(o, pa, dv1);
+			wgmma_wait<0>();
+			reg_fence<128>(o);
+			if (leader && b + 2 < tile_hi)
+				load_group(sKV, barF, &tm_kv, 1, GHI,
+					   b + 2, bi);
+		}
+		wgmma_wait<0>();
+		reg_fence<128>(o);
 	}
 
 	/* l was summed per thread over its own keys: finish the row sums */
@@ -445,9 +793,9 @@ mla_decode_v13_kernel(const __grid_constant__ CUtensorMap tm_q,
 	} else {
 		if (kg == 0 && c == 0) {
 			part_lse[(grow0 + R0) * nsplit + split] =
-				m0 + log2f(tot0);
+				mrun0 + log2f(tot0);
 			part_lse[(grow0 + R1) * nsplit + split] =
-				m1 + log2f(tot1);
+				mrun1 + log2f(tot1);
 		}
 		float *o0 = part_o + ((grow0 + R0) * nsplit + split) * MLA_DV +
 			col;
