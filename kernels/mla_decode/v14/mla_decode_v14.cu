@@ -1,22 +1,32 @@
 /*
- * MLA decode, v13: ping-pong of whole key tiles between two warpgroups.
+ * MLA decode, v14: v13's ping-pong with the cache tiles multicast to a
+ * cluster of two blocks.
  *
- * v10's loads (TMA on mbarriers, 64-row Q block, two 64-key tile
- * buffers) and lazy rescaling, with a new consumer schedule: warpgroup 0
- * computes S = Q K^T (m64n64k16, the whole 64 keys) and the softmax of
- * the even tiles of its range, warpgroup 1 those of the odd ones; each
- * owns 256 of the 512 output dims and applies both tiles' P in order
- * (its own from registers, the other's from a shared P slab).  Row maxima
- * need no exchange inside a tile (a row's 64 scores sit in one quad); the
- * maximum in use passes from tile to tile with P on two mbarriers.  No
- * block barrier in the loop: each slab group of a buffer (rope slab,
- * slabs 0-3, slabs 4-7) has its own full barrier and is refilled by the
- * warpgroup that read it last as soon as its reads are done.
+ * v13 (two warpgroups in ping-pong over whole 64-key tiles, each slab
+ * group of a buffer on its own full barrier) ran 12-13% faster without
+ * its tile refills: with two buffers a group is free for only about one
+ * tile's products before it is needed again, and every block streamed
+ * its batch's whole cache from L2.  Here the two blocks of a cluster are
+ * consecutive row tiles of one batch and key range, so they read the
+ * same tiles: each block loads half of every slab group (the rope slab:
+ * block 0) and multicasts it to both, halving the bytes each SM pulls
+ * from L2.  A producer warpgroup (its first warp) issues the loads, one lane per slab
+ * group of each buffer, once both blocks have released the group (an
+ * empty barrier of two arrivals: the releasing warpgroup's leader of
+ * each block arrives on both blocks' barriers).
  *
- * Tuning parameters as v10 (MLA_RESCALE, MLA_GRID_ORDER, MLA_SPLITS), and
- * MLA_KV_HINT: an L2 policy on the cache tile loads (0 none, 1 evict
- * first, 2 evict last).  MLA_TIMING_NOLOAD builds a timing experiment
- * only (no refills, results wrong): what the tile loads cost.
+ * Tuning parameters as v10 (MLA_RESCALE, MLA_SPLITS); the grid order is
+ * fixed (row tiles of a batch and range adjacent, as clusters need).
+ *
+ * Measured (H200, bench --check, same call as v13 and v10,
+ * measurements/2026-12-03/v14-run3.log): a regression.  Decode 123.4 /
+ * 123.3 us against v13's 80.1 / 80.6 and v10's 86.9 / 86.7; spec-decode
+ * 1492.0 / 1490.1 us against 1040.8 / 1050.4 and 1185.5 / 1182.7.  All
+ * checks pass.  A first build with one producer warp (288 threads,
+ * __maxnreg__(224): 213 registers) failed to launch (out of resources:
+ * nine warps put three on one SM sub-partition, 3 x 32 x 216 registers
+ * > 16384; ptxas itself caps __launch_bounds__(288, 1) at 168), hence the
+ * producer warpgroup with setmaxnreg (40 / 232).
  */
 #include <math.h>
 #include <cudaTypedefs.h>
@@ -27,13 +37,11 @@
 #ifndef MLA_RESCALE
 #define MLA_RESCALE 8
 #endif
-#ifndef MLA_GRID_ORDER
-#define MLA_GRID_ORDER 0
-#endif
+#define MLA_GRID_ORDER 0	/* a cluster: two row tiles of one range */
 
 #define BM 64			/* query rows per block */
 #define BN 64			/* keys per tile */
-#define THREADS 256		/* two warpgroups */
+#define THREADS 384		/* two warpgroups and a producer warpgroup */
 #define SLAB (64 * 128)		/* 64 rows x 64 bf16 */
 #define NSLAB (MLA_DQK / 64)	/* 9 slabs hold a 576-wide tile */
 #define TILE_BYTES (NSLAB * SLAB)
@@ -43,8 +51,8 @@
 #define SP_OFF (SKV_OFF + 2 * TILE_BYTES)
 #define SM_OFF (SP_OFF + SLAB)
 #define SL_OFF (SM_OFF + BM * 4)
-#define BAR_OFF (SL_OFF + 2 * BM * 4)	/* Q, six full, Pa, Pb */
-#define SMEM_USED (BAR_OFF + 9 * 8)
+#define BAR_OFF (SL_OFF + 2 * BM * 4)	/* Q, six full, Pa, Pb, six empty */
+#define SMEM_USED (BAR_OFF + 15 * 8)
 #define SMEM_BYTES (SMEM_USED + 1024)	/* slack to align the base */
 
 static __device__ __forceinline__ uint32_t smem_u32(const void *p)
@@ -97,46 +105,61 @@ static __device__ __forceinline__ void tma_load_2d(uint32_t dst,
 		     "r"(c1) : "memory");
 }
 
-#ifndef MLA_KV_HINT
-#define MLA_KV_HINT 0
-#endif
-
-#if MLA_KV_HINT
-/* with an L2 policy for the cache tiles (MLA_KV_HINT 1: evict first,
- * 2: evict last) */
-static __device__ __forceinline__ void tma_load_3d_hint(uint32_t dst,
-							const CUtensorMap *map,
-							uint32_t bar, int c0,
-							int c1, int c2)
-{
-	uint64_t pol;
-
-	if (MLA_KV_HINT == 1)
-		asm volatile("createpolicy.fractional.L2::evict_first.b64 "
-			     "%0, 1.0;\n" : "=l"(pol));
-	else
-		asm volatile("createpolicy.fractional.L2::evict_last.b64 "
-			     "%0, 1.0;\n" : "=l"(pol));
-	asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile"
-		     ".mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, "
-		     "{%3, %4, %5}], [%2], %6;\n"
-		     :: "r"(dst), "l"((uint64_t)map), "r"(bar), "r"(c0),
-		     "r"(c1), "r"(c2), "l"(pol) : "memory");
-}
-
-#else
-static __device__ __forceinline__ void tma_load_3d(uint32_t dst,
-						   const CUtensorMap *map,
-						   uint32_t bar, int c0, int c1,
-						   int c2)
+/* a box into the same offset of both blocks of the cluster, completing
+ * on the barrier at the same offset in each */
+static __device__ __forceinline__ void tma_load_3d_mc(uint32_t dst,
+						      const CUtensorMap *map,
+						      uint32_t bar, int c0,
+						      int c1, int c2)
 {
 	asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile"
-		     ".mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], "
-		     "[%2];\n"
+		     ".mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+		     "[%1, {%3, %4, %5}], [%2], %6;\n"
 		     :: "r"(dst), "l"((uint64_t)map), "r"(bar), "r"(c0),
-		     "r"(c1), "r"(c2) : "memory");
+		     "r"(c1), "r"(c2), "h"((uint16_t)3) : "memory");
 }
-#endif
+
+static __device__ __forceinline__ uint32_t cluster_rank(void)
+{
+	uint32_t r;
+
+	asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+	return r;
+}
+
+static __device__ __forceinline__ void cluster_sync(void)
+{
+	asm volatile("barrier.cluster.arrive.release;\n"
+		     "barrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+/* arrive on the barrier at this offset in both blocks of the cluster */
+static __device__ __forceinline__ void mbar_arrive_both(uint32_t bar)
+{
+#pragma unroll
+	for (uint32_t r = 0; r < 2; r++) {
+		uint32_t rb;
+
+		asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+			     : "=r"(rb) : "r"(bar), "r"(r));
+		asm volatile("mbarrier.arrive.release.cluster.shared::cluster"
+			     ".b64 _, [%0];\n" :: "r"(rb) : "memory");
+	}
+}
+
+static __device__ __forceinline__ void mbar_wait_cluster(uint32_t bar,
+							 uint32_t parity)
+{
+	uint32_t done;
+
+	do {
+		asm volatile("{\n.reg .pred p;\n"
+			     "mbarrier.try_wait.parity.acquire.cluster"
+			     ".shared::cta.b64 p, [%1], %2;\n"
+			     "selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+	} while (!done);
+}
 
 /* generic-proxy shared writes become visible to wgmma */
 static __device__ __forceinline__ void fence_async_shared(void)
@@ -351,11 +374,6 @@ static __device__ __forceinline__ void mbar_arrive(uint32_t bar)
 		     :: "r"(bar) : "memory");
 }
 
-#if MLA_KV_HINT
-#define KV_LOAD tma_load_3d_hint
-#else
-#define KV_LOAD tma_load_3d
-#endif
 
 /* slab groups of a tile buffer, each on its own full barrier: G8 the
  * rope slab (read by S alone), GLO slabs 0-3 (also V for dims 0-255),
@@ -364,26 +382,29 @@ static __device__ __forceinline__ void mbar_arrive(uint32_t bar)
 #define GLO 1
 #define GHI 2
 
-/* issue the loads of one slab group of key tile `tile` into buffer
- * `bufi` (thread of the warpgroup that freed it) */
-static __device__ __forceinline__ void load_group(uint32_t skv, uint32_t barF,
-						  const CUtensorMap *map,
-						  int bufi, int grp, int tile,
-						  int bi)
+/* this block's half of one slab group of key tile `tile` into buffer
+ * `bufi` of both blocks (the rope slab: block 0); arms the local full
+ * barrier for the whole group */
+static __device__ __forceinline__ void load_half(uint32_t skv, uint32_t barF,
+						 const CUtensorMap *map,
+						 int bufi, int grp, int tile,
+						 int bi, uint32_t rank)
 {
 	const uint32_t dst = skv + bufi * TILE_BYTES;
 	const uint32_t bar = barF + 8 * (bufi * 3 + grp);
 
 	if (grp == G8) {
 		mbar_expect_tx(bar, SLAB);
-		KV_LOAD(dst + 8 * SLAB, map, bar, 8 * 64, tile * BN, bi);
+		if (rank == 0)
+			tma_load_3d_mc(dst + 8 * SLAB, map, bar, 8 * 64,
+				       tile * BN, bi);
 	} else {
-		const int k0 = grp == GLO ? 0 : 4;
+		const int k0 = (grp == GLO ? 0 : 4) + 2 * rank;
 		mbar_expect_tx(bar, 4 * SLAB);
 #pragma unroll
-		for (int k = 0; k < 4; k++)
-			KV_LOAD(dst + (k0 + k) * SLAB, map, bar,
-				    (k0 + k) * 64, tile * BN, bi);
+		for (int k = k0; k < k0 + 2; k++)
+			tma_load_3d_mc(dst + k * SLAB, map, bar, k * 64,
+				       tile * BN, bi);
 	}
 }
 
@@ -537,7 +558,7 @@ static __device__ __forceinline__ void pv_smem(float *o, uint64_t dp,
  * pipe busy.  The slab groups of a buffer are refilled by the warpgroup
  * that read them last, as soon as it has.
  */
-__global__ void __launch_bounds__(THREADS, 1)
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(THREADS, 1)
 mla_decode_v14_kernel(const __grid_constant__ CUtensorMap tm_q,
 		     const __grid_constant__ CUtensorMap tm_kv,
 		     bf16 *__restrict__ out, float *__restrict__ part_o,
@@ -562,6 +583,7 @@ mla_decode_v14_kernel(const __grid_constant__ CUtensorMap tm_q,
 	float *sL = (float *)(smem + SL_OFF);
 	const uint32_t barQ = sbase + BAR_OFF, barF = barQ + 8;
 	const uint32_t barPa = barF + 6 * 8, barPb = barPa + 8;
+	const uint32_t barE = barPb + 8;	/* empty, per buffer and group */
 
 	/* the warpgroup index through a shuffle, so that the compiler sees
 	 * it uniform and keeps the wgmma of each role's branch asynchronous */
@@ -586,17 +608,35 @@ mla_decode_v14_kernel(const __grid_constant__ CUtensorMap tm_q,
 			mbar_init(barF + 8 * i, 1);
 		mbar_init(barPa, 128);
 		mbar_init(barPb, 128);
+		for (int i = 0; i < 6; i++)
+			mbar_init(barE + 8 * i, 2);
 		fence_mbar_init();
 	}
-	__syncthreads();
-	if (tid == 0) {
+	/* both blocks' barriers initialised before any remote use */
+	cluster_sync();
+	if (tid == 0)
 		load_q(sQ, &tm_q, barQ, bi * M + row0);
-		for (int i = 0; i < 2 && tile_lo + i < tile_hi; i++) {
-			load_group(sKV, barF, &tm_kv, i, G8, tile_lo + i, bi);
-			load_group(sKV, barF, &tm_kv, i, GLO, tile_lo + i, bi);
-			load_group(sKV, barF, &tm_kv, i, GHI, tile_lo + i, bi);
+	if (kg == 2) {
+		/* the producer warpgroup gives its registers to the others;
+		 * its first warp's lane 3 bufi + grp refills that group of
+		 * buffer bufi once both blocks have released it */
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+		if (warp == 8 && lane < 6) {
+			const int bufi = lane / 3, grp = lane % 3;
+			const uint32_t rank = cluster_rank();
+
+			for (int k = 0, tile = tile_lo + bufi; tile < tile_hi;
+			     k++, tile += 2) {
+				if (k > 0)
+					mbar_wait_cluster(barE + 8 * lane,
+							  (k - 1) & 1);
+				load_half(sKV, barF, &tm_kv, bufi, grp, tile,
+					  bi, rank);
+			}
 		}
-	}
+		__syncwarp();
+	} else {
+	asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
 	mbar_wait(barQ, 0);
 
 	/* V for this warpgroup's dims in buffer 0 / 1 */
@@ -605,15 +645,8 @@ mla_decode_v14_kernel(const __grid_constant__ CUtensorMap tm_q,
 				       1024);
 	const uint64_t dk0 = make_desc(sKV, 16, 1024);
 	const uint64_t dk1 = make_desc(sKV + TILE_BYTES, 16, 1024);
-#ifdef MLA_TIMING_NOLOAD
-	/* timing experiment only (results wrong): no refills, every tile
-	 * computes on the first two */
-	const bool leader = false;
-#define FPAR 0
-#else
 	const bool leader = (tid & 127) == 0;
 #define FPAR par
-#endif
 
 	if (kg == 0) {
 		for (int a = tile_lo, p = 0; a < tile_hi; a += 2, p++) {
@@ -638,8 +671,7 @@ mla_decode_v14_kernel(const __grid_constant__ CUtensorMap tm_q,
 				wgmma_wait<1>();
 				reg_fence<128>(o);
 				if (leader && b < tile_hi)
-					load_group(sKV, barF, &tm_kv, 1, GLO,
-						   b, bi);
+					mbar_arrive_both(barE + 8 * (1 * 3 + GLO));
 			}
 			mbar_wait(barF + 8 * GLO, FPAR);
 			s_group(sacc, dq, dk0, GLO, 0);
@@ -649,7 +681,7 @@ mla_decode_v14_kernel(const __grid_constant__ CUtensorMap tm_q,
 			wgmma_wait<0>();
 			reg_fence<32>(sacc);
 			if (leader && a + 2 < tile_hi)
-				load_group(sKV, barF, &tm_kv, 0, G8, a + 2, bi);
+				mbar_arrive_both(barE + 8 * (0 * 3 + G8));
 
 			float al0, al1;
 			tile_softmax(sacc, a * BN, c, t, scale_log2, mrun0,
@@ -676,8 +708,7 @@ mla_decode_v14_kernel(const __grid_constant__ CUtensorMap tm_q,
 				wgmma_wait<0>();
 				reg_fence<128>(o);
 				if (leader && a + 2 < tile_hi)
-					load_group(sKV, barF, &tm_kv, 0, GLO,
-						   a + 2, bi);
+					mbar_arrive_both(barE + 8 * (0 * 3 + GLO));
 				scale_o<false>(o, ab0, ab1);
 				pv_smem(o, dp, dv1);
 			} else {
@@ -735,8 +766,7 @@ mla_decode_v14_kernel(const __grid_constant__ CUtensorMap tm_q,
 			wgmma_wait<1>();
 			reg_fence<32>(sacc);
 			if (leader && b + 2 < tile_hi)
-				load_group(sKV, barF, &tm_kv, 1, G8,
-					   b + 2, bi);
+				mbar_arrive_both(barE + 8 * (1 * 3 + G8));
 			float al0, al1;
 			tile_softmax(sacc, b * BN, c, t, scale_log2,
 				     mrun0, mrun1, al0, al1, l0, l1,
@@ -744,8 +774,7 @@ mla_decode_v14_kernel(const __grid_constant__ CUtensorMap tm_q,
 			wgmma_wait<0>();
 			reg_fence<128>(o);
 			if (leader && a + 2 < tile_hi)
-				load_group(sKV, barF, &tm_kv, 0, GHI,
-					   a + 2, bi);
+				mbar_arrive_both(barE + 8 * (0 * 3 + GHI));
 			scale_o<false>(o, al0, al1);
 			store_p(smem + SP_OFF, pa, R0, R1, c);
 			if (c == 0) {
@@ -758,8 +787,7 @@ mla_decode_v14_kernel(const __grid_constant__ CUtensorMap tm_q,
 			wgmma_wait<0>();
 			reg_fence<128>(o);
 			if (leader && b + 2 < tile_hi)
-				load_group(sKV, barF, &tm_kv, 1, GHI,
-					   b + 2, bi);
+				mbar_arrive_both(barE + 8 * (1 * 3 + GHI));
 		}
 		wgmma_wait<0>();
 		reg_fence<128>(o);
@@ -774,7 +802,8 @@ mla_decode_v14_kernel(const __grid_constant__ CUtensorMap tm_q,
 		sL[kg * BM + R0] = l0;
 		sL[kg * BM + R1] = l1;
 	}
-	__syncthreads();
+	/* the two warpgroups only (the producer warpgroup is elsewhere) */
+	asm volatile("bar.sync 1, 256;\n" ::: "memory");
 	const float tot0 = sL[R0] + sL[BM + R0];
 	const float tot1 = sL[R1] + sL[BM + R1];
 	const float inv0 = 1.f / tot0, inv1 = 1.f / tot1;
@@ -809,6 +838,10 @@ mla_decode_v14_kernel(const __grid_constant__ CUtensorMap tm_q,
 				o[4 * j + 2] * inv1, o[4 * j + 3] * inv1);
 		}
 	}
+	}
+	/* no block leaves while the other may still arrive on its barriers
+	 * or receive its multicast */
+	cluster_sync();
 }
 
 /* out = sum over ranges of exp2(lse - max) * partial, renormalised */
