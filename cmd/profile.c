@@ -409,6 +409,38 @@ static int commit_results(struct kopt_ctx *ctx, const char *kernel,
 	return 0;
 }
 
+/*
+ * Why there is no verdict: the parent has no results for these trials,
+ * or has them from another device only (verdicts compare like with like).
+ */
+static void parent_elsewhere(const char *parent,
+			     const struct kopt_results *pres,
+			     const struct kopt_results *res)
+{
+	size_t i;
+
+	for (i = 0; pres && i < res->entries_nr; i++) {
+		const struct kopt_results_entry *e = &res->entries[i];
+		const struct kopt_results_entry *o;
+		if (kopt_results_find_like(pres, e) ||
+		    !(o = kopt_results_find_elsewhere(pres, e)))
+			continue;
+		printf("The results of %s for these trials were measured on "
+		       "another device (%s%s%s), not on this one (%s%s%s): "
+		       "profile %s here first; verdicts compare like with "
+		       "like.\n", parent,
+		       o->device.name ? o->device.name : "unnamed",
+		       o->device.uuid ? ", " : "",
+		       o->device.uuid ? o->device.uuid : "",
+		       e->device.name ? e->device.name : "unnamed",
+		       e->device.uuid ? ", " : "",
+		       e->device.uuid ? e->device.uuid : "", parent);
+		return;
+	}
+	printf("The parent has no results for these trials: profile it "
+	       "first.\n");
+}
+
 static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		   const char *kernel, const char *version, const char *parent,
 		   const struct kopt_results *pres,
@@ -429,9 +461,11 @@ static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	if (js) {
 		print_verdict_json(js, parent, &v);
 	} else if (v.overall == KOPT_VERDICT_NONE) {
-		printf("### Verdict: none\n%s\n", parent ?
-		       "The parent has no results for these trials: profile "
-		       "it first." : "The base version has no parent.");
+		printf("### Verdict: none\n");
+		if (!parent)
+			printf("The base version has no parent.\n");
+		else
+			parent_elsewhere(parent, pres, res);
 	} else {
 		verdict_table(&out, parent, version, &v);
 		fputs(out.buf, stdout);

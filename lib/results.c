@@ -1089,6 +1089,24 @@ kopt_results_find_like(const struct kopt_results *r,
 	return NULL;
 }
 
+const struct kopt_results_entry *
+kopt_results_find_elsewhere(const struct kopt_results *r,
+			    const struct kopt_results_entry *like)
+{
+	size_t i;
+
+	for (i = 0; i < r->entries_nr; i++) {
+		const struct kopt_results_entry *e = &r->entries[i];
+		if (same_trial(e->trial, like->trial) &&
+		    (e->b_requested == like->b_requested ||
+		     matches_b(e, like->b_requested)) &&
+		    e->s == like->s && e->t == like->t &&
+		    !kopt_results_same_entry_device(&e->device, &like->device))
+			return e;
+	}
+	return NULL;
+}
+
 void kopt_results_put(struct kopt_results *r, struct kopt_results_entry *e)
 {
 	size_t i;

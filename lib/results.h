@@ -253,6 +253,15 @@ kopt_results_find_like(const struct kopt_results *r,
 		       const struct kopt_results_entry *like);
 
 /*
+ * An entry of `r` for the trial and configuration of `like` that was
+ * measured on another device than like's; NULL when there is none.  What
+ * a verdict cannot compare with, named so that the user knows why.
+ */
+const struct kopt_results_entry *
+kopt_results_find_elsewhere(const struct kopt_results *r,
+			    const struct kopt_results_entry *like);
+
+/*
  * Whether two device names are the same device: equal ignoring case,
  * spaces and a leading "NVIDIA" ("NVIDIA H200" and "h200" are one).  A
  * NULL or empty name matches any.
