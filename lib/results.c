@@ -1089,6 +1089,17 @@ kopt_results_find_like(const struct kopt_results *r,
 	return NULL;
 }
 
+void kopt_results_device_label(struct kopt_buf *out,
+			       const struct kopt_results_device *d)
+{
+	if (d->name && *d->name)
+		kopt_buf_addstr(out, d->name);
+	else
+		kopt_buf_addstr(out, "an unnamed device");
+	if (d->uuid && *d->uuid)
+		kopt_buf_addf(out, " (%s)", d->uuid);
+}
+
 const struct kopt_results_entry *
 kopt_results_find_elsewhere(const struct kopt_results *r,
 			    const struct kopt_results_entry *like)

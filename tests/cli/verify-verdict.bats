@@ -94,7 +94,7 @@ replay() {
 	run --separate-stderr git kopt verify mla-decode v1 $(replay v1)
 	assert_success
 	assert_line "### Verdict: none"
-	assert_line "The results of v0 for these trials were measured on another device (NVIDIA H100 80GB HBM3, GPU-11111111-2222-3333-4444-555555555555), not on this one (NVIDIA H200): profile v0 here first; verdicts compare like with like."
+	assert_line "The results of v0 for these trials were measured on another device, NVIDIA H100 80GB HBM3 (GPU-11111111-2222-3333-4444-555555555555), not on this one, NVIDIA H200: profile v0 here first; verdicts compare like with like."
 	refute_output --partial "The parent has no results"
 }
 
