@@ -409,6 +409,37 @@ static int commit_results(struct kopt_ctx *ctx, const char *kernel,
 	return 0;
 }
 
+/*
+ * Why there is no verdict: the parent has no results for these trials,
+ * or has them from another device only (verdicts compare like with like).
+ */
+static void parent_elsewhere(const char *parent,
+			     const struct kopt_results *pres,
+			     const struct kopt_results *res)
+{
+	size_t i;
+
+	for (i = 0; pres && i < res->entries_nr; i++) {
+		const struct kopt_results_entry *e = &res->entries[i];
+		const struct kopt_results_entry *o;
+		struct kopt_buf there = KOPT_BUF_INIT, here = KOPT_BUF_INIT;
+		if (kopt_results_find_like(pres, e) ||
+		    !(o = kopt_results_find_elsewhere(pres, e)))
+			continue;
+		kopt_results_device_label(&there, &o->device);
+		kopt_results_device_label(&here, &e->device);
+		printf("The results of %s for these trials were measured on "
+		       "another device, %s, not on this one, %s: profile %s "
+		       "here first; verdicts compare like with like.\n",
+		       parent, there.buf, here.buf, parent);
+		kopt_buf_release(&there);
+		kopt_buf_release(&here);
+		return;
+	}
+	printf("The parent has no results for these trials: profile it "
+	       "first.\n");
+}
+
 static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		   const char *kernel, const char *version, const char *parent,
 		   const struct kopt_results *pres,
@@ -429,9 +460,11 @@ static int verdict(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	if (js) {
 		print_verdict_json(js, parent, &v);
 	} else if (v.overall == KOPT_VERDICT_NONE) {
-		printf("### Verdict: none\n%s\n", parent ?
-		       "The parent has no results for these trials: profile "
-		       "it first." : "The base version has no parent.");
+		printf("### Verdict: none\n");
+		if (!parent)
+			printf("The base version has no parent.\n");
+		else
+			parent_elsewhere(parent, pres, res);
 	} else {
 		verdict_table(&out, parent, version, &v);
 		fputs(out.buf, stdout);
@@ -960,15 +993,20 @@ static int write_results(struct profile_job *j, struct kopt_ctx *ctx)
 		old = kopt_results_find(&j->res, e->trial, e->b_requested,
 					e->s, e->t);
 		if (old && !kopt_results_same_entry_device(&old->device,
-								  &e->device))
+								  &e->device)) {
+			struct kopt_buf there = KOPT_BUF_INIT;
+			struct kopt_buf here = KOPT_BUF_INIT;
+			kopt_results_device_label(&there, &old->device);
+			kopt_results_device_label(&here, &e->device);
 			kopt_warning("%s %s: %s was measured on %s before; "
 				     "both entries stay in the results, and "
 				     "the devlog block now shows %s",
 				     j->k->name, j->version, e->trial ?
 				     e->trial : "this configuration",
-				     old->device.name ? old->device.name :
-				     "another device", e->device.name ?
-				     e->device.name : "this device");
+				     there.buf, here.buf);
+			kopt_buf_release(&there);
+			kopt_buf_release(&here);
+		}
 		kopt_buf_reset(&out);
 		kopt_profile_contract(&out, j->k->name, j->version, e,
 				      j->parent, pe);

@@ -1907,6 +1907,25 @@ static const char *eol(const struct kopt_devlog *dl)
 }
 
 /*
+ * The line ending an edit writes: that of a line the edit keeps (the
+ * version's heading, the marker it replaces, the line before an
+ * insertion), so that the same edit again writes the same bytes; the
+ * file's majority changes with the edit and cannot be the rule.  The
+ * file's majority for a line without an ending, or none.
+ */
+static int line_crlf(const struct kopt_devlog *dl, int line)
+{
+	size_t end;
+
+	if (line < 1 || line > dl->lines_nr)
+		return dl->crlf;
+	end = dl->line_start[line + 1];
+	if (end >= 2 && dl->text.buf[end - 1] == '\n')
+		return dl->text.buf[end - 2] == '\r';
+	return dl->crlf;
+}
+
+/*
  * Replace bytes [start, start + old_len) by `repl` into `tmp` and
  * re-parse it.  Nothing happens to `dl`; the caller checks `tmp` and
  * adopts it with adopt().
@@ -2101,7 +2120,7 @@ int kopt_devlog_put_perf(struct kopt_devlog *dl, const char *version,
 	const struct kopt_devlog_version *v;
 	const struct kopt_devlog_version *nv;
 	size_t start, old_len = 0;
-	int idx, ret;
+	int idx, ret, crlf;
 
 	memset(edit, 0, sizeof(*edit));
 	v = kopt_devlog_find_version(dl, version);
@@ -2110,6 +2129,8 @@ int kopt_devlog_put_perf(struct kopt_devlog *dl, const char *version,
 	idx = find_block(dl, v, b, s, t, b_requested);
 	if (idx == -2)
 		return -1;
+	crlf = dl->crlf;
+	dl->crlf = line_crlf(dl, v->line);
 	if (idx >= 0) {
 		const struct kopt_devlog_perf *pf = &v->perfs[idx];
 		start = kopt_devlog_offset(dl, pf->line);
@@ -2141,6 +2162,7 @@ int kopt_devlog_put_perf(struct kopt_devlog *dl, const char *version,
 		kopt_buf_release(&body);
 		edit->line = line + 1;
 	}
+	dl->crlf = crlf;
 	ret = try_splice(dl, start, old_len, &repl, &tmp, edit);
 	if (!ret) {
 		nv = kopt_devlog_find_version(&tmp, version);
@@ -2178,7 +2200,7 @@ int kopt_devlog_set_issues(struct kopt_devlog *dl, const char *version,
 	struct kopt_devlog tmp = KOPT_DEVLOG_INIT;
 	struct kopt_buf body = KOPT_BUF_INIT, repl = KOPT_BUF_INIT;
 	const struct kopt_devlog_version *v;
-	int first = 0, last = 0, after = 0, ret;
+	int first = 0, last = 0, after = 0, ret, crlf;
 	size_t start, old_len = 0;
 
 	memset(edit, 0, sizeof(*edit));
@@ -2207,6 +2229,8 @@ int kopt_devlog_set_issues(struct kopt_devlog *dl, const char *version,
 		add_items(&body, items);
 	else
 		kopt_buf_addstr(&body, "- (none)\n");
+	crlf = dl->crlf;
+	dl->crlf = line_crlf(dl, v->line);
 	if (first) {
 		start = kopt_devlog_offset(dl, first);
 		old_len = kopt_devlog_offset(dl, last + 1) - start;
@@ -2224,6 +2248,7 @@ int kopt_devlog_set_issues(struct kopt_devlog *dl, const char *version,
 		insertion(dl, after + 1, body.buf, &repl, &start);
 		edit->line = after + 1;
 	}
+	dl->crlf = crlf;
 	ret = try_splice(dl, start, old_len, &repl, &tmp, edit);
 	if (!ret) {
 		const struct kopt_devlog_version *nv =
@@ -2280,7 +2305,7 @@ int kopt_devlog_put_results(struct kopt_devlog *dl, const char *body,
 	struct kopt_devlog tmp = KOPT_DEVLOG_INIT;
 	struct kopt_buf block = KOPT_BUF_INIT, repl = KOPT_BUF_INIT;
 	cmark_node *doc = kopt_md_parse(dl->text.buf, dl->text.len), *n;
-	int begin = 0, end = 0, heading = 0, section_end = 0, ret, line;
+	int begin = 0, end = 0, heading = 0, section_end = 0, ret, line, crlf;
 	size_t pos, old_len = 0;
 
 	memset(edit, 0, sizeof(*edit));
@@ -2319,6 +2344,8 @@ int kopt_devlog_put_results(struct kopt_devlog *dl, const char *body,
 	if (block.buf[block.len - 1] != '\n')
 		kopt_buf_addch(&block, '\n');
 	kopt_buf_addstr(&block, "\n" KOPT_DEVLOG_RESULTS_END "\n");
+	crlf = dl->crlf;
+	dl->crlf = line_crlf(dl, begin ? begin : heading);
 	if (begin) {
 		/* the block is there: only its bytes change */
 		line = begin;
@@ -2342,6 +2369,7 @@ int kopt_devlog_put_results(struct kopt_devlog *dl, const char *body,
 		insertion(dl, line, sec.buf, &repl, &pos);
 		kopt_buf_release(&sec);
 	}
+	dl->crlf = crlf;
 	ret = try_splice(dl, pos, old_len, &repl, &tmp, edit);
 	edit->line = line;
 	if (!ret && tmp.versions_nr != dl->versions_nr)

@@ -1853,6 +1853,35 @@ kopt_results_find_like(const struct kopt_results *r,
 	return NULL;
 }
 
+void kopt_results_device_label(struct kopt_buf *out,
+			       const struct kopt_results_device *d)
+{
+	if (d->name && *d->name)
+		kopt_buf_addstr(out, d->name);
+	else
+		kopt_buf_addstr(out, "an unnamed device");
+	if (d->uuid && *d->uuid)
+		kopt_buf_addf(out, " (%s)", d->uuid);
+}
+
+const struct kopt_results_entry *
+kopt_results_find_elsewhere(const struct kopt_results *r,
+			    const struct kopt_results_entry *like)
+{
+	size_t i;
+
+	for (i = 0; i < r->entries_nr; i++) {
+		const struct kopt_results_entry *e = &r->entries[i];
+		if (same_trial(e->trial, like->trial) &&
+		    (e->b_requested == like->b_requested ||
+		     matches_b(e, like->b_requested)) &&
+		    e->s == like->s && e->t == like->t &&
+		    !kopt_results_same_entry_device(&e->device, &like->device))
+			return e;
+	}
+	return NULL;
+}
+
 void kopt_results_put(struct kopt_results *r, struct kopt_results_entry *e)
 {
 	size_t i;

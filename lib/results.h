@@ -272,6 +272,23 @@ kopt_results_find_like(const struct kopt_results *r,
 		       const struct kopt_results_entry *like);
 
 /*
+ * How messages name a device: "NVIDIA H200 (GPU-5efce4fb-...)", the
+ * uuid where there is one (two GPUs of one model are two devices),
+ * "an unnamed device" when nothing is known.  Appended to `out`.
+ */
+void kopt_results_device_label(struct kopt_buf *out,
+			       const struct kopt_results_device *d);
+
+/*
+ * An entry of `r` for the trial and configuration of `like` that was
+ * measured on another device than like's; NULL when there is none.  What
+ * a verdict cannot compare with, named so that the user knows why.
+ */
+const struct kopt_results_entry *
+kopt_results_find_elsewhere(const struct kopt_results *r,
+			    const struct kopt_results_entry *like);
+
+/*
  * Whether two device names are the same device: equal ignoring case,
  * spaces and a leading "NVIDIA" ("NVIDIA H200" and "h200" are one).  A
  * NULL or empty name matches any.

@@ -79,6 +79,25 @@ replay() {
 	refute_output --partial "LEARN is due"
 }
 
+@test "a parent measured on another device only: no verdict, and both devices named" {
+	for t in decode spec-decode; do
+		python3 - "$GPU/mla-decode-v0-$t.json" "v0-h100-$t.json" <<-'PY'
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		d["device"]["name"] = "NVIDIA H100 80GB HBM3"
+		d["device"]["uuid"] = "GPU-11111111-2222-3333-4444-555555555555"
+		json.dump(d, open(sys.argv[2], "w"))
+		PY
+	done
+	git kopt profile mla-decode v0 --replay v0-h100-decode.json \
+		--replay v0-h100-spec-decode.json >/dev/null 2>&1
+	run --separate-stderr git kopt verify mla-decode v1 $(replay v1)
+	assert_success
+	assert_line "### Verdict: none"
+	assert_line "The results of v0 for these trials were measured on another device, NVIDIA H100 80GB HBM3 (GPU-11111111-2222-3333-4444-555555555555), not on this one, NVIDIA H200: profile v0 here first; verdicts compare like with like."
+	refute_output --partial "The parent has no results"
+}
+
 @test "a regression on one trial names the anti-pattern to write" {
 	git kopt profile mla-decode v1 $(replay v1) >/dev/null 2>&1
 	run --separate-stderr git kopt verify mla-decode v2 $(replay v2)

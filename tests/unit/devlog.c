@@ -467,6 +467,43 @@ static void test_golden_issues_above_inline_comment(void **state)
 	kopt_devlog_release(&dl);
 }
 
+/*
+ * Mixed line endings, LF ahead by one line: the version's Issues, LF
+ * lines, are rewritten shorter.  The edit writes the version heading's
+ * CRLF, and the same edit again changes nothing, though the file's
+ * majority moved.
+ */
+static void test_mixed_line_endings_stable(void **state)
+{
+	static const char text[] =
+		"# K\n\n## Development log\n\n"
+		"### V0: base\r\n\r\n**Location**: `k/v0`\r\n\r\n"
+		"**Issues**:\n- a\n- b\n- c\n- d\n"
+		"\r\nSome notes.\r\nMore.\r\nEnd.\r\n";
+	static const char *const items[] = { "one", "two", NULL };
+	struct issues_edit version = { "v0", 0, 0, 0, 0, items };
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	struct kopt_buf once = KOPT_BUF_INIT;
+	struct kopt_devlog_edit ed;
+
+	(void)state;
+	assert_int_equal(kopt_devlog_parse(&dl, text, sizeof(text) - 1,
+					   "mixed.md"), 0);
+	assert_false(dl.crlf);
+	assert_int_equal(do_set_issues(&dl, &version, &ed), 0);
+	assert_true(ed.changed);
+	assert_non_null(strstr(dl.text.buf, "**Issues**:\r\n- one\r\n"
+			       "- two\r\n\r\nSome notes."));
+	assert_true(dl.crlf);
+	kopt_buf_addbuf(&once, &dl.text);
+	assert_int_equal(do_set_issues(&dl, &version, &ed), 0);
+	assert_false(ed.changed);
+	assert_int_equal(dl.text.len, once.len);
+	assert_memory_equal(dl.text.buf, once.buf, once.len);
+	kopt_buf_release(&once);
+	kopt_devlog_release(&dl);
+}
+
 /* Edits that cannot be placed are refused and change nothing. */
 static void test_refusals(void **state)
 {
@@ -660,6 +697,7 @@ int main(void)
 		MESSAGES_TEST(test_golden_put_perf),
 		MESSAGES_TEST(test_golden_set_issues),
 		MESSAGES_TEST(test_golden_issues_above_inline_comment),
+		MESSAGES_TEST(test_mixed_line_endings_stable),
 		MESSAGES_TEST(test_refusals),
 		MESSAGES_TEST(test_bad_input),
 		MESSAGES_TEST(test_heading_versions),

@@ -221,6 +221,30 @@ static void test_put_keeps_other_devices(void **state)
 	free(like.device.uuid);
 	like.device.uuid = kopt_strdup("GPU-9999");
 	assert_null(kopt_results_find_like(&r, &like));
+	/* what is there from other devices: the first of them */
+	assert_ptr_equal(kopt_results_find_elsewhere(&r, &like),
+			 &r.entries[0]);
+	free(like.device.uuid);
+	like.device.uuid = kopt_strdup("GPU-1111");
+	assert_ptr_equal(kopt_results_find_elsewhere(&r, &like),
+			 &r.entries[1]);
+	free(like.trial);
+	like.trial = kopt_strdup("spec-decode");
+	assert_null(kopt_results_find_elsewhere(&r, &like));
+	/* how messages name them */
+	kopt_results_device_label(&text, &r.entries[2].device);
+	assert_string_equal(text.buf, "NVIDIA H200 (GPU-3333)");
+	kopt_buf_reset(&text);
+	kopt_results_device_label(&text, &r.entries[3].device);
+	assert_string_equal(text.buf, "NVIDIA A100");
+	kopt_buf_reset(&text);
+	free(like.device.name);
+	like.device.name = NULL;
+	free(like.device.uuid);
+	like.device.uuid = NULL;
+	kopt_results_device_label(&text, &like.device);
+	assert_string_equal(text.buf, "an unnamed device");
+	kopt_buf_reset(&text);
 	kopt_results_entry_release(&like);
 	/* the uuid survives a write and a read */
 	kopt_results_format(&text, &r);
