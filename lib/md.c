@@ -26,6 +26,7 @@ struct pool_chunk {
 };
 
 static struct pool_chunk *pool;         /* the newest chunk first */
+static struct pool_chunk *spare;        /* kept for the next document */
 static char *pool_last;                 /* the newest piece, or NULL */
 static cmark_node *pool_doc;            /* the document in it, or NULL */
 
@@ -42,16 +43,17 @@ static void *pool_alloc(size_t size)
 	size_t need = POOL_HEAD + pool_round(size ? size : 1);
 	char *p;
 
-	/* find a kept chunk with room before asking for a new one */
-	if (c && c->size - c->used < need && c->next &&
-	    c->next->size - c->next->used >= need && !c->next->used)
-		c = c->next;
 	if (!c || c->size - c->used < need) {
-		size_t sz = need > POOL_CHUNK ? need : POOL_CHUNK;
-		c = kopt_malloc(sizeof(*c) + sz);
+		if (spare && spare->size >= need) {
+			c = spare;
+			spare = c->next;
+		} else {
+			size_t sz = need > POOL_CHUNK ? need : POOL_CHUNK;
+			c = kopt_malloc(sizeof(*c) + sz);
+			c->size = sz;
+		}
 		c->next = pool;
 		c->used = 0;
-		c->size = sz;
 		pool = c;
 	}
 	p = (char *)c->data + c->used;
@@ -105,24 +107,25 @@ static void pool_free(void *p)
 
 static cmark_mem pool_mem = { pool_calloc, pool_realloc, pool_free };
 
-/* Empty the pool, keeping up to POOL_KEEP bytes of chunks. */
+/* Empty the pool, keeping up to POOL_KEEP bytes of chunks as spares. */
 static void pool_drop(void)
 {
-	struct pool_chunk *c, *keep = NULL, *next;
+	struct pool_chunk *c, *next;
 	size_t kept = 0;
 
+	for (c = spare; c; c = c->next)
+		kept += c->size;
 	for (c = pool; c; c = next) {
 		next = c->next;
 		if (kept + c->size <= POOL_KEEP) {
 			kept += c->size;
-			c->used = 0;
-			c->next = keep;
-			keep = c;
+			c->next = spare;
+			spare = c;
 		} else {
 			free(c);
 		}
 	}
-	pool = keep;
+	pool = NULL;
 	pool_last = NULL;
 	pool_doc = NULL;
 }
