@@ -1,5 +1,5 @@
 /*
- * MLA decode, v13: ping-pong of whole key tiles between two warpgroups.
+ * MLA decode, v15: ping-pong of whole key tiles between two warpgroups.
  *
  * v10's loads (TMA on mbarriers, 64-row Q block, two 64-key tile
  * buffers) and lazy rescaling, with a new consumer schedule: warpgroup 0
@@ -12,6 +12,14 @@
  * block barrier in the loop: each slab group of a buffer (rope slab,
  * slabs 0-3, slabs 4-7) has its own full barrier and is refilled by the
  * warpgroup that read it last as soon as its reads are done.
+ *
+ * v15: with several key ranges the combine runs inside the kernel: each
+ * block writes its fp32 partial and log-sum-exp as before, then takes a
+ * ticket on its row tile's counter; the last block of the row tile puts
+ * its own partial (still in registers) in the free tile buffers, reads
+ * the other ranges' partials from L2, merges, writes the bf16 output and
+ * resets the counter for the next launch.  No second launch.  MLA_FUSE_COMBINE 0 builds v13's separate
+ * combine kernel instead; more ranges than MLA_FUSE_MAX (2) use it too.
  *
  * Tuning parameters as v10 (MLA_RESCALE, MLA_GRID_ORDER, MLA_SPLITS), and
  * MLA_KV_HINT: an L2 policy on the cache tile loads (0 none, 1 evict
@@ -30,6 +38,21 @@
 #ifndef MLA_GRID_ORDER
 #define MLA_GRID_ORDER 0
 #endif
+
+#ifndef MLA_FUSE_COMBINE
+#define MLA_FUSE_COMBINE 1
+#endif
+/* the most ranges merged inside the kernel: one block reads the other
+ * ranges' partials alone, so many ranges go to the combine kernel */
+#ifndef MLA_FUSE_MAX
+#define MLA_FUSE_MAX 2
+#endif
+/* row tiles (batch x 64-row tile) the fused combine has counters for;
+ * more fall back to the combine kernel */
+#define MLA_MAX_ROW_TILES 65536
+/* fp32 row stride of the merge's shared partial: padded by 8 so that a
+ * quad's rows fall on different banks */
+#define SO_LD (MLA_DV + 8)
 
 #define BM 64			/* query rows per block */
 #define BN 64			/* keys per tile */
@@ -537,12 +560,16 @@ static __device__ __forceinline__ void pv_smem(float *o, uint64_t dp,
  * pipe busy.  The slab groups of a buffer are refilled by the warpgroup
  * that read them last, as soon as it has.
  */
+/* per row tile, the ranges that have written their partials; zero
+ * between launches (the last block of a row tile resets its counter) */
+static __device__ unsigned int row_tile_done[MLA_MAX_ROW_TILES];
+
 __global__ void __launch_bounds__(THREADS, 1)
 mla_decode_v15_kernel(const __grid_constant__ CUtensorMap tm_q,
 		     const __grid_constant__ CUtensorMap tm_kv,
 		     bf16 *__restrict__ out, float *__restrict__ part_o,
 		     float *__restrict__ part_lse, int s, int t, int nsplit,
-		     float scale_log2)
+		     int fuse, float scale_log2)
 {
 	extern __shared__ unsigned char smem_raw[];
 	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -791,11 +818,11 @@ mla_decode_v15_kernel(const __grid_constant__ CUtensorMap tm_q,
 				o[4 * j + 2] * inv1, o[4 * j + 3] * inv1);
 		}
 	} else {
+		const float lse0 = mrun0 + log2f(tot0);
+		const float lse1 = mrun1 + log2f(tot1);
 		if (kg == 0 && c == 0) {
-			part_lse[(grow0 + R0) * nsplit + split] =
-				mrun0 + log2f(tot0);
-			part_lse[(grow0 + R1) * nsplit + split] =
-				mrun1 + log2f(tot1);
+			part_lse[(grow0 + R0) * nsplit + split] = lse0;
+			part_lse[(grow0 + R1) * nsplit + split] = lse1;
 		}
 		float *o0 = part_o + ((grow0 + R0) * nsplit + split) * MLA_DV +
 			col;
@@ -807,6 +834,101 @@ mla_decode_v15_kernel(const __grid_constant__ CUtensorMap tm_q,
 				o[4 * j] * inv0, o[4 * j + 1] * inv0);
 			*(float2 *)(o1 + 8 * j) = make_float2(
 				o[4 * j + 2] * inv1, o[4 * j + 3] * inv1);
+		}
+		if (!fuse)
+			return;
+
+		/* the last range of this row tile to finish merges them all:
+		 * partials written, then (release) the ticket; the last one
+		 * (acquire) reads the others' */
+		unsigned int *cnt = row_tile_done +
+			(size_t)bi * (M / BM) + row0 / BM;
+		__threadfence();
+		__syncthreads();
+		if (tid == 0) {
+			const unsigned int ticket = atomicAdd(cnt, 1u);
+			__threadfence();
+			const int last = ticket == (unsigned int)nsplit - 1;
+			if (last)
+				*cnt = 0;	/* for the next launch */
+			sL[0] = last ? 1.f : 0.f;	/* row sums read */
+		}
+		__syncthreads();
+		if (sL[0] == 0.f)
+			return;
+
+		/* the tiles are free: this block's partial goes to shared
+		 * memory (fp32, 64 rows x 512), the rows' weights beside Q's
+		 * place; then every thread merges float4 chunks with all its
+		 * loads in flight (o is dead by then) */
+		float *sO = (float *)(smem + SKV_OFF);	/* rows of SO_LD */
+		float *sW = (float *)(smem + SQ_OFF);	/* [64][nsplit] */
+#pragma unroll
+		for (int j = 0; j < 32; j++) {
+			*(float2 *)(sO + R0 * SO_LD + col + 8 * j) = make_float2(
+				o[4 * j] * inv0, o[4 * j + 1] * inv0);
+			*(float2 *)(sO + R1 * SO_LD + col + 8 * j) = make_float2(
+				o[4 * j + 2] * inv1, o[4 * j + 3] * inv1);
+		}
+		if (tid < BM) {
+			const float *lse = part_lse + (grow0 + tid) * nsplit;
+			float mx = -INFINITY, wsum = 0.f;
+			for (int i = 0; i < nsplit; i++)
+				mx = fmaxf(mx, __ldcg(lse + i));
+			for (int i = 0; i < nsplit; i++) {
+				const float w = exp2f(__ldcg(lse + i) - mx);
+				sW[tid * nsplit + i] = w;
+				wsum += w;
+			}
+			const float r = 1.f / wsum;
+			for (int i = 0; i < nsplit; i++)
+				sW[tid * nsplit + i] *= r;
+		}
+		__syncthreads();
+		float4 acc[32];
+#pragma unroll
+		for (int k = 0; k < 32; k++) {
+			const int e = tid + k * THREADS;	/* float4 index */
+			const int r = e >> 7;			/* 128 a row */
+			const float w = sW[r * nsplit + split];
+			const float4 v = *(const float4 *)(sO + r * SO_LD +
+							   4 * (e & 127));
+			acc[k] = make_float4(w * v.x, w * v.y, w * v.z, w * v.w);
+		}
+		for (int i = 0; i < nsplit; i++) {
+			if (i == split)
+				continue;
+			/* two halves of 16 float4 in flight beside acc */
+#pragma unroll
+			for (int h = 0; h < 32; h += 16) {
+				float4 v[16];
+#pragma unroll
+				for (int k = 0; k < 16; k++) {
+					const int e = tid + (h + k) * THREADS;
+					const int r = e >> 7;
+					v[k] = __ldcg((const float4 *)(part_o +
+						((grow0 + r) * nsplit + i) *
+						MLA_DV) + (e & 127));
+				}
+#pragma unroll
+				for (int k = 0; k < 16; k++) {
+					const int r = (tid + (h + k) * THREADS) >> 7;
+					const float w = sW[r * nsplit + i];
+					acc[h + k].x += w * v[k].x;
+					acc[h + k].y += w * v[k].y;
+					acc[h + k].z += w * v[k].z;
+					acc[h + k].w += w * v[k].w;
+				}
+			}
+		}
+#pragma unroll
+		for (int k = 0; k < 32; k++) {
+			const int e = tid + k * THREADS;
+			const int r = e >> 7;
+			__nv_bfloat162 *q = (__nv_bfloat162 *)(out +
+				(grow0 + r) * MLA_DV) + 2 * (e & 127);
+			q[0] = __floats2bfloat162_rn(acc[k].x, acc[k].y);
+			q[1] = __floats2bfloat162_rn(acc[k].z, acc[k].w);
 		}
 	}
 }
@@ -974,10 +1096,13 @@ extern "C" int mla_decode_launch(const bf16 *q, const bf16 *kv, bf16 *out,
 #else
 	dim3 grid(s * MLA_HEADS / BM, nsplit, b);
 #endif
+	const int fuse = MLA_FUSE_COMBINE && nsplit > 1 &&
+		nsplit <= MLA_FUSE_MAX &&
+		(size_t)b * (s * MLA_HEADS / BM) <= MLA_MAX_ROW_TILES;
 	mla_decode_v15_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(
-		tm_q, tm_kv, out, part_o, part_lse, s, t, nsplit,
+		tm_q, tm_kv, out, part_o, part_lse, s, t, nsplit, fuse,
 		1.4426950408889634f / sqrtf((float)MLA_DQK));
-	if (nsplit > 1)
+	if (nsplit > 1 && !fuse)
 		mla_decode_v15_combine<<<rows, 128, 0, stream>>>(
 			part_o, part_lse, out, nsplit);
 	return cudaGetLastError();
