@@ -26,6 +26,7 @@ enum label {
 	L_ROOT_CAUSE,
 	L_ISSUES,
 	L_INSIGHTS,
+	L_NOT_MEASURED,
 };
 
 static const struct {
@@ -54,18 +55,20 @@ static const struct {
 	{ "lessons", L_INSIGHTS },
 	{ "lessons learned", L_INSIGHTS },
 	{ "learnings", L_INSIGHTS },
+	/* a performance block's list of what its run could not measure */
+	{ "not measured", L_NOT_MEASURED },
 };
 
 static int list_label(enum label l)
 {
 	return l == L_WHAT_CHANGED || l == L_DESCRIPTION || l == L_ISSUES ||
-	       l == L_INSIGHTS;
+	       l == L_INSIGHTS || l == L_NOT_MEASURED;
 }
 
 static int perf_part(enum label l)
 {
 	return l == L_BOTTLENECK || l == L_ROOT_CAUSE || l == L_ISSUES ||
-	       l == L_INSIGHTS;
+	       l == L_INSIGHTS || l == L_NOT_MEASURED;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2165,8 +2168,15 @@ int kopt_devlog_put_perf(struct kopt_devlog *dl, const char *version,
 	dl->crlf = crlf;
 	ret = try_splice(dl, start, old_len, &repl, &tmp, edit);
 	if (!ret) {
+		int got = -1;
 		nv = kopt_devlog_find_version(&tmp, version);
-		if (!nv || find_block(&tmp, nv, b, s, t, b_requested) < 0)
+		if (nv)
+			got = find_block(&tmp, nv, b, s, t, b_requested);
+		/* every block written has its Insights: read back without
+		 * them, it landed where the Markdown around it swallows part
+		 * of it (an open comment, a table), and the same edit again
+		 * would not find what it wrote */
+		if (got < 0 || !nv->perfs[got].insights_line)
 			ret = kopt_error("%s:%d: the performance block of %s "
 					 "at b=%ld, s=%ld, t=%ld does not "
 					 "read back; devlog left as it was",

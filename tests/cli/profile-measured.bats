@@ -87,6 +87,14 @@ setup() {
 	assert e["bottleneck"] == "Not measured"
 	assert [o["trigger"] for o in e["opportunities"]] == ["waves=0.97"]
 	PY
+	# the block with its "Not measured" list is one block: profiled
+	# again, the devlog is the same, with one Insights list
+	cp docs/kernels/fwd.md "$BATS_TEST_TMPDIR/once.md"
+	git kopt profile fwd v0 --trial decode \
+		--replay "$GPU/torch-forward-second-run-failed.json" >/dev/null 2>&1
+	cmp docs/kernels/fwd.md "$BATS_TEST_TMPDIR/once.md"
+	run grep -c '^\*\*Insights\*\*:' docs/kernels/fwd.md
+	assert_output 1
 }
 
 @test "kernels that only run from a CUDA graph: one line, nothing written" {

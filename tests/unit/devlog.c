@@ -504,6 +504,36 @@ static void test_mixed_line_endings_stable(void **state)
 	kopt_devlog_release(&dl);
 }
 
+/*
+ * A block whose run left stages unmeasured lists them under "Not
+ * measured", between its Issues and its Insights: all one block.
+ */
+static void test_not_measured_in_block(void **state)
+{
+	static const char text[] =
+		"# K\n\n## Development log\n\n### V0: base\n\n"
+		"**Performance** (NVIDIA H200, bfloat16, b=32, s=1, t=4096):\n\n"
+		"| Metric | Value | vs Previous |\n| --- | --- | --- |\n"
+		"| Duration | 27.33 us | -- |\n\n"
+		"**Bottleneck**: Not measured\n\n**Issues**:\n- one\n\n"
+		"**Not measured**:\n- 'k': its samples failed.\n\n"
+		"**Insights**:\n- kept\n";
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+	const struct kopt_devlog_version *v;
+
+	(void)state;
+	assert_int_equal(kopt_devlog_parse(&dl, text, sizeof(text) - 1,
+					   "nm.md"), 0);
+	v = kopt_devlog_find_version(&dl, "v0");
+	assert_non_null(v);
+	assert_int_equal(v->perfs_nr, 1);
+	assert_int_equal(v->perfs[0].insights_line, 21);
+	assert_int_equal(v->perfs[0].last_line, 22);
+	assert_int_equal(v->perfs[0].insights.nr, 1);
+	assert_string_equal(v->perfs[0].insights.v[0], "kept");
+	kopt_devlog_release(&dl);
+}
+
 /* Edits that cannot be placed are refused and change nothing. */
 static void test_refusals(void **state)
 {
@@ -698,6 +728,7 @@ int main(void)
 		MESSAGES_TEST(test_golden_set_issues),
 		MESSAGES_TEST(test_golden_issues_above_inline_comment),
 		MESSAGES_TEST(test_mixed_line_endings_stable),
+		MESSAGES_TEST(test_not_measured_in_block),
 		MESSAGES_TEST(test_refusals),
 		MESSAGES_TEST(test_bad_input),
 		MESSAGES_TEST(test_heading_versions),
