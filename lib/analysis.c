@@ -166,8 +166,14 @@ static int load_results(struct kopt_results *out,
 
 	if (r)
 		return r;
-	if (kopt_results_parse(out, data->buf, data->len, label->buf, kernel,
-			       version))
+	/* through the cache, the views keep only the summary's fields */
+	if (src->cache && !src->tree)
+		r = kopt_results_parse_view(out, data->buf, data->len,
+					    label->buf, kernel, version);
+	else
+		r = kopt_results_parse(out, data->buf, data->len, label->buf,
+				       kernel, version);
+	if (r)
 		return KOPT_EINVALID;
 	return 0;
 }

@@ -1502,7 +1502,7 @@ int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
 	split_lines(out);
 	out->front_matter_last = front_matter(out);
 	prepare(&pp, out);
-	doc = kopt_md_parse(pp.text.buf, pp.text.len);
+	doc = kopt_md_parse_pooled(pp.text.buf, pp.text.len);
 
 	for (n = cmark_node_first_child(doc); n; n = cmark_node_next(n)) {
 		int start = cmark_node_get_start_line(n);
@@ -1576,7 +1576,7 @@ int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
 	close_version(&w, out->lines_nr + 1);
 	find_sections(out, bl, nr);
 
-	cmark_node_free(doc);
+	kopt_md_free(doc);
 	free(bl);
 	free(pp.orig);
 	kopt_buf_release(&pp.text);

@@ -1,5 +1,7 @@
 #include "md.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,14 +9,136 @@
 
 #include "banned.h"
 
-cmark_node *kopt_md_parse(const char *text, size_t len)
+/*
+ * The pool of kopt_md_parse_pooled(): cmark allocates every node, string
+ * and table cell on its own, and freeing a devlog's tens of thousands of
+ * pieces one by one cost as much as allocating them.  cmark's allocator
+ * takes no context, so there is one pool, holding one document at a
+ * time; each piece carries its size, for realloc().
+ */
+#define POOL_CHUNK (256 * 1024)
+#define POOL_KEEP (4 * 1024 * 1024)     /* chunks kept for the next one */
+
+struct pool_chunk {
+	struct pool_chunk *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+static struct pool_chunk *pool;         /* the newest chunk first */
+static struct pool_chunk *spare;        /* kept for the next document */
+static char *pool_last;                 /* the newest piece, or NULL */
+static cmark_node *pool_doc;            /* the document in it, or NULL */
+
+#define POOL_HEAD sizeof(max_align_t)
+
+static size_t pool_round(size_t n)
+{
+	return (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+}
+
+static void *pool_alloc(size_t size)
+{
+	struct pool_chunk *c = pool;
+	size_t need = POOL_HEAD + pool_round(size ? size : 1);
+	char *p;
+
+	if (!c || c->size - c->used < need) {
+		if (spare && spare->size >= need) {
+			c = spare;
+			spare = c->next;
+		} else {
+			size_t sz = need > POOL_CHUNK ? need : POOL_CHUNK;
+			c = kopt_malloc(sizeof(*c) + sz);
+			c->size = sz;
+		}
+		c->next = pool;
+		c->used = 0;
+		pool = c;
+	}
+	p = (char *)c->data + c->used;
+	c->used += need;
+	memcpy(p, &size, sizeof(size));
+	pool_last = p + POOL_HEAD;
+	return pool_last;
+}
+
+static void *pool_calloc(size_t nmemb, size_t size)
+{
+	void *p;
+
+	if (size && nmemb > SIZE_MAX / 2 / size)
+		return kopt_calloc(nmemb, size);  /* fails: out of memory */
+	p = pool_alloc(nmemb * size);
+	memset(p, 0, nmemb * size);
+	return p;
+}
+
+static void *pool_realloc(void *old, size_t size)
+{
+	size_t was;
+	void *p;
+
+	if (!old)
+		return pool_alloc(size);
+	memcpy(&was, (char *)old - POOL_HEAD, sizeof(was));
+	if (old == pool_last) {
+		/* the newest piece grows where it lies when there is room */
+		struct pool_chunk *c = pool;
+		char *base = (char *)old - POOL_HEAD;
+		size_t need = POOL_HEAD + pool_round(size ? size : 1);
+		if (base >= (char *)c->data &&
+		    base < (char *)c->data + c->size &&
+		    (size_t)(base - (char *)c->data) + need <= c->size) {
+			c->used = (size_t)(base - (char *)c->data) + need;
+			memcpy(base, &size, sizeof(size));
+			return old;
+		}
+	}
+	p = pool_alloc(size);
+	memcpy(p, old, was < size ? was : size);
+	return p;
+}
+
+static void pool_free(void *p)
+{
+	(void)p;        /* the pool goes as a whole (kopt_md_free()) */
+}
+
+static cmark_mem pool_mem = { pool_calloc, pool_realloc, pool_free };
+
+/* Empty the pool, keeping up to POOL_KEEP bytes of chunks as spares. */
+static void pool_drop(void)
+{
+	struct pool_chunk *c, *next;
+	size_t kept = 0;
+
+	for (c = spare; c; c = c->next)
+		kept += c->size;
+	for (c = pool; c; c = next) {
+		next = c->next;
+		if (kept + c->size <= POOL_KEEP) {
+			kept += c->size;
+			c->next = spare;
+			spare = c;
+		} else {
+			free(c);
+		}
+	}
+	pool = NULL;
+	pool_last = NULL;
+	pool_doc = NULL;
+}
+
+static cmark_node *parse(const char *text, size_t len, cmark_mem *mem)
 {
 	cmark_syntax_extension *table;
 	cmark_parser *p;
 	cmark_node *doc;
 
 	cmark_gfm_core_extensions_ensure_registered();
-	p = cmark_parser_new(CMARK_OPT_SOURCEPOS);
+	p = mem ? cmark_parser_new_with_mem(CMARK_OPT_SOURCEPOS, mem) :
+		  cmark_parser_new(CMARK_OPT_SOURCEPOS);
 	table = cmark_find_syntax_extension("table");
 	if (table)
 		cmark_parser_attach_syntax_extension(p, table);
@@ -40,6 +164,27 @@ cmark_node *kopt_md_parse(const char *text, size_t len)
 	doc = cmark_parser_finish(p);
 	cmark_parser_free(p);
 	return doc;
+}
+
+cmark_node *kopt_md_parse(const char *text, size_t len)
+{
+	return parse(text, len, NULL);
+}
+
+cmark_node *kopt_md_parse_pooled(const char *text, size_t len)
+{
+	if (pool_doc)
+		return parse(text, len, NULL);
+	pool_doc = parse(text, len, &pool_mem);
+	return pool_doc;
+}
+
+void kopt_md_free(cmark_node *doc)
+{
+	if (doc && doc == pool_doc)
+		pool_drop();
+	else
+		cmark_node_free(doc);
 }
 
 int kopt_md_is(cmark_node *node, const char *type)

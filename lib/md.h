@@ -21,6 +21,15 @@
 #include "buf.h"
 
 cmark_node *kopt_md_parse(const char *text, size_t len);
+/*
+ * The same, the document's pieces in one pool (several times cheaper to
+ * build and to free): read it, then free it with kopt_md_free(), before
+ * the next pooled document (one at a time; a second one, while the first
+ * is held, is an ordinary one).  Nothing of it outlives kopt_md_free().
+ */
+cmark_node *kopt_md_parse_pooled(const char *text, size_t len);
+/* Free a document of either kind. */
+void kopt_md_free(cmark_node *doc);
 
 /* Plain text of the inlines under `node`: code spans without their
  * backticks, soft and hard breaks as one space, link text only. */

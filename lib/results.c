@@ -801,6 +801,770 @@ int kopt_results_read_file(struct kopt_results *out, const char *path,
 }
 
 /* ------------------------------------------------------------------ */
+/*
+ * The quick reading for the views (kopt_results_scan()).  It walks the
+ * text once and builds no tree: it checks every field as read_entry()
+ * does and keeps what kopt_results_summary() keeps.  It takes only plain
+ * JSON (no escapes in strings, no control characters, numbers of at
+ * most 63 characters, nesting under 32), each known member once, and
+ * well-formed values; anything else, valid or not, it leaves to
+ * kopt_results_parse(), whose messages are then the ones printed.
+ */
+
+#define SCAN_DEPTH 32
+#define KEYS_NR(keys) ((int)(sizeof(keys) / sizeof(*(keys))) - 1)
+
+struct scan {
+	const char *p, *end;
+	int fail;
+};
+
+struct scan_str {
+	const char *s;
+	size_t len;
+};
+
+static void scan_ws(struct scan *sc)
+{
+	while (sc->p < sc->end && (*sc->p == ' ' || *sc->p == '\n' ||
+				   *sc->p == '\t' || *sc->p == '\r'))
+		sc->p++;
+}
+
+/* The next significant character (after white space), or 0 at the end. */
+static char scan_peek(struct scan *sc)
+{
+	scan_ws(sc);
+	return sc->p < sc->end ? *sc->p : 0;
+}
+
+static int scan_char(struct scan *sc, char c)
+{
+	if (scan_peek(sc) != c) {
+		sc->fail = 1;
+		return 0;
+	}
+	sc->p++;
+	return 1;
+}
+
+static int scan_string(struct scan *sc, struct scan_str *out)
+{
+	const char *p;
+
+	if (!scan_char(sc, '"'))
+		return 0;
+	for (p = sc->p; p < sc->end; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		if (c == '"')
+			break;
+		/* an escape or a control character */
+		sc->fail = 1;
+		return 0;
+	}
+	if (p == sc->end) {
+		sc->fail = 1;
+		return 0;
+	}
+	out->s = sc->p;
+	out->len = (size_t)(p - sc->p);
+	sc->p = p + 1;
+	return 1;
+}
+
+static const double pow10_exact[] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
+};
+
+/*
+ * A JSON number, as strtod() reads it.  Where the digits make an integer
+ * below 2^53 and the power of ten is exact (at most 10^22), one
+ * multiplication or division of two exact doubles is the correctly
+ * rounded value, as strtod()'s is; otherwise strtod() itself.
+ */
+static int scan_number(struct scan *sc, double *out)
+{
+	const char *p = sc->p, *start = sc->p;
+	uint64_t m = 0;
+	int digits = 0, neg = 0, exp10 = 0, eneg = 0, e = 0;
+
+	if (p < sc->end && *p == '-') {
+		neg = 1;
+		p++;
+	}
+	if (p >= sc->end || *p < '0' || *p > '9')
+		goto bad;
+	if (*p == '0') {
+		p++;
+	} else {
+		for (; p < sc->end && *p >= '0' && *p <= '9'; p++) {
+			if (digits < 19)
+				m = m * 10 + (uint64_t)(*p - '0');
+			else
+				exp10++;
+			digits++;
+		}
+	}
+	if (p < sc->end && *p == '.') {
+		p++;
+		if (p >= sc->end || *p < '0' || *p > '9')
+			goto bad;
+		for (; p < sc->end && *p >= '0' && *p <= '9'; p++) {
+			if (!m && *p == '0') {
+				exp10--;
+				continue;
+			}
+			if (digits < 19) {
+				m = m * 10 + (uint64_t)(*p - '0');
+				exp10--;
+			}
+			digits++;
+		}
+	}
+	if (p < sc->end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < sc->end && (*p == '+' || *p == '-'))
+			eneg = *p++ == '-';
+		if (p >= sc->end || *p < '0' || *p > '9')
+			goto bad;
+		for (; p < sc->end && *p >= '0' && *p <= '9'; p++)
+			if (e < 100000)
+				e = e * 10 + (*p - '0');
+		exp10 += eneg ? -e : e;
+	}
+	/* cJSON reads at most 63 characters of a number */
+	if (p - start > 63 || (p < sc->end && (*p == '.' || *p == '+' ||
+					       *p == '-' || *p == 'e' ||
+					       *p == 'E')))
+		goto bad;
+	if (digits <= 19 && m <= ((uint64_t)1 << 53) && exp10 >= -22 &&
+	    exp10 <= 22) {
+		double v = (double)m;
+		v = exp10 < 0 ? v / pow10_exact[-exp10] :
+				 v * pow10_exact[exp10];
+		*out = neg ? -v : v;
+	} else {
+		char buf[64];
+		memcpy(buf, start, (size_t)(p - start));
+		buf[p - start] = '\0';
+		*out = strtod(buf, NULL);
+	}
+	sc->p = p;
+	return 1;
+bad:
+	sc->fail = 1;
+	return 0;
+}
+
+static int scan_word(struct scan *sc, const char *w, size_t n)
+{
+	if ((size_t)(sc->end - sc->p) < n || memcmp(sc->p, w, n)) {
+		sc->fail = 1;
+		return 0;
+	}
+	sc->p += n;
+	return 1;
+}
+
+/* Any value, checked and passed over. */
+static void scan_skip(struct scan *sc, int depth)
+{
+	struct scan_str s;
+	double d;
+	char c = scan_peek(sc);
+
+	if (depth > SCAN_DEPTH) {
+		sc->fail = 1;
+		return;
+	}
+	if (c == '{' || c == '[') {
+		char close = c == '{' ? '}' : ']';
+		sc->p++;
+		if (scan_peek(sc) == close) {
+			sc->p++;
+			return;
+		}
+		while (!sc->fail) {
+			if (c == '{' && (!scan_string(sc, &s) ||
+					 !scan_char(sc, ':')))
+				return;
+			scan_skip(sc, depth + 1);
+			if (sc->fail)
+				return;
+			if (scan_peek(sc) == close) {
+				sc->p++;
+				return;
+			}
+			if (!scan_char(sc, ','))
+				return;
+		}
+	} else if (c == '"') {
+		scan_string(sc, &s);
+	} else if (c == '-' || (c >= '0' && c <= '9')) {
+		scan_number(sc, &d);
+	} else if (c == 't') {
+		scan_word(sc, "true", 4);
+	} else if (c == 'f') {
+		scan_word(sc, "false", 5);
+	} else if (c == 'n') {
+		scan_word(sc, "null", 4);
+	} else {
+		sc->fail = 1;
+	}
+}
+
+/*
+ * Members of an object, one call each: 1 with the key in *key and the
+ * position at its value; 0 at the end of the object (or on failure).
+ * `*first` starts at 1.
+ */
+static int scan_member(struct scan *sc, int *first, struct scan_str *key)
+{
+	if (sc->fail)
+		return 0;
+	if (*first) {
+		*first = 0;
+		if (!scan_char(sc, '{'))
+			return 0;
+		if (scan_peek(sc) == '}') {
+			sc->p++;
+			return 0;
+		}
+	} else {
+		if (scan_peek(sc) == '}') {
+			sc->p++;
+			return 0;
+		}
+		if (!scan_char(sc, ','))
+			return 0;
+	}
+	return scan_string(sc, key) && scan_char(sc, ':');
+}
+
+/* Elements of an array, as scan_member(). */
+static int scan_element(struct scan *sc, int *first)
+{
+	if (sc->fail)
+		return 0;
+	if (*first) {
+		*first = 0;
+		if (!scan_char(sc, '['))
+			return 0;
+		if (scan_peek(sc) == ']') {
+			sc->p++;
+			return 0;
+		}
+		return 1;
+	}
+	if (scan_peek(sc) == ']') {
+		sc->p++;
+		return 0;
+	}
+	return scan_char(sc, ',');
+}
+
+/*
+ * Which of `keys` `key` is, or -1.  The search starts at *hint, the one
+ * after the last found: git-kopt writes the members in the lists' order.
+ */
+static int scan_key(const struct scan_str *key, const char *const *keys,
+		    int nr, int *hint)
+{
+	int i, k;
+
+	if (!key->len)
+		return -1;
+	for (i = 0; i < nr; i++) {
+		k = (*hint + i) % nr;
+		if (keys[k][0] == key->s[0] &&
+		    !strncmp(keys[k], key->s, key->len) && !keys[k][key->len]) {
+			*hint = k + 1;
+			return k;
+		}
+	}
+	return -1;
+}
+
+/* Each known member once: a second one is left to the full reader. */
+static int scan_once(struct scan *sc, unsigned long *seen, int k)
+{
+	if (k < 0)
+		return 1;
+	if (*seen & (1UL << k)) {
+		sc->fail = 1;
+		return 0;
+	}
+	*seen |= 1UL << k;
+	return 1;
+}
+
+static int scan_null(struct scan *sc)
+{
+	if (scan_peek(sc) != 'n')
+		return 0;
+	return scan_word(sc, "null", 4);
+}
+
+/* A string member (null: absent); *out gets a copy when `out`. */
+static void scan_get_string(struct scan *sc, char **out, int required)
+{
+	struct scan_str s;
+
+	if (scan_null(sc)) {
+		if (required)
+			sc->fail = 1;
+		return;
+	}
+	if (!scan_string(sc, &s))
+		return;
+	if (out) {
+		free(*out);
+		*out = kopt_strndup(s.s, s.len);
+	}
+}
+
+/* A finite number member (null: absent). */
+static void scan_get_number(struct scan *sc, double *out, int required)
+{
+	double d;
+	char c = scan_peek(sc);
+
+	if (c == 'n') {
+		if (scan_word(sc, "null", 4) && required)
+			sc->fail = 1;
+		return;
+	}
+	if (c != '-' && (c < '0' || c > '9')) {
+		sc->fail = 1;
+		return;
+	}
+	if (!scan_number(sc, &d))
+		return;
+	if (!isfinite(d)) {
+		sc->fail = 1;
+		return;
+	}
+	if (out)
+		*out = d;
+}
+
+static void scan_get_long(struct scan *sc, long *out, int required, long min)
+{
+	double d = NAN;
+
+	scan_get_number(sc, &d, required);
+	if (sc->fail || isnan(d))
+		return;
+	if (!is_integer(d, (double)min)) {
+		sc->fail = 1;
+		return;
+	}
+	if (out)
+		*out = (long)d;
+}
+
+static void scan_get_bool(struct scan *sc, int *out)
+{
+	char c = scan_peek(sc);
+
+	if (c == 'n')
+		scan_word(sc, "null", 4);
+	else if (c == 't' && scan_word(sc, "true", 4))
+		*out = 1;
+	else if (c == 'f' && scan_word(sc, "false", 5))
+		*out = 0;
+	else
+		sc->fail = 1;
+}
+
+/* An object or array member that may be null: 1 when it is not null. */
+static int scan_open(struct scan *sc, char c, int required)
+{
+	if (scan_null(sc)) {
+		if (required)
+			sc->fail = 1;
+		return 0;
+	}
+	if (scan_peek(sc) != c) {
+		sc->fail = 1;
+		return 0;
+	}
+	return 1;
+}
+
+static void scan_triple(struct scan *sc)
+{
+	int first = 1, n = 0;
+
+	if (!scan_open(sc, '[', 0))
+		return;
+	while (scan_element(sc, &first)) {
+		if (scan_peek(sc) == 'n') {
+			sc->fail = 1;
+			return;
+		}
+		scan_get_long(sc, NULL, 1, 0);
+		n++;
+	}
+	if (!sc->fail && n != 3)
+		sc->fail = 1;
+}
+
+static const char *const scan_config_keys[] = {
+	"b", "s", "t", "b_requested", "dtype", NULL
+};
+
+static void scan_config(struct scan *sc, struct kopt_results_entry *e)
+{
+	struct scan_str key;
+	unsigned long seen = 0;
+	int hint = 0;
+	int first = 1, k;
+
+	if (!scan_open(sc, '{', 1))
+		return;
+	while (scan_member(sc, &first, &key)) {
+		k = scan_key(&key, scan_config_keys, KEYS_NR(scan_config_keys),
+			     &hint);
+		if (!scan_once(sc, &seen, k))
+			return;
+		switch (k) {
+		case 0: scan_get_long(sc, &e->b, 1, 1); break;
+		case 1: scan_get_long(sc, &e->s, 1, 1); break;
+		case 2: scan_get_long(sc, &e->t, 1, 1); break;
+		case 3: scan_get_long(sc, &e->b_requested, 0, 1); break;
+		case 4: scan_get_string(sc, &e->dtype, 0); break;
+		default: scan_skip(sc, 2); break;
+		}
+	}
+	/* b, s and t are required (null counts as missing) */
+	if (sc->fail || !e->b || !e->s || !e->t) {
+		sc->fail = 1;
+		return;
+	}
+	if (!e->b_requested)
+		e->b_requested = e->b;
+	else if (e->b > e->b_requested)
+		sc->fail = 1;
+}
+
+static const char *const scan_device_keys[] = {
+	"name", "uuid", "cc", "sms", "sm_clock_mhz", "mem_clock_mhz",
+	"peak_tflops", "peak_gbps", "measured_tflops", "measured_gbps",
+	"clocks_locked", NULL
+};
+
+static void scan_device(struct scan *sc, struct kopt_results_device *d)
+{
+	struct scan_str key;
+	unsigned long seen = 0;
+	int hint = 0;
+	int first = 1, k, locked;
+
+	if (!scan_open(sc, '{', 0))
+		return;
+	while (scan_member(sc, &first, &key)) {
+		k = scan_key(&key, scan_device_keys, KEYS_NR(scan_device_keys),
+			     &hint);
+		if (!scan_once(sc, &seen, k))
+			return;
+		switch (k) {
+		case 0: scan_get_string(sc, &d->name, 1); break;
+		case 1: scan_get_string(sc, &d->uuid, 0); break;
+		case 2: scan_get_string(sc, NULL, 0); break;
+		case 3: scan_get_long(sc, NULL, 0, 0); break;
+		case 10: scan_get_bool(sc, &locked); break;
+		case -1: scan_skip(sc, 3); break;
+		default: scan_get_number(sc, NULL, 0); break;
+		}
+	}
+	if (!(seen & 1) || !d->name)
+		sc->fail = 1;
+}
+
+static const char *const scan_stats_keys[] = {
+	"median", "min", "max", "p10", "p90", "n", NULL
+};
+
+static void scan_stats(struct scan *sc)
+{
+	struct scan_str key;
+	unsigned long seen = 0;
+	int hint = 0;
+	double median = NAN;
+	int first = 1, k;
+
+	if (!scan_open(sc, '{', 0))
+		return;
+	while (scan_member(sc, &first, &key)) {
+		k = scan_key(&key, scan_stats_keys, KEYS_NR(scan_stats_keys),
+			     &hint);
+		if (!scan_once(sc, &seen, k))
+			return;
+		if (k == 0)
+			scan_get_number(sc, &median, 1);
+		else if (k == 5)
+			scan_get_long(sc, NULL, 0, 0);
+		else if (k > 0)
+			scan_get_number(sc, NULL, 0);
+		else
+			scan_skip(sc, 5);
+	}
+	if (isnan(median))
+		sc->fail = 1;
+}
+
+static const char *const scan_stage_keys[] = {
+	"name", "grid", "block", "launches", "duration_us", "tc_pct",
+	"dram_pct", "dram_bytes", "occ_pct", "l2_hit_pct", "spill_bytes",
+	"regs", "smem_bytes", "waves", "not_measured", "replay", NULL
+};
+
+static void scan_stage(struct scan *sc)
+{
+	struct scan_str key, s;
+	unsigned long seen = 0;
+	int hint = 0;
+	int first = 1, k, named = 0;
+
+	if (scan_peek(sc) != '{') {
+		sc->fail = 1;
+		return;
+	}
+	while (scan_member(sc, &first, &key)) {
+		k = scan_key(&key, scan_stage_keys, KEYS_NR(scan_stage_keys),
+			     &hint);
+		if (!scan_once(sc, &seen, k))
+			return;
+		switch (k) {
+		case 0:
+			if (scan_string(sc, &s))
+				named = 1;
+			break;
+		case 1: case 2: scan_triple(sc); break;
+		case 3: scan_get_long(sc, NULL, 0, 0); break;
+		case 4: scan_stats(sc); break;
+		case 14: scan_get_string(sc, NULL, 0); break;
+		case 15:
+			if (scan_null(sc))
+				break;
+			if (scan_string(sc, &s) &&
+			    !(s.len == 6 && !memcmp(s.s, "kernel", 6)) &&
+			    !(s.len == 6 && !memcmp(s.s, "launch", 6)))
+				sc->fail = 1;
+			break;
+		case -1: scan_skip(sc, 4); break;
+		default: scan_get_number(sc, NULL, 0); break;
+		}
+	}
+	if (!named)
+		sc->fail = 1;
+}
+
+static const char *const scan_opportunity_keys[] = {
+	"name", "est_gain_pct", "trigger", "detail", NULL
+};
+
+static void scan_opportunity(struct scan *sc)
+{
+	struct scan_str key, s;
+	unsigned long seen = 0;
+	int hint = 0;
+	int first = 1, k, named = 0;
+
+	if (scan_peek(sc) != '{') {
+		sc->fail = 1;
+		return;
+	}
+	while (scan_member(sc, &first, &key)) {
+		k = scan_key(&key, scan_opportunity_keys,
+			     KEYS_NR(scan_opportunity_keys), &hint);
+		if (!scan_once(sc, &seen, k))
+			return;
+		if (k == 0) {
+			if (scan_string(sc, &s))
+				named = 1;
+		} else if (k == 1) {
+			scan_get_number(sc, NULL, 0);
+		} else if (k > 1) {
+			scan_get_string(sc, NULL, 0);
+		} else {
+			scan_skip(sc, 4);
+		}
+	}
+	if (!named)
+		sc->fail = 1;
+}
+
+/* kopt_metric_infos' names, as scan_key() takes them */
+static const char *scan_metric_keys[KOPT_METRIC__NR + 1];
+
+static void scan_metrics(struct scan *sc, struct kopt_results_entry *e)
+{
+	struct scan_str key;
+	unsigned long seen = 0;
+	int hint = 0;
+	int first = 1, k;
+
+	if (!scan_metric_keys[0])
+		for (k = 0; k < KOPT_METRIC__NR; k++)
+			scan_metric_keys[k] = kopt_metric_infos[k].name;
+	if (!scan_open(sc, '{', 0))
+		return;
+	while (scan_member(sc, &first, &key)) {
+		k = scan_key(&key, (const char *const *)scan_metric_keys,
+			     KOPT_METRIC__NR, &hint);
+		/* not a canonical metric: an error, the full reader's */
+		if (k < 0 || !scan_once(sc, &seen, k)) {
+			sc->fail = 1;
+			return;
+		}
+		scan_get_number(sc, &e->metrics[k], 0);
+	}
+}
+
+static const char *const scan_entry_keys[] = {
+	"trial", "config", "date", "tool_version", "tree", "replayed",
+	"replay_source", "device", "stages", "metrics", "spread_pct",
+	"bottleneck", "root_cause", "opportunities", NULL
+};
+
+static void scan_entry(struct scan *sc, struct kopt_results_entry *e)
+{
+	struct scan_str key;
+	unsigned long seen = 0;
+	int hint = 0;
+	int first = 1, k, f2;
+
+	if (scan_peek(sc) != '{') {
+		sc->fail = 1;
+		return;
+	}
+	while (scan_member(sc, &first, &key)) {
+		k = scan_key(&key, scan_entry_keys, KEYS_NR(scan_entry_keys),
+			     &hint);
+		if (!scan_once(sc, &seen, k))
+			return;
+		switch (k) {
+		case 0:
+			scan_get_string(sc, &e->trial, 0);
+			if (e->trial && !kopt_valid_name(e->trial))
+				sc->fail = 1;
+			break;
+		case 1: scan_config(sc, e); break;
+		case 2: case 3: case 4: case 6: case 12:
+			scan_get_string(sc, NULL, 0);
+			break;
+		case 5: scan_get_bool(sc, &e->replayed); break;
+		case 7: scan_device(sc, &e->device); break;
+		case 8:
+			if (!scan_open(sc, '[', 0))
+				break;
+			f2 = 1;
+			while (scan_element(sc, &f2))
+				scan_stage(sc);
+			break;
+		case 9: scan_metrics(sc, e); break;
+		case 10: scan_get_number(sc, &e->spread_pct, 0); break;
+		case 11: scan_get_string(sc, &e->bottleneck, 0); break;
+		case 13:
+			if (!scan_open(sc, '[', 0))
+				break;
+			f2 = 1;
+			while (scan_element(sc, &f2))
+				scan_opportunity(sc);
+			break;
+		default:
+			scan_skip(sc, 2);
+			break;
+		}
+	}
+	if (!(seen & 2))   /* config is required */
+		sc->fail = 1;
+}
+
+static const char *const scan_top_keys[] = {
+	"schema", "kernel", "version", "parent", "entries", NULL
+};
+
+static void scan_name(struct scan *sc, char **out, int required,
+		      const char *want)
+{
+	scan_get_string(sc, out, required);
+	if (!*out)
+		return;
+	if (!kopt_valid_name(*out) || (want && strcmp(*out, want)))
+		sc->fail = 1;
+}
+
+int kopt_results_scan(struct kopt_results *out, const char *data,
+		      size_t len, const char *kernel, const char *version)
+{
+	struct scan sc = { data, data + len, 0 };
+	struct scan_str key;
+	unsigned long seen = 0;
+	int hint = 0;
+	double schema = NAN;
+	size_t j;
+	int first = 1, f2, k;
+
+	kopt_results_release(out);
+	while (scan_member(&sc, &first, &key)) {
+		k = scan_key(&key, scan_top_keys, KEYS_NR(scan_top_keys),
+			     &hint);
+		if (!scan_once(&sc, &seen, k))
+			break;
+		switch (k) {
+		case 0: scan_get_number(&sc, &schema, 1); break;
+		case 1: scan_name(&sc, &out->kernel, 1, kernel); break;
+		case 2: scan_name(&sc, &out->version, 1, version); break;
+		case 3: scan_name(&sc, &out->parent, 0, NULL); break;
+		case 4:
+			if (!scan_open(&sc, '[', 1))
+				break;
+			f2 = 1;
+			while (scan_element(&sc, &f2)) {
+				struct kopt_results_entry *e;
+				KOPT_ALLOC_GROW(out->entries,
+						out->entries_nr + 1,
+						out->entries_alloc);
+				e = &out->entries[out->entries_nr++];
+				kopt_results_entry_init(e);
+				scan_entry(&sc, e);
+				for (j = 0; !sc.fail && j + 1 < out->entries_nr;
+				     j++)
+					if (same_identity(&out->entries[j], e))
+						sc.fail = 1;
+			}
+			break;
+		default:
+			scan_skip(&sc, 1);
+			break;
+		}
+	}
+	if (!sc.fail && (scan_ws(&sc), sc.p != sc.end))
+		sc.fail = 1;
+	if (sc.fail || schema != KOPT_RESULTS_SCHEMA || !out->kernel ||
+	    !out->version || !(seen & 16)) {
+		kopt_results_release(out);
+		return KOPT_EINVALID;
+	}
+	return 0;
+}
+
+int kopt_results_parse_view(struct kopt_results *out, const char *data,
+			    size_t len, const char *label, const char *kernel,
+			    const char *version)
+{
+	if (!kopt_results_scan(out, data, len, kernel, version))
+		return 0;
+	return kopt_results_parse(out, data, len, label, kernel, version);
+}
+
+/* ------------------------------------------------------------------ */
 /* Writing */
 
 static void add_num(cJSON *obj, const char *key, double v)

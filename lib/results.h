@@ -203,6 +203,25 @@ int kopt_results_read_file(struct kopt_results *out, const char *path,
 			   const char *kernel, const char *version);
 
 /*
+ * What the views read of a results file (the fields
+ * kopt_results_summary() keeps: no stages, opportunities, provenance or
+ * unknown members), for a file kopt_results_parse() accepts, with the
+ * same values; otherwise its errors.  The file is checked whole, as
+ * kopt_results_parse() checks it, without building a JSON tree.
+ */
+int kopt_results_parse_view(struct kopt_results *out, const char *data,
+			    size_t len, const char *label, const char *kernel,
+			    const char *version);
+/*
+ * The quick reading behind kopt_results_parse_view(), nothing printed:
+ * 0, or KOPT_EINVALID for text it leaves to kopt_results_parse() (every
+ * file that one rejects, and valid files outside the plain form it
+ * takes: escapes in strings, a known member twice, deep nesting...).
+ */
+int kopt_results_scan(struct kopt_results *out, const char *data,
+		      size_t len, const char *kernel, const char *version);
+
+/*
  * The same from a parsed JSON value (borrowed), for callers that hold
  * one already (a cache).
  */

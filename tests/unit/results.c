@@ -499,6 +499,175 @@ static void test_unknown_members_kept(void **state)
 	kopt_buf_release(&out);
 }
 
+/* ---- the quick reading for the views ---- */
+
+static char *summary_text(const struct kopt_results *r)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+
+	kopt_results_summary(&sb, r);
+	return kopt_buf_detach(&sb, NULL);
+}
+
+/*
+ * `text` through the full reader, the quick one and the view: the same
+ * outcome and summary; `quick` says whether the quick one must take it.
+ */
+static void expect_view_same(const char *text, const char *kernel,
+			     const char *version, int quick)
+{
+	struct kopt_results full = KOPT_RESULTS_INIT, fast = KOPT_RESULTS_INIT;
+	struct kopt_results view = KOPT_RESULTS_INIT;
+	size_t len = strlen(text);
+	char *want, *got, *msg_full;
+	int r_full, r_fast, r_view;
+
+	kopt_buf_reset(&messages);
+	r_full = kopt_results_parse(&full, text, len, "t.json", kernel,
+				    version);
+	msg_full = kopt_strdup(messages.buf);
+	kopt_buf_reset(&messages);
+	r_fast = kopt_results_scan(&fast, text, len, kernel, version);
+	assert_string_equal(messages.buf, "");
+	r_view = kopt_results_parse_view(&view, text, len, "t.json", kernel,
+					 version);
+	assert_string_equal(messages.buf, msg_full);
+	assert_int_equal(r_view, r_full);
+	assert_int_equal(!r_fast, quick);
+	if (!r_fast)
+		assert_int_equal(r_full, 0);
+	if (!r_full) {
+		want = summary_text(&full);
+		got = summary_text(&view);
+		assert_string_equal(got, want);
+		free(got);
+		if (!r_fast) {
+			got = summary_text(&fast);
+			assert_string_equal(got, want);
+			free(got);
+		}
+		free(want);
+	}
+	free(msg_full);
+	kopt_results_release(&full);
+	kopt_results_release(&fast);
+	kopt_results_release(&view);
+}
+
+static void expect_file_view_same(const char *file, int quick)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+
+	assert_int_equal(kopt_buf_read_file(&sb, file), 0);
+	expect_view_same(sb.buf, "mla-decode", "v1", quick);
+	kopt_buf_release(&sb);
+}
+
+static void test_view_files(void **state)
+{
+	(void)state;
+	expect_file_view_same(FIX "v1.json", 1);
+	/* every refused file is left to the full reader, messages and all */
+	expect_file_view_same(FIX "bad-fields.json", 0);
+	expect_file_view_same(FIX "not-json.json", 0);
+	expect_file_view_same(FIX "schema2.json", 0);
+	expect_file_view_same(FIX "other-kernel.json", 0);
+}
+
+static void test_view_written(void **state)
+{
+	struct kopt_results r = KOPT_RESULTS_INIT;
+	struct kopt_buf out = KOPT_BUF_INIT;
+
+	(void)state;
+	/* what git-kopt writes, the quick reading takes */
+	assert_int_equal(kopt_results_read_file(&r, FIX "v1.json",
+						"mla-decode", "v1"), 0);
+	kopt_results_format(&out, &r);
+	expect_view_same(out.buf, "mla-decode", "v1", 1);
+	expect_view_same(out.buf, NULL, NULL, 1);
+	expect_view_same(out.buf, "mla-decode", "v2", 0);
+	expect_view_same(out.buf, "gemm", NULL, 0);
+	kopt_results_release(&r);
+	kopt_buf_release(&out);
+}
+
+#define HEAD "{\"schema\": 1, \"kernel\": \"k\", \"version\": \"v1\", " \
+	"\"entries\": [{\"trial\": \"decode\", \"config\": {\"b\": 32, " \
+	"\"s\": 1, \"t\": 4096}, "
+
+static void test_view_numbers(void **state)
+{
+	static const char *const nums[] = {
+		"0", "-0", "0.1", "0.30000000000000004", "1e-7", "1E22",
+		"1e23", "123456789012345678", "9007199254740993",
+		"1.7976931348623157e308", "4.9e-324", "2.2250738585072011e-308",
+		"122.5480", "-3.25e+2", "0.000000000000000000000001",
+		"1e400", "1e-400", "12345678901234567890123", "7.0e0",
+	};
+	struct kopt_buf text = KOPT_BUF_INIT;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(nums) / sizeof(*nums); i++) {
+		struct kopt_results r = KOPT_RESULTS_INIT;
+		double want = strtod(nums[i], NULL);
+		int finite = isfinite(want);
+		kopt_buf_reset(&text);
+		kopt_buf_addf(&text, HEAD "\"metrics\": {\"duration_us\": %s},"
+			      " \"spread_pct\": %s}]}", nums[i], nums[i]);
+		expect_view_same(text.buf, NULL, NULL, finite);
+		if (!finite)
+			continue;
+		assert_int_equal(kopt_results_scan(&r, text.buf, text.len,
+						   NULL, NULL), 0);
+		assert_memory_equal(&r.entries[0].metrics[0], &want,
+				    sizeof(want));
+		assert_memory_equal(&r.entries[0].spread_pct, &want,
+				    sizeof(want));
+		kopt_results_release(&r);
+	}
+	kopt_buf_release(&text);
+}
+
+static void test_view_left_to_full(void **state)
+{
+	(void)state;
+	/* valid, but not the plain form: the full reader decides */
+	expect_view_same(HEAD "\"bottleneck\": \"a \\\"b\\\"\"}]}", NULL, NULL,
+			 0);
+	expect_view_same(HEAD "\"spread_pct\": 1, \"spread_pct\": 2}]}", NULL,
+			 NULL, 0);
+	expect_view_same("\xef\xbb\xbf" HEAD "\"spread_pct\": 1}]}", NULL,
+			 NULL, 0);
+	expect_view_same(HEAD "\"spread_pct\": 01}]}", NULL, NULL, 0);
+	expect_view_same(HEAD "\"spread_pct\": 1.}]}", NULL, NULL, 0);
+	expect_view_same(HEAD "\"x\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+			 "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}]}", NULL,
+			 NULL, 0);
+	/* refused by both */
+	expect_view_same(HEAD "\"metrics\": {\"speed\": 1}}]}", NULL, NULL, 0);
+	expect_view_same(HEAD "\"stages\": [{\"grid\": [1, 2]}]}]}", NULL,
+			 NULL, 0);
+	expect_view_same(HEAD "\"stages\": [{\"name\": \"a\", \"replay\": "
+			 "\"x\"}]}]}", NULL, NULL, 0);
+	expect_view_same(HEAD "\"device\": {\"sms\": 1}}]}", NULL, NULL, 0);
+	expect_view_same(HEAD "\"spread_pct\": 1}, " "{\"trial\": \"decode\", "
+			 "\"config\": {\"b\": 32, \"s\": 1, \"t\": 4096}}]}",
+			 NULL, NULL, 0);
+	expect_view_same(HEAD "\"spread_pct\": 1}]} x", NULL, NULL, 0);
+	expect_view_same(HEAD "\"spread_pct\": 1}]", NULL, NULL, 0);
+	expect_view_same("", NULL, NULL, 0);
+	/* taken: nulls, unknown members, empty arrays, white space */
+	expect_view_same(HEAD "\"replay_source\": null, \"x\": {\"y\": [1, "
+			 "true, false, null, \"z\"]}, \"stages\": [], "
+			 "\"opportunities\": [{\"name\": \"o\", "
+			 "\"est_gain_pct\": null}], \"device\": {\"name\": "
+			 "\"H200\", \"uuid\": \"GPU-1\", \"sms\": 132}, "
+			 "\"replayed\": true}], \"extra\": 1}\n\n", NULL,
+			 NULL, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -517,6 +686,10 @@ int main(void)
 		MESSAGES_TEST(test_other_kernel),
 		MESSAGES_TEST(test_bad_fields),
 		MESSAGES_TEST(test_parse_buffers),
+		MESSAGES_TEST(test_view_files),
+		MESSAGES_TEST(test_view_written),
+		MESSAGES_TEST(test_view_numbers),
+		MESSAGES_TEST(test_view_left_to_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
