@@ -630,9 +630,9 @@ static void parse_args(struct profile_job *j, int argc, const char **argv,
 				 argc < 2 ? "which kernel and version?" :
 				 "too many arguments");
 	if (j->gpu_wait != INT_MIN && (j->gpu_wait < 0 ||
-				       j->gpu_wait > 86400))
+				       j->gpu_wait > KOPT_GPU_WAIT_MAX_S))
 		kopt_usage_error(usage, options, "--gpu-wait must be 0 to "
-				 "86400 seconds");
+				 "%d seconds", KOPT_GPU_WAIT_MAX_S);
 	j->cfg = kopt_ctx_config_or_die(ctx);
 	j->k = kopt_ctx_kernel_or_die(ctx, argv[0]);
 	j->version = argv[1];

@@ -189,9 +189,10 @@ static void tune_options(struct kopt_tuner_opts *o, struct kopt_strvec *trials,
 		kopt_usage_error(tune_usage, options, "--max-evals must be "
 				 "positive");
 	o->max_evals = max_evals < 0 ? 0 : (size_t)max_evals;
-	if (gpu_wait != INT_MIN && (gpu_wait < 0 || gpu_wait > 86400))
+	if (gpu_wait != INT_MIN &&
+	    (gpu_wait < 0 || gpu_wait > KOPT_GPU_WAIT_MAX_S))
 		kopt_usage_error(tune_usage, options, "--gpu-wait must be "
-				 "0 to 86400 seconds");
+				 "0 to %d seconds", KOPT_GPU_WAIT_MAX_S);
 	if (!kopt_version_valid(o->version))
 		kopt_usage_error(tune_usage, options, "bad version '%s' "
 				 "(v0, v1, ...)", o->version);

@@ -679,7 +679,8 @@ static int set_kopt_key(struct kopt_config *cfg, const struct source *src,
 		cfg->gpu = (int)n;
 	} else if (!strcmp(key, "gpuwait")) {
 		long n = 0;
-		if ((strcmp(v, "0") && parse_long(v, &n)) || n > 86400)
+		if ((strcmp(v, "0") && parse_long(v, &n)) ||
+		    n > KOPT_GPU_WAIT_MAX_S)
 			return bad(src, line, "bad value '%s' for 'kopt.gpuWait' "
 				   "(expected seconds)", v);
 		cfg->gpu_wait_s = (int)n;

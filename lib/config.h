@@ -25,6 +25,12 @@
 #include "buf.h"
 #include "strvec.h"
 
+/*
+ * The longest wait for a busy GPU, in seconds: kopt.gpuWait and
+ * --gpu-wait take 0 to this (a day).
+ */
+#define KOPT_GPU_WAIT_MAX_S 86400
+
 enum kopt_control {
 	KOPT_CONTROL_NONE = 0,
 	KOPT_CONTROL_BLOCK = 1,

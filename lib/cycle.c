@@ -426,8 +426,10 @@ static void measure_argv(struct kopt_cycle *c, struct kopt_strvec *argv,
 	kopt_strvec_push(argv, version);
 	/* designers verify at once: each waits for the GPU in turn */
 	if (!c->o.replay) {
+		char wait[16];
+		snprintf(wait, sizeof(wait), "%d", KOPT_GPU_WAIT_MAX_S);
 		kopt_strvec_push(argv, "--gpu-wait");
-		kopt_strvec_push(argv, "86400");
+		kopt_strvec_push(argv, wait);
 	}
 	for (i = 0; i < c->cfg->trials_nr; i++) {
 		kopt_strvec_push(argv, "--trial");
