@@ -1443,7 +1443,7 @@ static void place_unplaced(const struct kopt_devlog *dl, struct block *bl,
 
 	for (i = 0; i < nr; i++) {
 		struct block *table = i + 1 < nr ? &bl[i + 1] : NULL;
-		int line, limit;
+		int line;
 
 		if (bl[i].first)
 			continue;
@@ -1453,12 +1453,7 @@ static void place_unplaced(const struct kopt_devlog *dl, struct block *bl,
 			continue;
 		}
 		bl[i].first = table->first;
-		/* the delimiter row is the table's, never past the block
-		 * after it: the blocks stay in the order of their lines */
-		limit = dl->lines_nr;
-		if (i + 2 < nr && bl[i + 2].first && bl[i + 2].first - 1 < limit)
-			limit = bl[i + 2].first - 1;
-		for (line = table->first; line < limit; line++) {
+		for (line = table->first; line < dl->lines_nr; line++) {
 			size_t len;
 			const char *p = line_at(dl, line + 1, &len);
 			if (delimiter_row(p, len)) {
