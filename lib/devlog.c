@@ -1443,7 +1443,7 @@ static void place_unplaced(const struct kopt_devlog *dl, struct block *bl,
 
 	for (i = 0; i < nr; i++) {
 		struct block *table = i + 1 < nr ? &bl[i + 1] : NULL;
-		int line;
+		int line, limit;
 
 		if (bl[i].first)
 			continue;
@@ -1453,7 +1453,12 @@ static void place_unplaced(const struct kopt_devlog *dl, struct block *bl,
 			continue;
 		}
 		bl[i].first = table->first;
-		for (line = table->first; line < dl->lines_nr; line++) {
+		/* the delimiter row is the table's, never past the block
+		 * after it: the blocks stay in the order of their lines */
+		limit = dl->lines_nr;
+		if (i + 2 < nr && bl[i + 2].first && bl[i + 2].first - 1 < limit)
+			limit = bl[i + 2].first - 1;
+		for (line = table->first; line < limit; line++) {
 			size_t len;
 			const char *p = line_at(dl, line + 1, &len);
 			if (delimiter_row(p, len)) {
@@ -1925,6 +1930,9 @@ static int line_crlf(const struct kopt_devlog *dl, int line)
 	end = dl->line_start[line + 1];
 	if (end >= 2 && dl->text.buf[end - 1] == '\n')
 		return dl->text.buf[end - 2] == '\r';
+	/* a carriage return alone: the nearer of the two endings we write */
+	if (end >= 1 && dl->text.buf[end - 1] == '\r')
+		return 1;
 	return dl->crlf;
 }
 
