@@ -152,7 +152,13 @@ static int load_devlog(struct kopt_devlog *out, const struct kopt_source *src,
 
 	if (r)
 		return r;
-	if (kopt_devlog_parse(out, data->buf, data->len, label->buf))
+	/* through the cache, the views read no list of the devlog */
+	if (src->cache && !src->tree)
+		r = kopt_devlog_parse_view(out, data->buf, data->len,
+					   label->buf);
+	else
+		r = kopt_devlog_parse(out, data->buf, data->len, label->buf);
+	if (r)
 		return KOPT_EINVALID;
 	return 0;
 }
