@@ -2411,6 +2411,45 @@ bad:
 	return KOPT_EINVALID;
 }
 
+int kopt_devlog_slim(struct kopt_devlog *dl, const char *label)
+{
+	struct kopt_devlog out = KOPT_DEVLOG_INIT;
+	size_t i;
+
+	for (i = 0; i < dl->versions_nr; i++) {
+		const struct kopt_devlog_version *v = &dl->versions[i];
+		if (!v->name || !v->title ||
+		    (long)(double)v->number != v->number)
+			return -1;
+	}
+	out.label = kopt_strdup(label);
+	out.title = dl->title;
+	out.overview = dl->overview;
+	out.target = dl->target;
+	dl->title = dl->overview = dl->target = NULL;
+	if (dl->versions_nr)
+		out.versions = kopt_calloc(dl->versions_nr,
+					   sizeof(*out.versions));
+	out.versions_alloc = dl->versions_nr;
+	for (i = 0; i < dl->versions_nr; i++) {
+		struct kopt_devlog_version *v = &dl->versions[i];
+		struct kopt_devlog_version *n = &out.versions[i];
+		version_init(n);
+		n->name = v->name;
+		n->number = v->number;
+		n->title = v->title;
+		n->note = v->note;
+		n->level = v->level;
+		n->line = v->line;
+		n->last_line = v->last_line;
+		v->name = v->title = v->note = NULL;
+	}
+	out.versions_nr = dl->versions_nr;
+	kopt_devlog_release(dl);
+	*dl = out;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Dump */
 

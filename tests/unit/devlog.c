@@ -878,6 +878,45 @@ static void test_view_forms_left(void **state)
 				    strlen(LOG "### V1: again\n"), "d.md"), 0);
 }
 
+/* In place, what the summary without the blocks reads back as. */
+static void test_slim(void **state)
+{
+	struct kopt_strvec files = KOPT_STRVEC_INIT;
+	size_t i;
+
+	(void)state;
+	list_md(&files, FIX "corpus");
+	for (i = 0; i < files.nr; i++) {
+		struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+		struct kopt_devlog back = KOPT_DEVLOG_INIT;
+		struct kopt_buf text = KOPT_BUF_INIT, a = KOPT_BUF_INIT;
+		struct kopt_buf b = KOPT_BUF_INIT;
+		char *path = kopt_xstrfmt(FIX "corpus/%s", files.v[i]);
+
+		assert_int_equal(kopt_devlog_read_file(&dl, path), 0);
+		kopt_devlog_summary(&text, &dl, 0);
+		assert_int_equal(kopt_devlog_from_summary(&back, text.buf,
+							  text.len, "k.md"),
+				 0);
+		assert_int_equal(kopt_devlog_slim(&dl, "k.md"), 0);
+		kopt_devlog_dump(&a, &dl);
+		kopt_devlog_summary(&a, &dl, KOPT_DEVLOG_SUMMARY_PERFS);
+		kopt_devlog_dump(&b, &back);
+		kopt_devlog_summary(&b, &back, KOPT_DEVLOG_SUMMARY_PERFS);
+		assert_string_equal(a.buf, b.buf);
+		assert_string_equal(dl.label, back.label);
+		assert_int_equal(dl.text.len, 0);
+		assert_null(dl.line_start);
+		kopt_devlog_release(&dl);
+		kopt_devlog_release(&back);
+		kopt_buf_release(&text);
+		kopt_buf_release(&a);
+		kopt_buf_release(&b);
+		free(path);
+	}
+	kopt_strvec_clear(&files);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -899,6 +938,7 @@ int main(void)
 		MESSAGES_TEST(test_view_fixtures),
 		MESSAGES_TEST(test_view_forms_taken),
 		MESSAGES_TEST(test_view_forms_left),
+		MESSAGES_TEST(test_slim),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
