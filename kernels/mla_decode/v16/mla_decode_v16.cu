@@ -1,6 +1,20 @@
 /*
- * MLA decode, v13: ping-pong of whole key tiles between two warpgroups.
+ * MLA decode, v16: v13 with its decode ranges merged inside a cluster and
+ * the second warpgroup's S started after the first's.
  *
+ * v13's schedule, two changes:
+ * - MLA_STAGGER (default 1): warpgroup 1 starts the bulk of S of tile b
+ *   only once warpgroup 0's S of tile a is done (mbarrier Sa), so the
+ *   tensor pipe runs S(b) while warpgroup 0 computes the softmax of a,
+ *   instead of finishing both S together and then idling through it.
+ * - MLA_CLUSTER (default 1): with two key ranges (decode) the two blocks
+ *   of a row tile form a 2-block cluster; at the end each block sends the
+ *   half of its normalised partial that the other finishes (64 KB and the
+ *   rows' log-sum-exp) into the other's shared memory, and each writes
+ *   half of the output.  No fp32 partials go through global memory and no
+ *   combine kernel runs.  Other split counts keep v13's combine kernel.
+ *
+ * From v13:
  * v10's loads (TMA on mbarriers, 64-row Q block, two 64-key tile
  * buffers) and lazy rescaling, with a new consumer schedule: warpgroup 0
  * computes S = Q K^T (m64n64k16, the whole 64 keys) and the softmax of
@@ -30,6 +44,12 @@
 #ifndef MLA_GRID_ORDER
 #define MLA_GRID_ORDER 0
 #endif
+#ifndef MLA_STAGGER
+#define MLA_STAGGER 1
+#endif
+#ifndef MLA_CLUSTER
+#define MLA_CLUSTER 1
+#endif
 
 #define BM 64			/* query rows per block */
 #define BN 64			/* keys per tile */
@@ -43,8 +63,8 @@
 #define SP_OFF (SKV_OFF + 2 * TILE_BYTES)
 #define SM_OFF (SP_OFF + SLAB)
 #define SL_OFF (SM_OFF + BM * 4)
-#define BAR_OFF (SL_OFF + 2 * BM * 4)	/* Q, six full, Pa, Pb */
-#define SMEM_USED (BAR_OFF + 9 * 8)
+#define BAR_OFF (SL_OFF + 2 * BM * 4)	/* Q, six full, Pa, Pb, Sa */
+#define SMEM_USED (BAR_OFF + 10 * 8)
 #define SMEM_BYTES (SMEM_USED + 1024)	/* slack to align the base */
 
 static __device__ __forceinline__ uint32_t smem_u32(const void *p)
@@ -351,6 +371,41 @@ static __device__ __forceinline__ void mbar_arrive(uint32_t bar)
 		     :: "r"(bar) : "memory");
 }
 
+/* every thread of the cluster: what each wrote before is seen after */
+static __device__ __forceinline__ void cluster_sync_all(void)
+{
+	asm volatile("barrier.cluster.arrive.release.aligned;\n"
+		     "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+static __device__ __forceinline__ uint32_t cluster_rank(void)
+{
+	uint32_t r;
+
+	asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+	return r;
+}
+
+/* the address of the same shared location in block `rank` */
+static __device__ __forceinline__ uint32_t map_rank(uint32_t addr,
+						    uint32_t rank)
+{
+	uint32_t r;
+
+	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+		     : "=r"(r) : "r"(addr), "r"(rank));
+	return r;
+}
+
+static __device__ __forceinline__ void st_cluster_v4(uint32_t addr, float a,
+						     float b, float c,
+						     float d)
+{
+	asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n"
+		     :: "r"(addr), "f"(a), "f"(b), "f"(c), "f"(d)
+		     : "memory");
+}
+
 #if MLA_KV_HINT
 #define KV_LOAD tma_load_3d_hint
 #else
@@ -542,7 +597,7 @@ mla_decode_v16_kernel(const __grid_constant__ CUtensorMap tm_q,
 		     const __grid_constant__ CUtensorMap tm_kv,
 		     bf16 *__restrict__ out, float *__restrict__ part_o,
 		     float *__restrict__ part_lse, int s, int t, int nsplit,
-		     float scale_log2)
+		     int cmerge, float scale_log2)
 {
 	extern __shared__ unsigned char smem_raw[];
 	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -562,6 +617,7 @@ mla_decode_v16_kernel(const __grid_constant__ CUtensorMap tm_q,
 	float *sL = (float *)(smem + SL_OFF);
 	const uint32_t barQ = sbase + BAR_OFF, barF = barQ + 8;
 	const uint32_t barPa = barF + 6 * 8, barPb = barPa + 8;
+	const uint32_t barSa = barPb + 8;
 
 	/* the warpgroup index through a shuffle, so that the compiler sees
 	 * it uniform and keeps the wgmma of each role's branch asynchronous */
@@ -586,6 +642,7 @@ mla_decode_v16_kernel(const __grid_constant__ CUtensorMap tm_q,
 			mbar_init(barF + 8 * i, 1);
 		mbar_init(barPa, 128);
 		mbar_init(barPb, 128);
+		mbar_init(barSa, 128);
 		fence_mbar_init();
 	}
 	__syncthreads();
@@ -648,6 +705,9 @@ mla_decode_v16_kernel(const __grid_constant__ CUtensorMap tm_q,
 			wgmma_commit();
 			wgmma_wait<0>();
 			reg_fence<32>(sacc);
+#if MLA_STAGGER
+			mbar_arrive(barSa);
+#endif
 			if (leader && a + 2 < tile_hi)
 				load_group(sKV, barF, &tm_kv, 0, G8, a + 2, bi);
 
@@ -716,6 +776,11 @@ mla_decode_v16_kernel(const __grid_constant__ CUtensorMap tm_q,
 			wgmma_fence();
 			mbar_wait(barF + 8 * (3 + G8), FPAR);
 			s_group(sacc, dq, dk1, G8, 1);
+#if MLA_STAGGER
+			/* the rest once S of tile a is done: S(b) then runs
+			 * beside warpgroup 0's softmax of a */
+			mbar_wait(barSa, par);
+#endif
 			mbar_wait(barF + 8 * (3 + GHI), FPAR);
 			s_group(sacc, dq, dk1, GHI, 0);
 			mbar_wait(barF + 8 * (3 + GLO), FPAR);
@@ -780,7 +845,66 @@ mla_decode_v16_kernel(const __grid_constant__ CUtensorMap tm_q,
 	const float inv0 = 1.f / tot0, inv1 = 1.f / tot1;
 	const size_t grow0 = (size_t)bi * M + row0;	/* first global row */
 	const int col = kg * 256 + 2 * c;
-	if (nsplit == 1) {
+	if (cmerge) {
+		/*
+		 * Two ranges in a cluster: block r finishes dims r*256..+255.
+		 * The warpgroup holding the other half sends it, normalised,
+		 * with its rows' log-sum-exp, into the other block's first
+		 * tile buffer (free once both blocks are past their loops);
+		 * thread i's record: 32 float4 at [k][i], then 2 floats.
+		 */
+		const uint32_t rank = cluster_rank();
+		const uint32_t rec = sbase + SKV_OFF;
+		const int it = tid & 127;
+		const float lse0 = mrun0 + log2f(tot0);
+		const float lse1 = mrun1 + log2f(tot1);
+
+		cluster_sync_all();	/* both blocks done with their tiles */
+		if (kg != (int)rank) {
+			const uint32_t dst = map_rank(rec, rank ^ 1);
+#pragma unroll
+			for (int k = 0; k < 32; k++)
+				st_cluster_v4(dst + (k * 128 + it) * 16,
+					      o[4 * k] * inv0,
+					      o[4 * k + 1] * inv0,
+					      o[4 * k + 2] * inv1,
+					      o[4 * k + 3] * inv1);
+			st_cluster_v4(dst + 32 * 128 * 16 + it * 16, lse0,
+				      lse1, 0.f, 0.f);
+		}
+		cluster_sync_all();
+		if (kg == (int)rank) {
+			const float4 *r4 = (const float4 *)(smem + SKV_OFF);
+			const float4 ls = r4[32 * 128 + it];
+			const float mx0 = fmaxf(lse0, ls.x);
+			const float mx1 = fmaxf(lse1, ls.y);
+			const float ws0 = exp2f(lse0 - mx0);
+			const float wo0 = exp2f(ls.x - mx0);
+			const float ws1 = exp2f(lse1 - mx1);
+			const float wo1 = exp2f(ls.y - mx1);
+			const float n0 = 1.f / (ws0 + wo0);
+			const float n1 = 1.f / (ws1 + wo1);
+			const float a0 = ws0 * inv0 * n0, b0 = wo0 * n0;
+			const float a1 = ws1 * inv1 * n1, b1 = wo1 * n1;
+			bf16 *o0 = out + (grow0 + R0) * MLA_DV + col;
+			bf16 *o1 = out + (grow0 + R1) * MLA_DV + col;
+#pragma unroll
+			for (int j = 0; j < 32; j++) {
+				const float4 v = r4[j * 128 + it];
+				*(__nv_bfloat162 *)(o0 + 8 * j) =
+					__floats2bfloat162_rn(
+						fmaf(o[4 * j], a0, v.x * b0),
+						fmaf(o[4 * j + 1], a0,
+						     v.y * b0));
+				*(__nv_bfloat162 *)(o1 + 8 * j) =
+					__floats2bfloat162_rn(
+						fmaf(o[4 * j + 2], a1,
+						     v.z * b1),
+						fmaf(o[4 * j + 3], a1,
+						     v.w * b1));
+			}
+		}
+	} else if (nsplit == 1) {
 		bf16 *o0 = out + (grow0 + R0) * MLA_DV + col;
 		bf16 *o1 = out + (grow0 + R1) * MLA_DV + col;
 #pragma unroll
@@ -891,8 +1015,9 @@ extern "C" size_t mla_decode_workspace_bytes(int b, int s, int t)
 {
 	int nsplit;
 
-	if (choose_splits(b, s, t, &nsplit) || nsplit == 1)
-		return 0;
+	if (choose_splits(b, s, t, &nsplit) || nsplit == 1 ||
+	    (MLA_CLUSTER && nsplit == 2))
+		return 0;	/* one range, or two merged in a cluster */
 	return (size_t)b * s * MLA_HEADS * nsplit * (MLA_DV + 1) *
 		sizeof(float);
 }
@@ -967,16 +1092,35 @@ extern "C" int mla_decode_launch(const bf16 *q, const bf16 *kv, bf16 *out,
 		return err;
 	float *part_o = (float *)workspace;
 	float *part_lse = part_o + rows * nsplit * MLA_DV;
-	if (nsplit > 1 && !workspace)
+	if (nsplit > 1 && !(MLA_CLUSTER && nsplit == 2) && !workspace)
 		return cudaErrorInvalidValue;
 #if MLA_GRID_ORDER
 	dim3 grid(nsplit, s * MLA_HEADS / BM, b);
 #else
 	dim3 grid(s * MLA_HEADS / BM, nsplit, b);
 #endif
+	const float scale_log2 = 1.4426950408889634f / sqrtf((float)MLA_DQK);
+	if (MLA_CLUSTER && nsplit == 2) {
+		cudaLaunchConfig_t cfg = {};
+		cudaLaunchAttribute attr[1];
+
+		cfg.gridDim = grid;
+		cfg.blockDim = dim3(THREADS);
+		cfg.dynamicSmemBytes = SMEM_BYTES;
+		cfg.stream = stream;
+		attr[0].id = cudaLaunchAttributeClusterDimension;
+		attr[0].val.clusterDim.x = MLA_GRID_ORDER ? 2 : 1;
+		attr[0].val.clusterDim.y = MLA_GRID_ORDER ? 1 : 2;
+		attr[0].val.clusterDim.z = 1;
+		cfg.attrs = attr;
+		cfg.numAttrs = 1;
+		return cudaLaunchKernelEx(&cfg, mla_decode_v16_kernel, tm_q,
+					  tm_kv, out, part_o, part_lse, s, t,
+					  nsplit, 1, scale_log2);
+	}
 	mla_decode_v16_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(
-		tm_q, tm_kv, out, part_o, part_lse, s, t, nsplit,
-		1.4426950408889634f / sqrtf((float)MLA_DQK));
+		tm_q, tm_kv, out, part_o, part_lse, s, t, nsplit, 0,
+		scale_log2);
 	if (nsplit > 1)
 		mla_decode_v16_combine<<<rows, 128, 0, stream>>>(
 			part_o, part_lse, out, nsplit);
