@@ -674,6 +674,37 @@ static int begin_pass(void)
 	return 0;
 }
 
+/*
+ * A launch on another context than the profiler's wants a sample and no
+ * window is open: move the profiler there (a new profiler object on that
+ * context, about as long as a replay-mode change), so that a program's
+ * kernels are measured whichever of its contexts they run on.  At most
+ * KOPT_INJECT_MAX_MOVES moves, so that kernels taking turns on two
+ * contexts cannot make every sample pay for one; a context of another
+ * device is left alone.  0 when the profiler is now on ctx.
+ */
+static int follow_context(CUcontext ctx)
+{
+	int r;
+
+	if (g.rp.state == KOPT_INJECT_RP_PREPARING) {
+		double t = kopt_inject_now();
+		wait_for_setup();
+		g.setup_wait_s += kopt_inject_now() - t;
+	}
+	if (g.rp.state == KOPT_INJECT_RP_OFF)
+		return 0;	/* set up on this context at the sample */
+	if ((g.rp.state != KOPT_INJECT_RP_READY &&
+	     g.rp.state != KOPT_INJECT_RP_DONE) ||
+	    g.ctx_moves >= KOPT_INJECT_MAX_MOVES)
+		return -1;
+	r = kopt_inject_rp_move(&g.rp, ctx);
+	if (r)
+		return -1;
+	g.ctx_moves++;
+	return 0;
+}
+
 /* The profiler is set up, or -1 when it cannot be. */
 static int profiler_ready(CUcontext ctx)
 {
@@ -716,9 +747,19 @@ static void launch_enter(const CUpti_CallbackData *cb, CUfunction f,
 		goto done;
 	index = k->calls++;
 	if (g.rp.state != KOPT_INJECT_RP_OFF && ctx != g.rp.ctx) {
-		g.calls_other_ctx++;
-		k->calls_other_ctx++;
-		goto done;
+		/* the profiler follows a launch that wants a sample */
+		int want = !g.win.open && wants_sample(k, index) &&
+			   cuStreamIsCapturing(stream, &capture) ==
+			   CUDA_SUCCESS &&
+			   capture == CU_STREAM_CAPTURE_STATUS_NONE;
+
+		if (!want || follow_context(ctx) < 0) {
+			g.calls_other_ctx++;
+			k->calls_other_ctx++;
+			if (want)
+				k->ctx_refused++;
+			goto done;
+		}
 	}
 	/* a planned kernel's last launch: the waiting window gives way */
 	if (g.plan_active && g.win.open && !g.win.running && k->in_plan &&
