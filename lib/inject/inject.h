@@ -73,6 +73,7 @@ struct kopt_inject_config {
 	size_t n_filter;	/* 0: every kernel may be profiled */
 	int verbose;
 	int early;		/* set up at context creation, on a thread */
+	int warm_start;		/* ... and pay the first Start there too */
 	char *plan;		/* KOPT_INJECT_FIRST_RUN, or NULL */
 };
 
