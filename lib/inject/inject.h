@@ -222,6 +222,12 @@ int kopt_inject_rp_setup(struct kopt_inject_rp *rp, CUcontext ctx,
 			 enum kopt_inject_replay replay);
 
 /*
+ * Pay CUPTI's first Start (about 0.2 s) now, with no launch in a range,
+ * and leave the profiler ready for a window; 0, or -1 (FAILED).
+ */
+int kopt_inject_rp_warm(struct kopt_inject_rp *rp);
+
+/*
  * Move a set-up profiler (READY, or DONE after its context went away) to
  * another context of the same device: a new profiler object there, the
  * host object and config image kept.  0; 1 when ctx is on another
