@@ -998,12 +998,21 @@ static int write_results(struct profile_job *j, struct kopt_ctx *ctx)
 			struct kopt_buf here = KOPT_BUF_INIT;
 			kopt_results_device_label(&there, &old->device);
 			kopt_results_device_label(&here, &e->device);
-			kopt_warning("%s %s: %s was measured on %s before; "
-				     "both entries stay in the results, and "
-				     "the devlog block now shows %s",
-				     j->k->name, j->version, e->trial ?
-				     e->trial : "this configuration",
-				     there.buf, here.buf);
+			if (j->have_devlog)
+				kopt_warning("%s %s: %s was measured on %s "
+					     "before; both entries stay in the "
+					     "results, and the devlog block now "
+					     "shows %s", j->k->name, j->version,
+					     e->trial ? e->trial :
+					     "this configuration", there.buf,
+					     here.buf);
+			else
+				kopt_warning("%s %s: %s was measured on %s "
+					     "before; both entries stay in the "
+					     "results, and the devlog keeps its "
+					     "block (--no-devlog)", j->k->name,
+					     j->version, e->trial ? e->trial :
+					     "this configuration", there.buf);
 			kopt_buf_release(&there);
 			kopt_buf_release(&here);
 		}

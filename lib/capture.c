@@ -174,8 +174,9 @@ static char *not_measured_reason(const cJSON *k, const cJSON *root,
 				   "graph launch); launch it plainly for its "
 				   "metrics");
 	if (!strcmp(code, "other-context"))
-		return kopt_strdup("launched on a second CUDA context: timed, "
-				   "not profiled (only the first context is)");
+		return kopt_strdup("launched on a CUDA context the profiler "
+				   "could not move to (another GPU, or 16 "
+				   "moves made): timed, not profiled");
 	if (!strcmp(code, "too-few-launches"))
 		return second ?
 			kopt_xstrfmt("too few launches (%.0f): the second run "

@@ -46,6 +46,8 @@
 #define KOPT_INJECT_FORMAT "kopt-inject"
 #define KOPT_INJECT_FORMAT_VERSION 1
 #define KOPT_INJECT_MAX_METRICS 64
+/* moves of the profiler from one context to another in a process */
+#define KOPT_INJECT_MAX_MOVES 16
 #define KOPT_INJECT_MAX_FILTERS 16
 
 enum kopt_inject_replay {
@@ -71,6 +73,7 @@ struct kopt_inject_config {
 	size_t n_filter;	/* 0: every kernel may be profiled */
 	int verbose;
 	int early;		/* set up at context creation, on a thread */
+	int warm_start;		/* ... and pay the first Start there too */
 	char *plan;		/* KOPT_INJECT_FIRST_RUN, or NULL */
 };
 
@@ -139,6 +142,9 @@ struct kopt_inject_kernel {
 	unsigned failed;	/* samples abandoned or rejected whole */
 	unsigned planned;	/* its launches in the open window */
 	uint64_t calls_other_ctx; /* launch calls on another context */
+	unsigned ctx_refused;	/* ... that wanted a sample the profiler
+				   could not move to (another device, or
+				   KOPT_INJECT_MAX_MOVES) */
 	uint64_t calls_captured;  /* launch calls captured into a graph */
 	int in_plan;		/* the plan names it */
 	uint64_t plan_calls;	/* ... launched this often in the first run */
@@ -181,6 +187,7 @@ struct kopt_inject_device {
 struct kopt_inject_rp {
 	int state;		/* KOPT_INJECT_RP_* */
 	CUcontext ctx;
+	uint32_t device;	/* CUPTI's device index of ctx */
 	char chip[64];
 	uint8_t *avail;
 	CUpti_Profiler_Host_Object *host;
@@ -213,6 +220,20 @@ enum {
 int kopt_inject_rp_setup(struct kopt_inject_rp *rp, CUcontext ctx,
 			 const char *const *metrics, size_t n_metrics,
 			 enum kopt_inject_replay replay);
+
+/*
+ * Pay CUPTI's first Start (about 0.2 s) now, with no launch in a range,
+ * and leave the profiler ready for a window; 0, or -1 (FAILED).
+ */
+int kopt_inject_rp_warm(struct kopt_inject_rp *rp);
+
+/*
+ * Move a set-up profiler (READY, or DONE after its context went away) to
+ * another context of the same device: a new profiler object there, the
+ * host object and config image kept.  0; 1 when ctx is on another
+ * device (nothing changed); -1 on failure (the profiler is FAILED).
+ */
+int kopt_inject_rp_move(struct kopt_inject_rp *rp, CUcontext ctx);
 int kopt_inject_rp_start(struct kopt_inject_rp *rp);
 /* *all_passes: 1 when the sample has all its passes. */
 int kopt_inject_rp_stop(struct kopt_inject_rp *rp, int *all_passes);
@@ -286,6 +307,7 @@ struct kopt_inject_state {
 	unsigned kernels_profiled;
 	uint64_t calls;		/* every launch call */
 	uint64_t calls_other_ctx;
+	unsigned ctx_moves;	/* the profiler moved to another context */
 	uint64_t graph_launches;	/* cuGraphLaunch calls */
 	double profile_s;	/* host time inside profiled launches */
 	/* early set-up: the profiler is set up on a helper thread as soon

@@ -224,6 +224,7 @@ int kopt_inject_rp_setup(struct kopt_inject_rp *rp, CUcontext ctx,
 	CALL(cuptiProfilerInitialize, &pi);
 	kopt_inject_log("set-up: profiler initialised");
 	CALL(cuptiGetDeviceId, ctx, &dev);
+	rp->device = dev;
 	if (check_device((CUdevice)dev) < 0)
 		return -1;
 	cn.deviceIndex = dev;
@@ -320,6 +321,42 @@ static int new_object(struct kopt_inject_rp *rp)
 	}
 	rp->state = KOPT_INJECT_RP_READY;
 	return 0;
+}
+
+int kopt_inject_rp_move(struct kopt_inject_rp *rp, CUcontext ctx)
+{
+	uint32_t dev = 0;
+
+	if (TRY(cuptiGetDeviceId, ctx, &dev) < 0)
+		return 1;
+	if (dev != rp->device)
+		return 1;
+	kopt_inject_log("move: the profiler follows a launch to context %p",
+			(void *)ctx);
+	kopt_inject_rp_disable(rp);
+	rp->ctx = ctx;
+	return new_object(rp);
+}
+
+int kopt_inject_rp_warm(struct kopt_inject_rp *rp)
+{
+	int all = 0;
+
+	/*
+	 * An empty window: every pass started and stopped, then decoded,
+	 * so that the session is whole.  One Start and Stop followed by a
+	 * reset left the next windows' values all null (measured); a new
+	 * object instead pays the first Start again.
+	 */
+	PARAMS(dd, RangeProfiler_DecodeData);
+	for (size_t i = 0; i < rp->passes && !all; i++) {
+		if (kopt_inject_rp_start(rp) < 0 ||
+		    kopt_inject_rp_stop(rp, &all) < 0)
+			break;
+	}
+	dd.pRangeProfilerObject = rp->obj;
+	TRY(cuptiRangeProfilerDecodeData, &dd);
+	return kopt_inject_rp_reset(rp);
 }
 
 int kopt_inject_rp_set_replay(struct kopt_inject_rp *rp,

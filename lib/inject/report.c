@@ -203,6 +203,8 @@ static cJSON *profiler_json(void)
 	cJSON_AddNumberToObject(o, "setup_wait_seconds", g.setup_wait_s);
 	cJSON_AddNumberToObject(o, "profile_seconds", g.profile_s);
 	cJSON_AddNumberToObject(o, "kernels_profiled", g.kernels_profiled);
+	if (g.ctx_moves)
+		cJSON_AddNumberToObject(o, "context_moves", g.ctx_moves);
 	return o;
 }
 
@@ -260,7 +262,7 @@ static const char *not_profiled(const struct kopt_inject_kernel *k,
 		return "profiler-failed";
 	if (!k)
 		return "graph"; /* executions without a launch call */
-	if (k->calls_other_ctx && k->calls_other_ctx == k->calls)
+	if (k->ctx_refused)
 		return "other-context";
 	if (k->calls_captured && e && e->count > k->calls - k->calls_captured)
 		return "graph";

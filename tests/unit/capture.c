@@ -385,6 +385,37 @@ static void test_not_measured(void **state)
 	kopt_results_entry_release(&e);
 	assert_int_equal(kopt_capture_needs_second_run(FIX "torch-forward.json",
 						       "*"), 0);
+	/*
+	 * kernels on two contexts: the profiler moved to the second one
+	 * (scale3 in the first run, fill in the second); CUPTI's WaitNs is
+	 * no stage
+	 */
+	kopt_results_entry_init(&e);
+	assert_int_equal(kopt_capture_read_file(&e, FIX "two-contexts.json",
+						"*"), 0);
+	assert_int_equal(e.stages_nr, 4);
+	for (size_t i = 0; i < e.stages_nr; i++) {
+		assert_null(e.stages[i].not_measured);
+		assert_false(isnan(e.stages[i].dram_pct));
+		assert_false(isnan(e.stages[i].l2_hit_pct));
+	}
+	assert_string_equal(e.stages[3].name, "scale3");
+	assert_true(fabs(e.stages[3].dram_pct - 61.07) < 0.01);
+	kopt_results_entry_release(&e);
+	assert_int_equal(kopt_capture_needs_second_run(FIX "two-contexts.json",
+						       "*"), 0);
+	/* its first run: the kernels launched once or thrice wait for it */
+	kopt_results_entry_init(&e);
+	assert_int_equal(kopt_capture_read_file(&e, FIX "two-contexts-first-"
+						"run.json", "*"), 0);
+	assert_int_equal(e.stages_nr, 4);
+	assert_null(e.stages[0].not_measured);
+	assert_non_null(e.stages[2].not_measured);
+	assert_string_equal(e.stages[2].name, "fill");
+	kopt_results_entry_release(&e);
+	assert_int_equal(kopt_capture_needs_second_run(FIX "two-contexts-"
+						       "first-run.json", "*"),
+			 1);
 }
 
 static void test_second_run_needed(void **state)
