@@ -63,6 +63,16 @@ static double num(const cJSON *o, const char *key)
 	return cJSON_IsNumber(it) ? it->valuedouble : NAN;
 }
 
+/* A whole number in [lo, hi], or -1: a device's counts as written. */
+static long count_in(const cJSON *o, const char *key, long lo, long hi)
+{
+	double v = num(o, key);
+
+	if (isnan(v) || v < (double)lo || v > (double)hi || v != floor(v))
+		return -1;
+	return (long)v;
+}
+
 /* Median over the sampled launches of one metric; NAN if none has it. */
 static double sampled(const cJSON *profiled, const char *metric)
 {
@@ -329,7 +339,7 @@ int kopt_capture_parse(struct kopt_results_entry *e, const char *data,
 	cJSON *root = cJSON_ParseWithLength(data, len);
 	const cJSON *fmt, *ver, *errs, *kernels, *dev, *cfg, *k;
 	const char *fatal = NULL;
-	long warmup;
+	long warmup, bus_bits;
 	double most;
 	int ret = 0;
 
@@ -377,7 +387,8 @@ int kopt_capture_parse(struct kopt_results_entry *e, const char *data,
 		goto done;
 	}
 	cfg = cJSON_GetObjectItemCaseSensitive(root, "config");
-	warmup = isnan(num(cfg, "warmup")) ? 0 : (long)num(cfg, "warmup");
+	warmup = count_in(cfg, "warmup", 0, 1L << 30) < 0 ? 0 :
+		 count_in(cfg, "warmup", 0, 1L << 30);
 
 	dev = cJSON_GetObjectItemCaseSensitive(root, "device");
 	free(e->device.name);
@@ -386,18 +397,20 @@ int kopt_capture_parse(struct kopt_results_entry *e, const char *data,
 	e->device.cc = device_str(dev, "cc");
 	free(e->device.uuid);
 	e->device.uuid = device_str(dev, "uuid");
-	if (!isnan(num(dev, "sms")))
-		e->device.sms = (long)num(dev, "sms");
+	/* counts out of any device's range are not the device's: unknown */
+	bus_bits = count_in(dev, "mem_bus_bits", 1, 1 << 16);
+	if (count_in(dev, "sms", 1, 1 << 16) > 0)
+		e->device.sms = count_in(dev, "sms", 1, 1 << 16);
 	e->device.sm_clock_mhz = num(dev, "sm_clock_khz") / 1000.0;
 	e->device.mem_clock_mhz = num(dev, "mem_clock_khz") / 1000.0;
 	if (e->device.cc && e->device.sms &&
-	    !isnan(e->device.sm_clock_mhz) && !isnan(num(dev, "mem_bus_bits"))) {
+	    !isnan(e->device.sm_clock_mhz) && bus_bits > 0) {
 		int major = atoi(e->device.cc);
 		const char *dot = strchr(e->device.cc, '.');
 		kopt_device_peaks(major, dot ? atoi(dot + 1) : 0,
 				  (int)e->device.sms, e->device.sm_clock_mhz,
 				  e->device.mem_clock_mhz,
-				  (int)num(dev, "mem_bus_bits"),
+				  (int)bus_bits,
 				  &e->device.peak_tflops, &e->device.peak_gbps);
 		if (e->device.peak_tflops <= 0)
 			e->device.peak_tflops = NAN;
