@@ -152,7 +152,13 @@ static int load_devlog(struct kopt_devlog *out, const struct kopt_source *src,
 
 	if (r)
 		return r;
-	if (kopt_devlog_parse(out, data->buf, data->len, label->buf))
+	/* through the cache, the views read no list of the devlog */
+	if (src->cache && !src->tree)
+		r = kopt_devlog_parse_view(out, data->buf, data->len,
+					   label->buf);
+	else
+		r = kopt_devlog_parse(out, data->buf, data->len, label->buf);
+	if (r)
 		return KOPT_EINVALID;
 	return 0;
 }
@@ -522,6 +528,28 @@ done:
 	return ret;
 }
 
+/*
+ * What kopt_analysis_from_summary() would read back from the summary of
+ * a fresh analysis, made in place without the text (the views then see
+ * what a cache hit gives them): 0; -1 when a part would not read back as
+ * it is, and the caller goes through the text.
+ */
+static int slim(struct kopt_analysis *a)
+{
+	struct kopt_buf label = KOPT_BUF_INIT;
+	size_t i;
+	int ret = 0;
+
+	if (a->has_devlog) {
+		kopt_path_devlog(&label, a->kernel);
+		ret = kopt_devlog_slim(&a->devlog, label.buf);
+		kopt_buf_release(&label);
+	}
+	for (i = 0; !ret && i < a->versions_nr; i++)
+		ret = kopt_results_slim(&a->versions[i].results);
+	return ret;
+}
+
 int kopt_analysis_load(struct kopt_analysis *out,
 		       const struct kopt_source *src, const char *kernel,
 		       const struct kopt_config *cfg)
@@ -556,9 +584,14 @@ int kopt_analysis_load(struct kopt_analysis *out,
 		    git_oid_equal(&after, &key))
 			kopt_cache_put(src->cache, kernel, &key, text.buf,
 				       text.len);
-		kopt_analysis_release(out);
-		ret = kopt_analysis_from_summary(out, text.buf, text.len,
-						 kernel, noise_pct);
+		if (!slim(out)) {
+			link_versions(out);
+		} else {
+			kopt_analysis_release(out);
+			ret = kopt_analysis_from_summary(out, text.buf,
+							 text.len, kernel,
+							 noise_pct);
+		}
 		if (ret)
 			ret = kopt_error("cannot analyze '%s': its summary "
 					 "does not read back", kernel);

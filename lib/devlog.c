@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,41 +119,48 @@ static int line_blank(const struct kopt_devlog *dl, int line)
 	return blank(p, len);
 }
 
+static void add_line_end(struct kopt_devlog *dl, size_t next,
+			 size_t *alloc)
+{
+	dl->lines_nr++;
+	KOPT_ALLOC_GROW(dl->line_start, (size_t)dl->lines_nr + 2, *alloc);
+	dl->line_start[dl->lines_nr + 1] = next;
+}
+
+/* Lines end in LF, CRLF or a CR alone. */
 static void split_lines(struct kopt_devlog *dl)
 {
 	const char *p = dl->text.buf;
-	size_t i, n = dl->text.len, alloc = 0;
+	size_t start = 0, n = dl->text.len, alloc = 0;
 	int crlf = 0, lf = 0;
 
 	dl->lines_nr = 0;
 	KOPT_ALLOC_GROW(dl->line_start, 2, alloc);
 	dl->line_start[0] = 0;
 	dl->line_start[1] = 0;
-	for (i = 0; i < n; i++) {
-		int end = 0;
-		if (p[i] == '\n') {
-			end = 1;
-			if (i > 0 && p[i - 1] == '\r')
-				crlf++;
-			else
-				lf++;
-		} else if (p[i] == '\r' && (i + 1 == n || p[i + 1] != '\n')) {
-			end = 1;
+	while (start < n) {
+		const char *nl = memchr(p + start, '\n', n - start);
+		size_t end = nl ? (size_t)(nl - p) : n;
+		const char *cr = memchr(p + start, '\r', end - start);
+
+		if (cr && !(nl && cr + 1 == nl)) {
+			/* a CR alone ends a line */
+			start = cr - p + 1;
+			add_line_end(dl, start, &alloc);
+			continue;
 		}
-		if (end) {
-			dl->lines_nr++;
-			KOPT_ALLOC_GROW(dl->line_start, (size_t)dl->lines_nr + 2,
-					alloc);
-			dl->line_start[dl->lines_nr + 1] = i + 1;
-		}
+		if (!nl)
+			break;
+		if (cr)
+			crlf++;
+		else
+			lf++;
+		start = end + 1;
+		add_line_end(dl, start, &alloc);
 	}
-	if (dl->line_start[dl->lines_nr + 1] < n) {
+	if (dl->line_start[dl->lines_nr + 1] < n)
 		/* a last line without a line ending */
-		dl->lines_nr++;
-		KOPT_ALLOC_GROW(dl->line_start, (size_t)dl->lines_nr + 2,
-				alloc);
-		dl->line_start[dl->lines_nr + 1] = n;
-	}
+		add_line_end(dl, n, &alloc);
 	dl->crlf = crlf > lf;
 }
 
@@ -174,8 +182,10 @@ static void clean_inline(struct kopt_buf *out, const char *p, size_t len)
 {
 	size_t i = 0, start = out->len;
 
+	/* the text only shrinks: room for it once, then byte by byte */
+	kopt_buf_grow(out, len);
 	while (i < len) {
-		if (len - i >= 4 && !memcmp(p + i, "<!--", 4)) {
+		if (p[i] == '<' && len - i >= 4 && !memcmp(p + i, "<!--", 4)) {
 			const char *end = NULL;
 			size_t j;
 			for (j = i + 4; j + 3 <= len; j++)
@@ -195,14 +205,15 @@ static void clean_inline(struct kopt_buf *out, const char *p, size_t len)
 		}
 		if (p[i] == ' ' || p[i] == '\t') {
 			if (out->len > start && out->buf[out->len - 1] != ' ')
-				kopt_buf_addch(out, ' ');
+				out->buf[out->len++] = ' ';
 			i++;
 			continue;
 		}
-		kopt_buf_addch(out, p[i++]);
+		out->buf[out->len++] = p[i++];
 	}
 	while (out->len > start && out->buf[out->len - 1] == ' ')
-		kopt_buf_setlen(out, out->len - 1);
+		out->len--;
+	out->buf[out->len] = '\0';
 }
 
 /* Text of a node: literals of text and code, breaks as spaces. */
@@ -395,6 +406,8 @@ static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
 
 	for (i = 0; i < ctx.len; i++) {
 		long asked = 0;
+		if (!strchr("bstBST", ctx.buf[i]) || !ctx.buf[i])
+			continue;
 		if (!have_b && match_key(ctx.buf, ctx.len, i, 'b', &pf->b,
 					 &asked)) {
 			have_b = 1;
@@ -415,6 +428,8 @@ static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
 		have_b = have_s = have_t = 0;
 		for (i = 0; i < item.len; i++) {
 			long asked = 0;
+			if (!strchr("bstBST", item.buf[i]) || !item.buf[i])
+				continue;
 			if (!have_b && match_key(item.buf, item.len, i, 'b',
 						 &pf->b, &asked)) {
 				have_b = 1;
@@ -458,15 +473,14 @@ static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
 
 static int metric_of(const char *name)
 {
-	struct kopt_buf lc = KOPT_BUF_INIT;
-	const char *s;
-	size_t i;
+	char small[64], *s;
+	size_t i, len = strlen(name);
 	int m = -1;
 
-	kopt_buf_addstr(&lc, name);
-	for (i = 0; i < lc.len; i++)
-		lc.buf[i] = tolower((unsigned char)lc.buf[i]);
-	s = lc.buf;
+	/* a name of a table's row is short: no allocation for it */
+	s = len < sizeof(small) ? small : kopt_malloc(len + 1);
+	for (i = 0; i <= len; i++)
+		s[i] = tolower((unsigned char)name[i]);
 	if (strstr(s, "duration") || strstr(s, "time") || strstr(s, "latency"))
 		m = KOPT_METRIC_DURATION_US;
 	else if (strstr(s, "tflop"))
@@ -491,30 +505,36 @@ static int metric_of(const char *name)
 		m = KOPT_METRIC_WAVES;
 	else if (strstr(s, "roofline"))
 		m = KOPT_METRIC_ROOFLINE_PCT;
-	kopt_buf_release(&lc);
+	if (s != small)
+		free(s);
 	return m;
 }
 
 static double parse_value(int metric, const char *v)
 {
-	struct kopt_buf num = KOPT_BUF_INIT;
+	char small[64], *num;
 	const char *p = v;
 	char *end;
+	size_t n = 0, cap;
 	double d;
 
 	while (*p && !isdigit((unsigned char)*p) && *p != '.' && *p != '-')
 		p++;
+	cap = strlen(p) + 1;
+	num = cap <= sizeof(small) ? small : kopt_malloc(cap);
 	for (; *p && (isdigit((unsigned char)*p) || *p == '.' || *p == ',' ||
 		      *p == '-' || *p == 'e' || *p == 'E'); p++)
 		if (*p != ',')
-			kopt_buf_addch(&num, *p);
+			num[n++] = *p;
+	num[n] = '\0';
 	errno = 0;
-	d = strtod(num.buf, &end);
-	if (!num.len || *end || errno || !isfinite(d)) {
-		kopt_buf_release(&num);
+	d = strtod(num, &end);
+	if (!n || *end || errno || !isfinite(d))
+		d = NAN;
+	if (num != small)
+		free(num);
+	if (isnan(d))
 		return NAN;
-	}
-	kopt_buf_release(&num);
 	while (*p == ' ')
 		p++;
 	if (metric == KOPT_METRIC_DURATION_US) {
@@ -541,6 +561,33 @@ static char *cell_text(cmark_node *row, int col)
 	return c ? node_text_dup(c) : NULL;
 }
 
+/* Which column holds the value and which the change, from the header. */
+static void header_cell(const char *h, int i, int *value_col, int *vs_col)
+{
+	if (i > 0 && strcasestr(h, "value"))
+		*value_col = i;
+	else if (i > 0 && (strcasestr(h, "vs") || strcasestr(h, "previous") ||
+			   strcasestr(h, "change") || strcasestr(h, "delta")))
+		*vs_col = i;
+}
+
+/* A row of the table's body; takes the cells (NULL: none). */
+static void add_row(struct kopt_devlog_perf *pf, char *metric, char *value,
+		    char *vs)
+{
+	struct kopt_devlog_row *r;
+	int m;
+
+	KOPT_ALLOC_GROW(pf->rows, pf->rows_nr + 1, pf->rows_alloc);
+	r = &pf->rows[pf->rows_nr++];
+	r->metric = metric ? metric : kopt_strdup("");
+	r->value = value ? value : kopt_strdup("");
+	r->vs = vs;
+	m = metric_of(r->metric);
+	if (m >= 0 && !kopt_results_has(pf->metrics[m]))
+		pf->metrics[m] = parse_value(m, r->value);
+}
+
 static void parse_table(struct kopt_devlog_perf *pf, cmark_node *table)
 {
 	cmark_node *row = cmark_node_first_child(table), *c;
@@ -551,31 +598,12 @@ static void parse_table(struct kopt_devlog_perf *pf, cmark_node *table)
 	for (c = cmark_node_first_child(row), i = 0; c;
 	     c = cmark_node_next(c), i++) {
 		char *h = node_text_dup(c);
-		if (i > 0 && strcasestr(h, "value"))
-			value_col = i;
-		else if (i > 0 && (strcasestr(h, "vs") ||
-				   strcasestr(h, "previous") ||
-				   strcasestr(h, "change") ||
-				   strcasestr(h, "delta")))
-			vs_col = i;
+		header_cell(h, i, &value_col, &vs_col);
 		free(h);
 	}
-	for (row = cmark_node_next(row); row; row = cmark_node_next(row)) {
-		struct kopt_devlog_row *r;
-		int m;
-		KOPT_ALLOC_GROW(pf->rows, pf->rows_nr + 1, pf->rows_alloc);
-		r = &pf->rows[pf->rows_nr++];
-		r->metric = cell_text(row, 0);
-		r->value = cell_text(row, value_col);
-		r->vs = vs_col >= 0 ? cell_text(row, vs_col) : NULL;
-		if (!r->metric)
-			r->metric = kopt_strdup("");
-		if (!r->value)
-			r->value = kopt_strdup("");
-		m = metric_of(r->metric);
-		if (m >= 0 && !kopt_results_has(pf->metrics[m]))
-			pf->metrics[m] = parse_value(m, r->value);
-	}
+	for (row = cmark_node_next(row); row; row = cmark_node_next(row))
+		add_row(pf, cell_text(row, 0), cell_text(row, value_col),
+			vs_col >= 0 ? cell_text(row, vs_col) : NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -658,6 +686,7 @@ struct prepared {
 	struct kopt_buf text;
 	int *orig;
 	size_t nr, alloc;
+	size_t *at;             /* offset of line n in text (quick reading) */
 };
 
 static void prep_line(struct prepared *pp, const char *p, size_t len,
@@ -797,11 +826,540 @@ static void prepare(struct prepared *pp, const struct kopt_devlog *dl)
 /* The walk over the top-level blocks */
 
 struct block {
-	cmark_node *node;
+	cmark_node *node;       /* NULL when the quick reading found it */
 	cmark_node_type type;
 	int first, last;        /* lines of the file */
 	int level;              /* headings */
+	char *text;             /* a heading's text (owned) */
+	int comment;            /* an HTML block that is a comment */
+	int is_table;
+	int rows, rows_nr;      /* the quick reading's table: its prepared
+				 * lines (header, delimiter, body) */
 };
+
+/* ------------------------------------------------------------------ */
+/* The quick reading: cmark's blocks without cmark's tree */
+
+/*
+ * What cmark makes of the prepared text, found line by line, for the
+ * forms devlogs are written in: ATX headings, paragraphs, bullet lists
+ * whose items hold paragraphs, tables, fenced and indented code, HTML
+ * comments and thematic breaks.  A heading's or a cell's text is its
+ * bytes when they hold nothing cmark reads inline (emphasis, code spans,
+ * links, entities, escapes, HTML).  Anything else (block quotes, ordered
+ * or nested lists, setext headings, other HTML, a tab in an indentation,
+ * link reference definitions, control characters...) gives up: the
+ * caller then asks cmark, so the answer is always cmark's.
+ */
+enum { S_NONE, S_PARA, S_FENCE, S_COMMENT, S_TABLE, S_LIST, S_CODE };
+
+#define GIVE_UP (-1)
+#define SCAN_MAX_CELLS 64       /* a wider table is left to cmark */
+
+/* Nothing in p[0, len) that cmark's inline parser would read. */
+static int plain_text(const char *p, size_t len, int tabs)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = p[i];
+		if (c < 0x20 ? !(tabs && c == '\t') :
+		    (c == '\\' || c == '`' || c == '*' || c == '_' ||
+		     c == '&' || c == '<' || c == '[' || c == ']' ||
+		     c == '!' || c == 0x7f))
+			return 0;
+	}
+	return 1;
+}
+
+static int atx_level(const char *p, size_t len, size_t ind)
+{
+	size_t k = ind;
+
+	if (ind > 3)
+		return 0;
+	while (k < len && p[k] == '#' && k - ind < 7)
+		k++;
+	if (k == ind || k - ind > 6 ||
+	    (k < len && p[k] != ' ' && p[k] != '\t'))
+		return 0;
+	return (int)(k - ind);
+}
+
+/* A thematic break: three or more of one of * - _, spaces between. */
+static int thematic_break(const char *p, size_t len, size_t ind)
+{
+	size_t i, n = 0;
+	char c;
+
+	if (ind > 3 || ind >= len || !strchr("*-_", p[ind]))
+		return 0;
+	c = p[ind];
+	for (i = ind; i < len; i++) {
+		if (p[i] == c)
+			n++;
+		else if (p[i] != ' ' && p[i] != '\t')
+			return 0;
+	}
+	return n >= 3;
+}
+
+/* A setext underline: a run of = or of -, then white space only. */
+static int setext_line(const char *p, size_t len, size_t ind)
+{
+	size_t i = ind;
+
+	if (ind > 3 || ind >= len || (p[ind] != '=' && p[ind] != '-'))
+		return 0;
+	while (i < len && p[i] == p[ind])
+		i++;
+	return blank(p + i, len - i);
+}
+
+/*
+ * A bullet list item at `ind`: 1 with the column of its content in *w,
+ * 0 when there is none, GIVE_UP for the items left to cmark (empty,
+ * a tab after the marker, code in the item).
+ */
+static int bullet_item(const char *p, size_t len, size_t ind, size_t *w)
+{
+	size_t s = 0;
+
+	if (ind > 3 || ind >= len || !strchr("-+*", p[ind]))
+		return 0;
+	if (ind + 1 < len && p[ind + 1] != ' ' && p[ind + 1] != '\t')
+		return 0;
+	while (ind + 1 + s < len && p[ind + 1 + s] == ' ')
+		s++;
+	if (ind + 1 + s == len || s > 4 || p[ind + 1 + s] == '\t')
+		return GIVE_UP;
+	*w = ind + 1 + s;
+	return 1;
+}
+
+/* What may be an ordered list item: digits, '.' or ')', a space. */
+static int ordered_item(const char *p, size_t len, size_t ind)
+{
+	size_t i = ind;
+
+	while (i < len && isdigit((unsigned char)p[i]))
+		i++;
+	return i > ind && i < len && (p[i] == '.' || p[i] == ')') &&
+	       (i + 1 == len || p[i + 1] == ' ' || p[i + 1] == '\t');
+}
+
+/* The spaces before the first other byte. */
+static size_t indent_of(const char *p, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && p[i] == ' ')
+		i++;
+	return i;
+}
+
+static int space_char(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* One column of a delimiter row at p[*i]: spaces, :?, -+, :?, spaces. */
+static int table_marker(const char *p, size_t len, size_t *i)
+{
+	size_t j = *i;
+
+	while (j < len && space_char(p[j]))
+		j++;
+	if (j < len && p[j] == ':')
+		j++;
+	if (j >= len || p[j] != '-')
+		return 0;
+	while (j < len && p[j] == '-')
+		j++;
+	if (j < len && p[j] == ':')
+		j++;
+	while (j < len && space_char(p[j]))
+		j++;
+	*i = j;
+	return 1;
+}
+
+/*
+ * cmark-gfm's delimiter row from `ind` (not indented: the caller's to
+ * check): its number of columns, or 0.
+ */
+static int table_start(const char *p, size_t len, size_t ind)
+{
+	size_t i = ind;
+	int n = 0;
+
+	if (i < len && p[i] == '|')
+		i++;
+	if (!table_marker(p, len, &i))
+		return 0;
+	n = 1;
+	while (i < len) {
+		size_t j = i + 1;
+		if (p[i] != '|')
+			return 0;
+		if (table_marker(p, len, &j)) {
+			i = j;
+			n++;
+			continue;
+		}
+		/* the closing pipe, then white space only */
+		return blank(p + i + 1, len - i - 1) ? n : 0;
+	}
+	return n;
+}
+
+/*
+ * The cells of a table row from `ind`, as cmark-gfm splits and trims
+ * them (there is no backslash: that is left to cmark); each as offsets
+ * in cell[2 * k], cell[2 * k + 1] while k < max.  The number of cells;
+ * without `cell`, GIVE_UP when a cell holds inline syntax.
+ */
+static int row_cells(const char *p, size_t len, size_t ind, size_t *cell,
+		     int max)
+{
+	size_t i = ind;
+	int n = 0;
+
+	if (i < len && p[i] == '|') {
+		i++;
+		while (i < len && space_char(p[i]))
+			i++;
+	}
+	while (i < len) {
+		size_t s = i, e, j = i;
+		int pipe;
+		while (j < len && p[j] != '|')
+			j++;
+		pipe = j < len;
+		e = j;
+		while (s < e && space_char(p[s]))
+			s++;
+		while (e > s && space_char(p[e - 1]))
+			e--;
+		if (!cell && !plain_text(p + s, e - s, 1))
+			return GIVE_UP;
+		if (n < max) {
+			cell[2 * n] = s;
+			cell[2 * n + 1] = e;
+		}
+		n++;
+		i = j;
+		if (pipe) {
+			i++;
+			while (i < len && space_char(p[i]))
+				i++;
+		}
+	}
+	return n;
+}
+
+/* Prepared line n without its newline. */
+static const char *prep_at(const struct prepared *pp, size_t n, size_t *len)
+{
+	*len = pp->at[n + 1] - pp->at[n] - 1;
+	return pp->text.buf + pp->at[n];
+}
+
+static char *cell_dup(const char *p, const size_t *cell, int k, int n,
+		      int ncols)
+{
+	if (k < n)
+		return kopt_strndup(p + cell[2 * k], cell[2 * k + 1] -
+				    cell[2 * k]);
+	/* cmark-gfm pads a short row with empty cells */
+	return k < ncols ? kopt_strdup("") : NULL;
+}
+
+/* The table the quick reading found, as parse_table() reads cmark's. */
+static void parse_table_lines(struct kopt_devlog_perf *pf,
+			      const struct prepared *pp,
+			      const struct block *b)
+{
+	size_t cell[2 * SCAN_MAX_CELLS], len;
+	const char *p = prep_at(pp, b->rows, &len);
+	int value_col = 1, vs_col = -1, ncols, n, i;
+	char *h;
+
+	ncols = row_cells(p, len, indent_of(p, len), cell, SCAN_MAX_CELLS);
+	for (i = 0; i < ncols; i++) {
+		h = cell_dup(p, cell, i, ncols, ncols);
+		header_cell(h, i, &value_col, &vs_col);
+		free(h);
+	}
+	for (i = 2; i < b->rows_nr; i++) {
+		p = prep_at(pp, b->rows + i, &len);
+		n = row_cells(p, len, indent_of(p, len), cell, SCAN_MAX_CELLS);
+		if (n > ncols)
+			n = ncols;
+		add_row(pf, cell_dup(p, cell, 0, n, ncols),
+			cell_dup(p, cell, value_col, n, ncols),
+			vs_col >= 0 ? cell_dup(p, cell, vs_col, n, ncols) :
+			NULL);
+	}
+}
+
+/*
+ * Could the text at p[i] start a block other than a paragraph, or turn
+ * the paragraph above into a heading or a table?
+ */
+static int starts_block(const char *p, size_t len, size_t i)
+{
+	const char *q = p + i;
+	size_t l = len - i, w;
+	char ch;
+
+	return i < len && (*q == '<' || *q == '>' || atx_level(q, l, 0) ||
+			   fence_of(q, l, 0, &ch, &w) ||
+			   setext_line(q, l, 0) ||
+			   thematic_break(q, l, 0) ||
+			   bullet_item(q, l, 0, &w) ||
+			   ordered_item(q, l, 0) || table_start(q, l, 0));
+}
+
+static struct block *add_block(const struct prepared *pp, struct block **bl,
+			       size_t *nr, size_t *alloc,
+			       cmark_node_type type, size_t n)
+{
+	struct block *b;
+
+	KOPT_ALLOC_GROW(*bl, *nr + 1, *alloc);
+	b = &(*bl)[(*nr)++];
+	memset(b, 0, sizeof(*b));
+	b->type = type;
+	b->first = pp->orig[n];
+	return b;
+}
+
+/* An ATX heading's text as cmark reads it, or GIVE_UP. */
+static int add_heading(const struct prepared *pp, struct block **bl,
+		       size_t *nr, size_t *alloc, size_t n, const char *p,
+		       size_t len, size_t ind, int level)
+{
+	size_t s = ind + level, e = len, k;
+	struct block *b;
+
+	if (memchr(p, '\t', len))
+		return GIVE_UP;
+	/* the closing sequence: #s after a space, and spaces */
+	while (e > 0 && p[e - 1] == ' ')
+		e--;
+	k = e;
+	while (k > 0 && p[k - 1] == '#')
+		k--;
+	if (k < e && k > 0 && p[k - 1] == ' ') {
+		e = k;
+		while (e > 0 && p[e - 1] == ' ')
+			e--;
+	}
+	while (s < len && p[s] == ' ')
+		s++;
+	if (e < s)
+		e = s;
+	if (!plain_text(p + s, e - s, 0))
+		return GIVE_UP;
+	b = add_block(pp, bl, nr, alloc, CMARK_NODE_HEADING, n);
+	b->level = level;
+	b->text = kopt_strndup(p + s, e - s);
+	return 0;
+}
+
+static int scan_blocks(struct prepared *pp, struct block **bl, size_t *nr,
+		       size_t *alloc)
+{
+	const char *text = pp->text.buf;
+	size_t n, i, lines = 0, w = 0, fence_n = 0, para = 0, table = 0;
+	int state = S_NONE, blank_seen = 0, para_lines = 0;
+	char fence = 0, bullet = 0;
+
+	/* where each prepared line starts (each ends in '\n') */
+	pp->at = kopt_calloc(pp->nr + 1, sizeof(*pp->at));
+	for (i = 0; lines + 1 < pp->nr; i++) {
+		const char *nl = memchr(text + i, '\n', pp->text.len - i);
+		if (!nl)
+			break;
+		i = nl - text;
+		pp->at[++lines + 1] = i + 1;
+	}
+
+	for (n = 1; n < pp->nr; n++) {
+		size_t len, ind, k, tmp;
+		const char *p = prep_at(pp, n, &len);
+		int r, level;
+		char ch;
+
+		if (state == S_FENCE) {
+			if (fence_of(p, len, 1, &ch, &k) && ch == fence &&
+			    k >= fence_n)
+				state = S_NONE;
+			continue;
+		}
+		if (state == S_COMMENT) {
+			if (memmem(p, len, "-->", 3))
+				state = S_NONE;
+			continue;
+		}
+		if (blank(p, len)) {
+			if (state == S_LIST)
+				blank_seen = 1;
+			else if (state != S_CODE)
+				state = S_NONE;
+			continue;
+		}
+		ind = indent_of(p, len);
+		if (p[ind] == '\t')
+			return GIVE_UP;
+
+		switch (state) {
+		case S_CODE:
+			if (ind >= 4)
+				continue;
+			state = S_NONE;
+			break;
+		case S_TABLE:
+			if (ind >= 4 || strchr("#>`~<=-*+_\\", p[ind]) ||
+			    isdigit((unsigned char)p[ind]))
+				return GIVE_UP;
+			r = row_cells(p, len, ind, NULL, 0);
+			if (r <= 0 || r > SCAN_MAX_CELLS)
+				return GIVE_UP;
+			(*bl)[table].rows_nr++;
+			continue;
+		case S_LIST:
+			if (ind >= w) {
+				/* the item goes on: a paragraph's lines */
+				if ((blank_seen && ind - w >= 4) ||
+				    starts_block(p, len, ind))
+					return GIVE_UP;
+				blank_seen = 0;
+				continue;
+			}
+			if (thematic_break(p, len, ind))
+				return GIVE_UP;
+			r = bullet_item(p, len, ind, &k);
+			if (r == GIVE_UP || (r && p[ind] != bullet))
+				return GIVE_UP;
+			if (r) {
+				/* the list's next item */
+				if (starts_block(p, len, k))
+					return GIVE_UP;
+				w = k;
+				blank_seen = 0;
+				continue;
+			}
+			if (ordered_item(p, len, ind))
+				return GIVE_UP;
+			if (!blank_seen && ind <= 3 &&
+			    (atx_level(p, len, ind) ||
+			     fence_of(p, len, 0, &ch, &tmp) ||
+			     (len - ind >= 4 && !memcmp(p + ind, "<!--", 4)))) {
+				/* a heading, code or comment ends the list */
+				state = S_NONE;
+				break;
+			}
+			if (!blank_seen) {
+				/* a lazy line of the item's paragraph */
+				if (starts_block(p, len, ind))
+					return GIVE_UP;
+				continue;
+			}
+			state = S_NONE;
+			break;
+		case S_PARA:
+			if (ind >= 4) {
+				para_lines++;
+				continue;
+			}
+			if (setext_line(p, len, ind) || p[ind] == '>')
+				return GIVE_UP;
+			k = table_start(p, len, ind);
+			if (k && !atx_level(p, len, ind) &&
+			    !fence_of(p, len, 0, &ch, &tmp) &&
+			    p[ind] != '<' && !thematic_break(p, len, ind) &&
+			    !bullet_item(p, len, ind, &tmp) &&
+			    !ordered_item(p, len, ind)) {
+				/* the paragraph's line is the header row */
+				const char *h;
+				size_t hlen;
+				if (para_lines != 1 || k > SCAN_MAX_CELLS)
+					return GIVE_UP;
+				h = prep_at(pp, n - 1, &hlen);
+				r = row_cells(h, hlen, indent_of(h, hlen),
+					      NULL, 0);
+				if (r == GIVE_UP)
+					return GIVE_UP;
+				if ((size_t)r != k) {
+					para_lines++;
+					continue;
+				}
+				table = para;
+				(*bl)[table].type = CMARK_NODE_NONE;
+				(*bl)[table].is_table = 1;
+				(*bl)[table].rows = (int)n - 1;
+				(*bl)[table].rows_nr = 2;
+				state = S_TABLE;
+				continue;
+			}
+			if (!atx_level(p, len, ind) &&
+			    !fence_of(p, len, 0, &ch, &tmp) &&
+			    p[ind] != '<' && !thematic_break(p, len, ind) &&
+			    !bullet_item(p, len, ind, &tmp) &&
+			    !ordered_item(p, len, ind)) {
+				para_lines++;
+				continue;
+			}
+			state = S_NONE;
+			break;
+		default:
+			break;
+		}
+
+		/* a line that starts a block */
+		if (ind >= 4) {
+			add_block(pp, bl, nr, alloc, CMARK_NODE_CODE_BLOCK, n);
+			state = S_CODE;
+		} else if ((level = atx_level(p, len, ind))) {
+			if (add_heading(pp, bl, nr, alloc, n, p, len, ind,
+					level))
+				return GIVE_UP;
+			state = S_NONE;
+		} else if (fence_of(p, len, 0, &fence, &fence_n)) {
+			add_block(pp, bl, nr, alloc, CMARK_NODE_CODE_BLOCK, n);
+			state = S_FENCE;
+		} else if (p[ind] == '<') {
+			if (len - ind < 4 || memcmp(p + ind, "<!--", 4))
+				return GIVE_UP;
+			add_block(pp, bl, nr, alloc, CMARK_NODE_HTML_BLOCK,
+				  n)->comment = 1;
+			state = memmem(p + ind, len - ind, "-->", 3) ?
+				S_NONE : S_COMMENT;
+		} else if (p[ind] == '>' || p[ind] == '[' ||
+			   ordered_item(p, len, ind)) {
+			return GIVE_UP;
+		} else if (thematic_break(p, len, ind)) {
+			add_block(pp, bl, nr, alloc,
+				  CMARK_NODE_THEMATIC_BREAK, n);
+			state = S_NONE;
+		} else if ((r = bullet_item(p, len, ind, &w))) {
+			if (r == GIVE_UP || starts_block(p, len, w))
+				return GIVE_UP;
+			add_block(pp, bl, nr, alloc, CMARK_NODE_LIST, n);
+			bullet = p[ind];
+			blank_seen = 0;
+			state = S_LIST;
+		} else {
+			para = *nr;
+			add_block(pp, bl, nr, alloc, CMARK_NODE_PARAGRAPH, n);
+			para_lines = 1;
+			state = S_PARA;
+		}
+	}
+	return 0;
+}
 
 struct walk {
 	struct kopt_devlog *dl;
@@ -813,6 +1371,8 @@ struct walk {
 	int value_in_perf;
 	int section_kind;                  /* of the open level-2 section */
 	int errors;
+	const struct prepared *pp;         /* the text the blocks are in */
+	int view;                          /* lists' items are not kept */
 };
 
 enum { SEC_OTHER, SEC_OVERVIEW, SEC_TARGET, SEC_LOG };
@@ -974,7 +1534,7 @@ static void on_label(struct walk *w, enum label l, const char *value,
 	}
 	extend_label(w, l, in_perf, last);
 	list = label_list(w, l, in_perf);
-	if (list && !blank(value, vlen)) {
+	if (list && !w->view && !blank(value, vlen)) {
 		struct kopt_buf sb = KOPT_BUF_INIT;
 		clean_inline(&sb, value, vlen);
 		if (sb.len)
@@ -1080,8 +1640,8 @@ static void on_list(struct walk *w, const struct block *b)
 		return;
 	}
 	list = label_list(w, w->pending, w->pending_in_perf);
-	for (item = cmark_node_first_child(b->node); list && item;
-	     item = cmark_node_next(item)) {
+	for (item = w->view ? NULL : cmark_node_first_child(b->node);
+	     list && item; item = cmark_node_next(item)) {
 		cmark_node *first = cmark_node_first_child(item);
 		char *text = first ? node_text_dup(first) : kopt_strdup("");
 		if (*text)
@@ -1102,7 +1662,10 @@ static void on_table(struct walk *w, const struct block *b)
 		close_perf(w);
 		return;
 	}
-	parse_table(pf, b->node);
+	if (b->node)
+		parse_table(pf, b->node);
+	else
+		parse_table_lines(pf, w->pp, b);
 	pf->table_line = b->first;
 	pf->last_line = b->last;
 	pf->after_line = b->last;
@@ -1133,7 +1696,7 @@ static void close_version(struct walk *w, int next_line)
 static void on_heading(struct walk *w, const struct block *b)
 {
 	struct kopt_devlog *dl = w->dl;
-	char *text = node_text_dup(b->node), *name = NULL, *title, *note;
+	char *text = kopt_strdup(b->text), *name = NULL, *title, *note;
 	long num;
 	size_t k;
 
@@ -1283,7 +1846,7 @@ static void find_sections(struct kopt_devlog *dl, const struct block *bl,
 				end = bl[j].first - 1;
 				break;
 			}
-		text = node_text_dup(bl[i].node);
+		text = bl[i].text;
 		if ((!strcasecmp(text, "overview") ||
 		     !strcasecmp(text, "summary")) && !dl->overview)
 			dl->overview = lines_text(dl, bl[i].last + 1, end);
@@ -1296,7 +1859,6 @@ static void find_sections(struct kopt_devlog *dl, const struct block *bl,
 			dl->log_level = 2;
 			dl->log_last = end;
 		}
-		free(text);
 	}
 	if (!dl->log_line && dl->versions_nr) {
 		/* the section that holds the first version */
@@ -1346,27 +1908,54 @@ static int front_matter(const struct kopt_devlog *dl)
 	return 0;
 }
 
-/* The first line with a byte that is not UTF-8, or 0. */
-static int bad_utf8_line(const struct kopt_devlog *dl, int *nul)
+/* The line of byte `pos`. */
+static int line_of_byte(const char *p, size_t pos)
+{
+	const char *q = p, *end = p + pos;
+	int line = 1;
+
+	while ((q = memchr(q, '\n', end - q))) {
+		line++;
+		q++;
+	}
+	return line;
+}
+
+#define BYTES_1 0x0101010101010101ULL
+#define BYTES_80 0x8080808080808080ULL
+
+/*
+ * The first line with a byte that is not UTF-8, or 0; *ctl is set when
+ * the text holds a control character other than a tab or a line ending.
+ */
+static int bad_utf8_line(const struct kopt_devlog *dl, int *nul, int *ctl)
 {
 	const unsigned char *p = (const unsigned char *)dl->text.buf;
 	size_t i = 0, n = dl->text.len;
-	int line = 1;
 
 	*nul = 0;
+	*ctl = 0;
 	while (i < n) {
-		unsigned c = p[i];
+		unsigned c;
 		size_t k, need;
-		if (c == '\n') {
-			line++;
-			i++;
-			continue;
+		if (n - i >= 8) {
+			/* eight bytes of ASCII from ' ' up: nothing to see */
+			uint64_t w;
+			memcpy(&w, p + i, 8);
+			if (!(w & BYTES_80) &&
+			    !((w - 0x20 * BYTES_1) & ~w & BYTES_80)) {
+				i += 8;
+				continue;
+			}
 		}
+		c = p[i];
 		if (!c) {
 			*nul = 1;
-			return line;
+			return line_of_byte(dl->text.buf, i);
 		}
 		if (c < 0x80) {
+			if (c < 0x20 && c != '\n' && c != '\r' && c != '\t')
+				*ctl = 1;
 			i++;
 			continue;
 		}
@@ -1377,10 +1966,10 @@ static int bad_utf8_line(const struct kopt_devlog *dl, int *nul)
 		else if (c >= 0xf0 && c <= 0xf4)
 			need = 3;
 		else
-			return line;
+			return line_of_byte(dl->text.buf, i);
 		for (k = 1; k <= need; k++)
 			if (i + k >= n || (p[i + k] & 0xc0) != 0x80)
-				return line;
+				return line_of_byte(dl->text.buf, i);
 		i += need + 1;
 	}
 	return 0;
@@ -1447,8 +2036,7 @@ static void place_unplaced(const struct kopt_devlog *dl, struct block *bl,
 
 		if (bl[i].first)
 			continue;
-		if (!table || !table->first ||
-		    strcmp(cmark_node_get_type_string(table->node), "table")) {
+		if (!table || !table->first || !table->is_table) {
 			bl[i].first = i ? bl[i - 1].first + 1 : 1;
 			continue;
 		}
@@ -1469,15 +2057,55 @@ static void place_unplaced(const struct kopt_devlog *dl, struct block *bl,
 	}
 }
 
-int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
-		      const char *label)
+/* The top-level blocks of cmark's document, in bl[]. */
+static void cmark_blocks(const struct prepared *pp, cmark_node *doc,
+			 struct block **bl, size_t *nr, size_t *alloc)
 {
-	struct prepared pp = { KOPT_BUF_INIT, NULL, 0, 0 };
+	cmark_node *n;
+
+	for (n = cmark_node_first_child(doc); n; n = cmark_node_next(n)) {
+		int start = cmark_node_get_start_line(n);
+		struct block *b;
+		KOPT_ALLOC_GROW(*bl, *nr + 1, *alloc);
+		b = &(*bl)[(*nr)++];
+		memset(b, 0, sizeof(*b));
+		b->node = n;
+		b->type = cmark_node_get_type(n);
+		b->first = start < 1 || (size_t)start >= pp->nr ? 0 :
+			   pp->orig[start];
+		if (b->type == CMARK_NODE_HEADING) {
+			b->level = cmark_node_get_heading_level(n);
+			b->text = node_text_dup(n);
+		} else if (b->type == CMARK_NODE_HTML_BLOCK) {
+			const char *lit = cmark_node_get_literal(n);
+			while (lit && (*lit == ' ' || *lit == '\t'))
+				lit++;
+			b->comment = lit && !strncmp(lit, "<!--", 4);
+		} else {
+			b->is_table = !strcmp(cmark_node_get_type_string(n),
+					      "table");
+		}
+	}
+}
+
+static void free_blocks(struct block *bl, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		free(bl[i].text);
+	free(bl);
+}
+
+static int parse_devlog(struct kopt_devlog *out, const char *data,
+			size_t len, const char *label, int view)
+{
+	struct prepared pp = { KOPT_BUF_INIT, NULL, 0, 0, NULL };
 	struct walk w = { 0 };
 	struct block *bl = NULL;
 	size_t nr = 0, alloc = 0, i;
-	cmark_node *doc, *n;
-	int bad, nul, ret = 0;
+	cmark_node *doc = NULL;
+	int bad, nul, ctl, ret = 0;
 
 	kopt_devlog_release(out);
 	if (len > KOPT_DEVLOG_MAX_BYTES) {
@@ -1496,7 +2124,7 @@ int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
 		kopt_devlog_release(out);
 		return KOPT_EINVALID;
 	}
-	bad = bad_utf8_line(out, &nul);
+	bad = bad_utf8_line(out, &nul, &ctl);
 	if (bad) {
 		kopt_error(nul ? "%s:%d: binary content (a NUL byte), not a "
 			   "Markdown devlog" : "%s:%d: not UTF-8 text", label,
@@ -1507,20 +2135,18 @@ int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
 	split_lines(out);
 	out->front_matter_last = front_matter(out);
 	prepare(&pp, out);
-	doc = kopt_md_parse_pooled(pp.text.buf, pp.text.len);
-
-	for (n = cmark_node_first_child(doc); n; n = cmark_node_next(n)) {
-		int start = cmark_node_get_start_line(n);
-		KOPT_ALLOC_GROW(bl, nr + 1, alloc);
-		bl[nr].node = n;
-		bl[nr].type = cmark_node_get_type(n);
-		bl[nr].level = bl[nr].type == CMARK_NODE_HEADING ?
-			       cmark_node_get_heading_level(n) : 0;
-		bl[nr].first = start < 1 || (size_t)start >= pp.nr ? 0 :
-			       pp.orig[start];
-		nr++;
+	/* control characters are spaces in tables: left to cmark */
+	if (!view || ctl || scan_blocks(&pp, &bl, &nr, &alloc)) {
+		/* cmark's tree: always, or where the quick reading gave up */
+		free_blocks(bl, nr);
+		bl = NULL;
+		nr = alloc = 0;
+		doc = kopt_md_parse_pooled(pp.text.buf, pp.text.len);
+		cmark_blocks(&pp, doc, &bl, &nr, &alloc);
+		place_unplaced(out, bl, nr);
+	} else {
+		out->quick = 1;
 	}
-	place_unplaced(out, bl, nr);
 	/* a block runs up to the next one, less trailing blank lines */
 	for (i = 0; i < nr; i++) {
 		int end = i + 1 < nr ? bl[i + 1].first - 1 : out->lines_nr;
@@ -1534,6 +2160,8 @@ int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
 	}
 
 	w.dl = out;
+	w.pp = &pp;
+	w.view = view;
 	for (i = 0; i < nr; i++) {
 		const struct block *b = &bl[i];
 		enum label value_for = w.value_for;
@@ -1551,11 +2179,8 @@ int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
 		case CMARK_NODE_LIST:
 			on_list(&w, b);
 			break;
-		case CMARK_NODE_HTML_BLOCK: {
-			const char *lit = cmark_node_get_literal(b->node);
-			while (lit && (*lit == ' ' || *lit == '\t'))
-				lit++;
-			if (lit && !strncmp(lit, "<!--", 4)) {
+		case CMARK_NODE_HTML_BLOCK:
+			if (b->comment) {
 				/* comments change nothing */
 				w.value_for = value_for;
 				break;
@@ -1563,13 +2188,11 @@ int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
 			close_perf(&w);
 			touch_content(&w, b->last);
 			break;
-		}
 		case CMARK_NODE_THEMATIC_BREAK:
 			close_perf(&w);
 			break;
 		default:
-			if (!strcmp(cmark_node_get_type_string(b->node),
-				    "table")) {
+			if (b->is_table) {
 				on_table(&w, b);
 				break;
 			}
@@ -1581,15 +2204,29 @@ int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
 	close_version(&w, out->lines_nr + 1);
 	find_sections(out, bl, nr);
 
-	kopt_md_free(doc);
-	free(bl);
+	if (doc)
+		kopt_md_free(doc);
+	free_blocks(bl, nr);
 	free(pp.orig);
+	free(pp.at);
 	kopt_buf_release(&pp.text);
 	if (w.errors) {
 		kopt_devlog_release(out);
 		ret = KOPT_EINVALID;
 	}
 	return ret;
+}
+
+int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
+		      const char *label)
+{
+	return parse_devlog(out, data, len, label, 0);
+}
+
+int kopt_devlog_parse_view(struct kopt_devlog *out, const char *data,
+			   size_t len, const char *label)
+{
+	return parse_devlog(out, data, len, label, 1);
 }
 
 int kopt_devlog_read_file(struct kopt_devlog *out, const char *path)
@@ -1772,6 +2409,45 @@ bad:
 	free(text);
 	kopt_devlog_release(out);
 	return KOPT_EINVALID;
+}
+
+int kopt_devlog_slim(struct kopt_devlog *dl, const char *label)
+{
+	struct kopt_devlog out = KOPT_DEVLOG_INIT;
+	size_t i;
+
+	for (i = 0; i < dl->versions_nr; i++) {
+		const struct kopt_devlog_version *v = &dl->versions[i];
+		if (!v->name || !v->title ||
+		    (long)(double)v->number != v->number)
+			return -1;
+	}
+	out.label = kopt_strdup(label);
+	out.title = dl->title;
+	out.overview = dl->overview;
+	out.target = dl->target;
+	dl->title = dl->overview = dl->target = NULL;
+	if (dl->versions_nr)
+		out.versions = kopt_calloc(dl->versions_nr,
+					   sizeof(*out.versions));
+	out.versions_alloc = dl->versions_nr;
+	for (i = 0; i < dl->versions_nr; i++) {
+		struct kopt_devlog_version *v = &dl->versions[i];
+		struct kopt_devlog_version *n = &out.versions[i];
+		version_init(n);
+		n->name = v->name;
+		n->number = v->number;
+		n->title = v->title;
+		n->note = v->note;
+		n->level = v->level;
+		n->line = v->line;
+		n->last_line = v->last_line;
+		v->name = v->title = v->note = NULL;
+	}
+	out.versions_nr = dl->versions_nr;
+	kopt_devlog_release(dl);
+	*dl = out;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -107,6 +107,7 @@ struct kopt_devlog {
 	struct kopt_strvec sections;  /* level-2 headings, in order */
 	struct kopt_devlog_version *versions;
 	size_t versions_nr, versions_alloc;
+	int quick;              /* its blocks were found without cmark */
 };
 
 #define KOPT_DEVLOG_INIT { NULL, KOPT_BUF_INIT, NULL, 0, 0, 0, NULL, 0, \
@@ -126,6 +127,17 @@ struct kopt_devlog {
  */
 int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
 		      const char *label);
+/*
+ * The same for the views (lib/analysis through its cache): the same
+ * model and messages, less the items of the lists (What changed,
+ * Description, Issues, Insights, Not measured: their lines are kept),
+ * which they do not read.  The blocks are found line by line without
+ * building cmark's tree where the text keeps to the forms devlogs are
+ * written in; anything else is read by cmark, as kopt_devlog_parse()
+ * reads it (tests/fuzz/devlog-scan holds the two to the same answers).
+ */
+int kopt_devlog_parse_view(struct kopt_devlog *out, const char *data,
+			   size_t len, const char *label);
 /* Read and parse a file; KOPT_ENOTFOUND (nothing printed) if missing. */
 int kopt_devlog_read_file(struct kopt_devlog *out, const char *path);
 void kopt_devlog_release(struct kopt_devlog *dl);
@@ -173,6 +185,12 @@ void kopt_devlog_summary(struct kopt_buf *out, const struct kopt_devlog *dl,
 			 unsigned flags);
 int kopt_devlog_from_summary(struct kopt_devlog *out, const char *data,
 			     size_t len, const char *label);
+/*
+ * Make `dl` what kopt_devlog_from_summary() reads back from its summary
+ * without KOPT_DEVLOG_SUMMARY_PERFS, in place, without the text: 0; or
+ * -1, `dl` unchanged, when a field would not read back.
+ */
+int kopt_devlog_slim(struct kopt_devlog *dl, const char *label);
 
 /* A readable dump of the model, for golden tests and debugging. */
 void kopt_devlog_dump(struct kopt_buf *out, const struct kopt_devlog *dl);

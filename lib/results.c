@@ -2084,6 +2084,69 @@ static int summary_long(const char *f, long *out)
 	return 0;
 }
 
+/* A whole number as summary_long() reads it back after the summary. */
+static int slim_long(long v)
+{
+	return v >= 0 && v <= 1e15;
+}
+
+/* A number as it reads back: every NAN is the same one. */
+static double slim_num(double v)
+{
+	return isnan(v) ? NAN : v;
+}
+
+int kopt_results_slim(struct kopt_results *r)
+{
+	struct kopt_results out = KOPT_RESULTS_INIT;
+	size_t i;
+	int m;
+
+	if (!r->kernel || !r->version) {
+		/* no summary at all: nothing reads back */
+		kopt_results_release(r);
+		*r = out;
+		return 0;
+	}
+	for (i = 0; i < r->entries_nr; i++) {
+		const struct kopt_results_entry *e = &r->entries[i];
+		if (!slim_long(e->b) || !slim_long(e->s) || !slim_long(e->t) ||
+		    !slim_long(e->b_requested))
+			return -1;
+	}
+	out.kernel = r->kernel;
+	out.version = r->version;
+	out.parent = r->parent;
+	r->kernel = r->version = r->parent = NULL;
+	if (r->entries_nr)
+		out.entries = kopt_calloc(r->entries_nr, sizeof(*out.entries));
+	out.entries_alloc = r->entries_nr;
+	for (i = 0; i < r->entries_nr; i++) {
+		struct kopt_results_entry *e = &r->entries[i];
+		struct kopt_results_entry *n = &out.entries[out.entries_nr++];
+		kopt_results_entry_init(n);
+		n->trial = e->trial;
+		n->b = e->b;
+		n->s = e->s;
+		n->t = e->t;
+		n->b_requested = e->b_requested;
+		n->replayed = e->replayed != 0;
+		n->spread_pct = slim_num(e->spread_pct);
+		n->device.name = e->device.name;
+		n->bottleneck = e->bottleneck;
+		n->dtype = e->dtype;
+		n->device.uuid = e->device.uuid;
+		n->from_devlog = e->from_devlog != 0;
+		for (m = 0; m < KOPT_METRIC__NR; m++)
+			n->metrics[m] = slim_num(e->metrics[m]);
+		e->trial = e->device.name = e->bottleneck = e->dtype = NULL;
+		e->device.uuid = NULL;
+	}
+	kopt_results_release(r);
+	*r = out;
+	return 0;
+}
+
 int kopt_results_from_summary(struct kopt_results *out, const char *data,
 			      size_t len)
 {

@@ -717,6 +717,206 @@ static void test_created_from(void **state)
 	kopt_devlog_release(&dl);
 }
 
+/* ------------------------------------------------------------------ */
+/* The views' reading */
+
+static void drop_lists(struct kopt_devlog *dl)
+{
+	size_t i, j;
+
+	for (i = 0; i < dl->versions_nr; i++) {
+		struct kopt_devlog_version *v = &dl->versions[i];
+		kopt_strvec_clear(&v->what_changed);
+		kopt_strvec_clear(&v->description);
+		kopt_strvec_clear(&v->issues);
+		for (j = 0; j < v->perfs_nr; j++) {
+			kopt_strvec_clear(&v->perfs[j].issues);
+			kopt_strvec_clear(&v->perfs[j].insights);
+		}
+	}
+}
+
+/*
+ * kopt_devlog_parse_view() gives kopt_devlog_parse()'s model less the
+ * list items, and the same messages; 1 when it found the blocks itself.
+ */
+static int check_view(const char *text, size_t len, const char *label)
+{
+	struct kopt_devlog full = KOPT_DEVLOG_INIT, view = KOPT_DEVLOG_INIT;
+	struct kopt_buf a = KOPT_BUF_INIT, b = KOPT_BUF_INIT;
+	struct kopt_buf m = KOPT_BUF_INIT;
+	int r_full, r_view, quick;
+
+	r_full = kopt_devlog_parse(&full, text, len, label);
+	kopt_buf_addbuf(&m, &messages);
+	kopt_buf_reset(&messages);
+	r_view = kopt_devlog_parse_view(&view, text, len, label);
+	assert_int_equal(r_view, r_full);
+	assert_string_equal(messages.buf, m.buf);
+	kopt_buf_reset(&messages);
+	drop_lists(&full);
+	kopt_devlog_dump(&a, &full);
+	kopt_devlog_summary(&a, &full, KOPT_DEVLOG_SUMMARY_PERFS);
+	kopt_devlog_dump(&b, &view);
+	kopt_devlog_summary(&b, &view, KOPT_DEVLOG_SUMMARY_PERFS);
+	if (strcmp(a.buf, b.buf))
+		print_message("# %s: full\n%s\n# view\n%s\n", label, a.buf,
+			      b.buf);
+	assert_string_equal(a.buf, b.buf);
+	assert_int_equal(full.quick, 0);
+	quick = view.quick;
+	kopt_devlog_release(&full);
+	kopt_devlog_release(&view);
+	kopt_buf_release(&a);
+	kopt_buf_release(&b);
+	kopt_buf_release(&m);
+	return quick;
+}
+
+/* Every devlog of the fixtures: the same model; most read quickly. */
+static void test_view_fixtures(void **state)
+{
+	static const char *const dirs[] = {
+		FIX "corpus", FIX "edits",
+		KOPT_SOURCE_DIR "/tests/fixtures/handwritten", NULL
+	};
+	const char *const *d;
+	size_t i, nr = 0, quick = 0;
+
+	(void)state;
+	for (d = dirs; *d; d++) {
+		struct kopt_strvec files = KOPT_STRVEC_INIT;
+		list_md(&files, *d);
+		for (i = 0; i < files.nr; i++) {
+			struct kopt_buf text = KOPT_BUF_INIT;
+			char *path = kopt_xstrfmt("%s/%s", *d, files.v[i]);
+			assert_int_equal(kopt_buf_read_file(&text, path), 0);
+			quick += check_view(text.buf, text.len, path);
+			nr++;
+			kopt_buf_release(&text);
+			free(path);
+		}
+		kopt_strvec_clear(&files);
+	}
+	assert_true(nr >= 40);
+	assert_true(quick * 4 >= nr * 3);
+}
+
+#define LOG "# k\n\n## Development log\n\n### V1: one\n\n"
+#define PERF "**Performance** (NVIDIA H200, b=32, s=1, t=4096):\n"
+#define TABLE "| Metric | Value | vs Previous |\n| --- | ---: | --- |\n" \
+	"| Duration | 41.5 us | -3% |\n| Achieved GB/s | 1.2 TB/s |\n"
+
+/* The forms the quick reading takes, each as cmark reads it. */
+static void test_view_forms_taken(void **state)
+{
+	static const char *const taken[] = {
+		LOG PERF TABLE "\n**Bottleneck**: memory\n",
+		/* a table right under its label, outer pipes left out */
+		LOG PERF "Metric | Value\n--- | ---\nDuration | 12 us | x\n",
+		/* counts that differ: no table, a paragraph */
+		LOG PERF "| Metric | Value |\n| --- |\n| Duration | 1 us |\n",
+		/* a row of one cell, a short row, a wide one */
+		LOG PERF TABLE "Duration 2\n| Occupancy |\n|a|b|c|d|\n",
+		/* closing #s, a heading made of #s, levels */
+		"# k #\n\n## Development log ##\n\n### V1: one ##\n\n"
+		"#### Performance (H200, b=1, s=1, t=1) ####\n\n"
+		"| Metric | Value |\n|-|-|\n| Duration | 3 ms |\n\n"
+		"### V2 (abandoned) #\n\n##\n\n#### ####\n",
+		/* lists: lazy lines, loose items, a heading right after */
+		LOG "**What changed**:\n- one\ngoes on\n- two\n\n  more\n"
+		"### V2: two\n- a\n\n- b\n\n**Issues**:\n- x\n",
+		/* code, comments and breaks hide what is in them */
+		LOG "```\n### V2: no\n```\n\n<!-- a\n### V3: no\n-->\n"
+		"    ### V4: no\n\n***\n---\n~~~~ x\n| a |\n~~~\n~~~~\n"
+		"### V5: yes\n",
+		/* front matter, CRLF, a byte-order mark */
+		"---\ntitle: x\n---\n# k\r\n\r\n## Overview\r\n\r\nok\r\n",
+		"\xef\xbb\xbf# k\n\n## Target\n\nfast\n",
+		/* a label over a list, a paragraph over a fence */
+		LOG PERF TABLE "**Issues**:\n- waves\n**Insights**:\n- x\n"
+		"text\n```\ncode\n```\n",
+		NULL
+	};
+	const char *const *t;
+
+	(void)state;
+	for (t = taken; *t; t++)
+		assert_int_equal(check_view(*t, strlen(*t), "d.md"), 1);
+}
+
+/* What it leaves to cmark, read the same through cmark. */
+static void test_view_forms_left(void **state)
+{
+	static const char *const left[] = {
+		"k\n===\n\n## Development log\n",           /* setext */
+		LOG "> quoted\n",                            /* block quote */
+		LOG "1. first\n2. second\n",                 /* ordered */
+		LOG "- a\n  - nested\n",                     /* nested */
+		"# *k*\n",                                   /* emphasis */
+		"# k `x`\n",                                 /* code span */
+		LOG PERF "| Metric | Value |\n| --- | --- |\n"
+		"| Duration | `4` us |\n",                   /* inline cell */
+		LOG PERF "| Metric | Value |\n| --- | --- |\n"
+		"| Dur\\|ation | 4 us |\n",                  /* escaped pipe */
+		LOG "<div>\n### V2: in html\n</div>\n",       /* HTML */
+		LOG "\tindented\n",                          /* a tab */
+		LOG "[ref]: /url\n",                         /* reference */
+		LOG "two\nlines\n:-\n",                      /* table under */
+		LOG "-\n",                                   /* empty item */
+		LOG "a\n\x0b\n",                             /* control */
+		NULL
+	};
+	const char *const *t;
+
+	(void)state;
+	for (t = left; *t; t++)
+		assert_int_equal(check_view(*t, strlen(*t), "d.md"), 0);
+	/* refused the same way, with the same messages */
+	assert_int_equal(check_view("\n \n", 3, "e.md"), 0);
+	assert_int_equal(check_view(LOG "### V1: again\n",
+				    strlen(LOG "### V1: again\n"), "d.md"), 0);
+}
+
+/* In place, what the summary without the blocks reads back as. */
+static void test_slim(void **state)
+{
+	struct kopt_strvec files = KOPT_STRVEC_INIT;
+	size_t i;
+
+	(void)state;
+	list_md(&files, FIX "corpus");
+	for (i = 0; i < files.nr; i++) {
+		struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+		struct kopt_devlog back = KOPT_DEVLOG_INIT;
+		struct kopt_buf text = KOPT_BUF_INIT, a = KOPT_BUF_INIT;
+		struct kopt_buf b = KOPT_BUF_INIT;
+		char *path = kopt_xstrfmt(FIX "corpus/%s", files.v[i]);
+
+		assert_int_equal(kopt_devlog_read_file(&dl, path), 0);
+		kopt_devlog_summary(&text, &dl, 0);
+		assert_int_equal(kopt_devlog_from_summary(&back, text.buf,
+							  text.len, "k.md"),
+				 0);
+		assert_int_equal(kopt_devlog_slim(&dl, "k.md"), 0);
+		kopt_devlog_dump(&a, &dl);
+		kopt_devlog_summary(&a, &dl, KOPT_DEVLOG_SUMMARY_PERFS);
+		kopt_devlog_dump(&b, &back);
+		kopt_devlog_summary(&b, &back, KOPT_DEVLOG_SUMMARY_PERFS);
+		assert_string_equal(a.buf, b.buf);
+		assert_string_equal(dl.label, back.label);
+		assert_int_equal(dl.text.len, 0);
+		assert_null(dl.line_start);
+		kopt_devlog_release(&dl);
+		kopt_devlog_release(&back);
+		kopt_buf_release(&text);
+		kopt_buf_release(&a);
+		kopt_buf_release(&b);
+		free(path);
+	}
+	kopt_strvec_clear(&files);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -735,6 +935,10 @@ int main(void)
 		MESSAGES_TEST(test_lookups),
 		MESSAGES_TEST(test_too_large),
 		MESSAGES_TEST(test_created_from),
+		MESSAGES_TEST(test_view_fixtures),
+		MESSAGES_TEST(test_view_forms_taken),
+		MESSAGES_TEST(test_view_forms_left),
+		MESSAGES_TEST(test_slim),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

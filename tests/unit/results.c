@@ -668,6 +668,113 @@ static void test_view_left_to_full(void **state)
 			 NULL, 1);
 }
 
+/* Both strings NULL, or both the same text. */
+static void assert_same_str(const char *a, const char *b)
+{
+	if (!a || !b)
+		assert_true(a == b);
+	else
+		assert_string_equal(a, b);
+}
+
+static void assert_same_num(double a, double b)
+{
+	if (isnan(a) || isnan(b)) {
+		assert_true(isnan(a) && isnan(b));
+		assert_int_equal(!!signbit(a), !!signbit(b));
+	} else {
+		assert_true(a == b);
+	}
+}
+
+/* Every field of two slim results (what a summary holds, and nothing). */
+static void assert_same_slim(const struct kopt_results *a,
+			     const struct kopt_results *b)
+{
+	size_t i;
+	int m;
+
+	assert_int_equal(a->schema, b->schema);
+	assert_same_str(a->kernel, b->kernel);
+	assert_same_str(a->version, b->version);
+	assert_same_str(a->parent, b->parent);
+	assert_null(a->extra);
+	assert_null(b->extra);
+	assert_int_equal(a->entries_nr, b->entries_nr);
+	for (i = 0; i < a->entries_nr; i++) {
+		const struct kopt_results_entry *x = &a->entries[i];
+		const struct kopt_results_entry *y = &b->entries[i];
+		struct kopt_results_entry rest;
+		assert_same_str(x->trial, y->trial);
+		assert_int_equal(x->b, y->b);
+		assert_int_equal(x->s, y->s);
+		assert_int_equal(x->t, y->t);
+		assert_int_equal(x->b_requested, y->b_requested);
+		assert_int_equal(x->replayed, y->replayed);
+		assert_int_equal(x->from_devlog, y->from_devlog);
+		assert_same_num(x->spread_pct, y->spread_pct);
+		for (m = 0; m < KOPT_METRIC__NR; m++)
+			assert_same_num(x->metrics[m], y->metrics[m]);
+		assert_same_str(x->device.name, y->device.name);
+		assert_same_str(x->device.uuid, y->device.uuid);
+		assert_same_str(x->bottleneck, y->bottleneck);
+		assert_same_str(x->dtype, y->dtype);
+		/* the rest as a fresh entry has it */
+		kopt_results_entry_init(&rest);
+		assert_null(x->date);
+		assert_null(x->tool_version);
+		assert_null(x->tree);
+		assert_null(x->replay_source);
+		assert_null(x->root_cause);
+		assert_null(x->device.cc);
+		assert_null(x->extra);
+		assert_int_equal(x->stages_nr, 0);
+		assert_int_equal(x->opportunities_nr, 0);
+		assert_int_equal(x->device.sms, rest.device.sms);
+		assert_same_num(x->device.sm_clock_mhz,
+				rest.device.sm_clock_mhz);
+		assert_same_num(x->device.peak_tflops, rest.device.peak_tflops);
+		assert_same_num(x->device.measured_gbps,
+				rest.device.measured_gbps);
+		assert_int_equal(x->device.clocks_locked,
+				 rest.device.clocks_locked);
+	}
+}
+
+/* In place, what the summary reads back as; refused where it would not. */
+static void test_slim(void **state)
+{
+	struct kopt_results r = KOPT_RESULTS_INIT, back = KOPT_RESULTS_INIT;
+	struct kopt_buf text = KOPT_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(kopt_results_read_file(&r, FIX "v1.json", NULL, NULL),
+			 0);
+	r.entries[0].replayed = 7;
+	r.entries[0].metrics[0] = -NAN;
+	kopt_results_summary(&text, &r);
+	assert_int_equal(kopt_results_from_summary(&back, text.buf, text.len),
+			 0);
+	assert_int_equal(kopt_results_slim(&r), 0);
+	assert_same_slim(&r, &back);
+	assert_same_slim(&back, &r);
+
+	/* a number the summary would not read back: left as it was */
+	r.entries[0].b = 2000000000000000L;
+	assert_int_equal(kopt_results_slim(&r), -1);
+	assert_int_equal(r.entries[0].b, 2000000000000000L);
+
+	/* no kernel: no summary, nothing */
+	free(r.kernel);
+	r.kernel = NULL;
+	assert_int_equal(kopt_results_slim(&r), 0);
+	assert_int_equal(r.entries_nr, 0);
+	assert_null(r.version);
+	kopt_results_release(&r);
+	kopt_results_release(&back);
+	kopt_buf_release(&text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -690,6 +797,7 @@ int main(void)
 		MESSAGES_TEST(test_view_written),
 		MESSAGES_TEST(test_view_numbers),
 		MESSAGES_TEST(test_view_left_to_full),
+		MESSAGES_TEST(test_slim),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
