@@ -339,7 +339,7 @@ int kopt_capture_parse(struct kopt_results_entry *e, const char *data,
 	cJSON *root = cJSON_ParseWithLength(data, len);
 	const cJSON *fmt, *ver, *errs, *kernels, *dev, *cfg, *k;
 	const char *fatal = NULL;
-	long warmup, bus_bits;
+	long warmup, bus_bits, sms;
 	double most;
 	int ret = 0;
 
@@ -387,8 +387,9 @@ int kopt_capture_parse(struct kopt_results_entry *e, const char *data,
 		goto done;
 	}
 	cfg = cJSON_GetObjectItemCaseSensitive(root, "config");
-	warmup = count_in(cfg, "warmup", 0, 1L << 30) < 0 ? 0 :
-		 count_in(cfg, "warmup", 0, 1L << 30);
+	warmup = count_in(cfg, "warmup", 0, 1L << 30);
+	if (warmup < 0)
+		warmup = 0;
 
 	dev = cJSON_GetObjectItemCaseSensitive(root, "device");
 	free(e->device.name);
@@ -399,8 +400,9 @@ int kopt_capture_parse(struct kopt_results_entry *e, const char *data,
 	e->device.uuid = device_str(dev, "uuid");
 	/* counts out of any device's range are not the device's: unknown */
 	bus_bits = count_in(dev, "mem_bus_bits", 1, 1 << 16);
-	if (count_in(dev, "sms", 1, 1 << 16) > 0)
-		e->device.sms = count_in(dev, "sms", 1, 1 << 16);
+	sms = count_in(dev, "sms", 1, 1 << 16);
+	if (sms > 0)
+		e->device.sms = sms;
 	e->device.sm_clock_mhz = num(dev, "sm_clock_khz") / 1000.0;
 	e->device.mem_clock_mhz = num(dev, "mem_clock_khz") / 1000.0;
 	if (e->device.cc && e->device.sms &&
