@@ -554,15 +554,32 @@ int kopt_analysis_load(struct kopt_analysis *out,
 		       const struct kopt_source *src, const char *kernel,
 		       const struct kopt_config *cfg)
 {
+	git_oid key, after;
+	int keyed = kopt_analysis_key(&key, src, kernel, cfg), after_keyed;
+
+	return kopt_analysis_load_keyed(out, src, kernel, cfg, keyed, &key,
+					&after, &after_keyed);
+}
+
+int kopt_analysis_load_keyed(struct kopt_analysis *out,
+			     const struct kopt_source *src,
+			     const char *kernel,
+			     const struct kopt_config *cfg, int keyed,
+			     const git_oid *keyp, git_oid *after,
+			     int *after_keyed)
+{
 	struct kopt_buf text = KOPT_BUF_INIT;
 	double noise_pct = cfg ? cfg->noise_pct : KOPT_DEFAULT_NOISE_PCT;
-	git_oid key, after;
-	int keyed = kopt_analysis_key(&key, src, kernel, cfg);
+	const git_oid *key = keyp;
 	int ret;
 
-	if (keyed && kopt_cache_get(src->cache, kernel, &key, &text)) {
+	*after_keyed = 0;
+	if (keyed && kopt_cache_get(src->cache, kernel, key, &text)) {
 		if (!kopt_analysis_from_summary(out, text.buf, text.len,
 						kernel, noise_pct)) {
+			/* no file read: the key stands */
+			git_oid_cpy(after, key);
+			*after_keyed = 1;
 			kopt_buf_release(&text);
 			return 0;
 		}
@@ -580,9 +597,11 @@ int kopt_analysis_load(struct kopt_analysis *out,
 		kopt_buf_reset(&text);
 		kopt_analysis_summary(&text, out);
 		/* a file changed while it was read: what was read is unkeyed */
-		if (keyed && kopt_analysis_key(&after, src, kernel, cfg) &&
-		    git_oid_equal(&after, &key))
-			kopt_cache_put(src->cache, kernel, &key, text.buf,
+		if (keyed)
+			*after_keyed = kopt_analysis_key(after, src, kernel,
+							 cfg);
+		if (*after_keyed && git_oid_equal(after, key))
+			kopt_cache_put(src->cache, kernel, key, text.buf,
 				       text.len);
 		if (!slim(out)) {
 			link_versions(out);

@@ -122,6 +122,23 @@ int kopt_analysis_load(struct kopt_analysis *out,
 void kopt_analysis_release(struct kopt_analysis *a);
 
 /*
+ * kopt_analysis_load() for a caller that has already computed the key
+ * (kopt_analysis_key(): `keyed` its result, `key` the id) and wants the
+ * key as it stands once the analysis is read, to see whether a file
+ * changed meanwhile: *after_keyed is 1 and *after that key when the
+ * analysis came from the cache (`key` itself: no file was read) or from
+ * the files with every input still keyed after them; 0 otherwise.  Each
+ * key reads every input's id, so a view of many kernels computes it
+ * twice per kernel instead of four times.
+ */
+int kopt_analysis_load_keyed(struct kopt_analysis *out,
+			     const struct kopt_source *src,
+			     const char *kernel,
+			     const struct kopt_config *cfg, int keyed,
+			     const git_oid *key, git_oid *after,
+			     int *after_keyed);
+
+/*
  * The key kopt_analysis_load() keeps a kernel's analysis under, in
  * `src`'s cache: an id over every input it reads.  1 with *out set; 0
  * when there is none (no cache, a tree source, or an input that is not

@@ -251,19 +251,15 @@ int kopt_overview_from_text(struct kopt_overview *out, char *text,
 	return pos == len ? 0 : KOPT_EINVALID;
 }
 
-/* The overview's key: the analysis's, and the targets as written. */
-static int overview_key(git_oid *out, const struct kopt_source *src,
-			const struct kopt_kernel *k,
-			const struct kopt_config *cfg)
+/* The overview's key from the analysis's `id`: it, and the targets as written. */
+static void overview_key(git_oid *out, const git_oid *id,
+			 const struct kopt_kernel *k)
 {
 	struct kopt_buf in = KOPT_BUF_INIT;
-	git_oid id;
 	size_t i;
 
-	if (!src->overview || !kopt_analysis_key(&id, src, k->name, cfg))
-		return 0;
 	kopt_buf_addf(&in, "kopt overview 1\nanalysis %s\n",
-		      git_oid_tostr_s(&id));
+		      git_oid_tostr_s(id));
 	for (i = 0; i < k->targets_nr; i++) {
 		kopt_buf_addstr(&in, "target");
 		kopt_cache_add_str(&in, k->targets[i].text);
@@ -271,7 +267,6 @@ static int overview_key(git_oid *out, const struct kopt_source *src,
 	}
 	kopt_cache_key(out, &in);
 	kopt_buf_release(&in);
-	return 1;
 }
 
 int kopt_overview_load(struct kopt_overview *out,
@@ -281,17 +276,22 @@ int kopt_overview_load(struct kopt_overview *out,
 {
 	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
 	struct kopt_buf text = KOPT_BUF_INIT;
-	git_oid key, after;
-	int keyed = overview_key(&key, src, k, cfg);
+	git_oid akey, key, after;
+	int akeyed = kopt_analysis_key(&akey, src, k->name, cfg);
+	int keyed = akeyed && src->overview, after_keyed;
 	int ret;
 
+	if (keyed)
+		overview_key(&key, &akey, k);
 	if (keyed && kopt_cache_get(src->overview, k->name, &key, &text)) {
 		if (!kopt_overview_from_text(out, text.buf, text.len, k, cfg))
 			goto done;
 		/* damaged: derive it again, and store it again */
 		kopt_overview_release(out);
 	}
-	ret = kopt_analysis_load(&a, src, k->name, cfg);
+	/* the analysis's key once before and once after reading */
+	ret = kopt_analysis_load_keyed(&a, src, k->name, cfg, akeyed, &akey,
+				       &after, &after_keyed);
 	if (ret) {
 		kopt_analysis_release(&a);
 		kopt_buf_release(&text);
@@ -300,8 +300,7 @@ int kopt_overview_load(struct kopt_overview *out,
 	kopt_overview_from_analysis(out, &a, k, cfg);
 	kopt_analysis_release(&a);
 	/* a file changed while it was read: what was read is unkeyed */
-	if (keyed && overview_key(&after, src, k, cfg) &&
-	    git_oid_equal(&after, &key)) {
+	if (keyed && after_keyed && git_oid_equal(&after, &akey)) {
 		kopt_buf_reset(&text);
 		kopt_overview_text(&text, out);
 		kopt_cache_put(src->overview, k->name, &key, text.buf,
