@@ -824,11 +824,39 @@ struct scan_str {
 	size_t len;
 };
 
+/*
+ * Character classes, looked up once a byte: JSON's white space, and what
+ * ends the plain part of a string (a quote, a backslash, a control
+ * character).
+ */
+enum { SCAN_WS = 1, SCAN_STR_STOP = 2 };
+static const unsigned char scan_class[256] = {
+	/* 0x00-0x1f: control characters (\t \n \r white space too) */
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 2, 2, 3, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
 static void scan_ws(struct scan *sc)
 {
-	while (sc->p < sc->end && (*sc->p == ' ' || *sc->p == '\n' ||
-				   *sc->p == '\t' || *sc->p == '\r'))
-		sc->p++;
+	const char *p = sc->p;
+
+	while (p < sc->end && (scan_class[(unsigned char)*p] & SCAN_WS))
+		p++;
+	sc->p = p;
 }
 
 /* The next significant character (after white space), or 0 at the end. */
@@ -854,17 +882,11 @@ static int scan_string(struct scan *sc, struct scan_str *out)
 
 	if (!scan_char(sc, '"'))
 		return 0;
-	for (p = sc->p; p < sc->end; p++) {
-		unsigned char c = (unsigned char)*p;
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		if (c == '"')
-			break;
-		/* an escape or a control character */
-		sc->fail = 1;
-		return 0;
-	}
-	if (p == sc->end) {
+	p = sc->p;
+	while (p < sc->end && !(scan_class[(unsigned char)*p] & SCAN_STR_STOP))
+		p++;
+	/* an escape or a control character, or no end */
+	if (p == sc->end || *p != '"') {
 		sc->fail = 1;
 		return 0;
 	}
