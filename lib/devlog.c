@@ -1926,7 +1926,10 @@ static int line_of_byte(const char *p, size_t pos)
 
 /*
  * The first line with a byte that is not UTF-8, or 0; *ctl is set when
- * the text holds a control character other than a tab or a line ending.
+ * the text holds a control character other than a tab or a line ending,
+ * or a sequence taken here that strict UTF-8 refuses (an overlong form,
+ * a surrogate, past U+10FFFF): cmark replaces those, so such a text is
+ * left to it.
  */
 static int bad_utf8_line(const struct kopt_devlog *dl, int *nul, int *ctl)
 {
@@ -1970,6 +1973,11 @@ static int bad_utf8_line(const struct kopt_devlog *dl, int *nul, int *ctl)
 		for (k = 1; k <= need; k++)
 			if (i + k >= n || (p[i + k] & 0xc0) != 0x80)
 				return line_of_byte(dl->text.buf, i);
+		if ((c == 0xe0 && p[i + 1] < 0xa0) ||
+		    (c == 0xed && p[i + 1] > 0x9f) ||
+		    (c == 0xf0 && p[i + 1] < 0x90) ||
+		    (c == 0xf4 && p[i + 1] > 0x8f))
+			*ctl = 1;
 		i += need + 1;
 	}
 	return 0;
@@ -2135,7 +2143,8 @@ static int parse_devlog(struct kopt_devlog *out, const char *data,
 	split_lines(out);
 	out->front_matter_last = front_matter(out);
 	prepare(&pp, out);
-	/* control characters are spaces in tables: left to cmark */
+	/* control characters are spaces in tables, and cmark replaces
+	 * what strict UTF-8 refuses: left to cmark */
 	if (!view || ctl || scan_blocks(&pp, &bl, &nr, &alloc)) {
 		/* cmark's tree: always, or where the quick reading gave up */
 		free_blocks(bl, nr);
