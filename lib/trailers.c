@@ -153,12 +153,13 @@ static size_t patch_start(const char *msg)
 
 /*
  * The end of the trailer block: `len` less the comment and blank lines
- * at its end, and an old "Conflicts:" block of tab-led paths.
+ * at its end, and an old "Conflicts:" block of tab-led paths (below the
+ * title: a message titled "Conflicts:" has no such block).
  */
 static size_t trailer_end(const char *buf, size_t len, int comment_char)
 {
 	size_t boc = 0, bol = 0;
-	int conflicts = 0;
+	int conflicts = 0, titled = 0;
 
 	while (bol < len) {
 		const char *nl = memchr(buf + bol, '\n', len - bol);
@@ -167,6 +168,9 @@ static size_t trailer_end(const char *buf, size_t len, int comment_char)
 		if (comment_line(buf + bol, comment_char) || buf[bol] == '\n') {
 			if (!boc)
 				boc = bol;
+		} else if (!titled) {
+			titled = 1;
+			boc = 0;
 		} else if (!strncmp(buf + bol, "Conflicts:\n", 11)) {
 			conflicts = 1;
 			if (!boc)
