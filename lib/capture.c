@@ -255,7 +255,7 @@ static int parse_stage(struct kopt_results_stage *st, const cJSON *k,
 	const cJSON *prof = cJSON_GetObjectItemCaseSensitive(k, "profiled");
 	const cJSON *d;
 	struct kopt_buf shown = KOPT_BUF_INIT;
-	double *v, x, rd, wr, ld, sto, smem_s, smem_d;
+	double *v, rd, wr, ld, sto, smem_s, smem_d;
 	size_t n = 0, cap = (size_t)cJSON_GetArraySize(durs) + 1;
 	long idx = 0;
 
@@ -274,8 +274,10 @@ static int parse_stage(struct kopt_results_stage *st, const cJSON *k,
 	st->name = kopt_strdup(name->valuestring);
 	triple(st->grid, cJSON_GetObjectItemCaseSensitive(k, "grid"));
 	triple(st->block, cJSON_GetObjectItemCaseSensitive(k, "block"));
-	x = num(k, "launches");
-	st->launches = isnan(x) ? 0 : (long)x;
+	/* a count out of any launch count's range is no count */
+	st->launches = count_in(k, "launches", 0, 1L << 53);
+	if (st->launches < 0)
+		st->launches = 0;
 
 	v = kopt_calloc(cap, sizeof(*v));
 	cJSON_ArrayForEach(d, durs) {
