@@ -412,6 +412,18 @@ static void wait_for_setup(void)
 		pthread_cond_wait(&g.rp_cond, &g.lock);
 }
 
+/* The same for a launch, whose wait counts as the set-up's cost. */
+static void wait_for_setup_timed(void)
+{
+	double t;
+
+	if (g.rp.state != KOPT_INJECT_RP_PREPARING)
+		return;
+	t = kopt_inject_now();
+	wait_for_setup();
+	g.setup_wait_s += kopt_inject_now() - t;
+}
+
 /*
  * The helper thread: the whole Range Profiler set-up on the new context
  * (about 0.2 s on an H200), while the program goes on with its own
@@ -437,10 +449,9 @@ static void *prepare(void *arg)
 				  g.cfg.replay) == 0;
 	if (ok && g.cfg.warm_start) {
 		/*
-		 * CUPTI's first Start, paid here: a Start and a Stop with no
-		 * launch between them, the program's launches held at their
-		 * callbacks meanwhile (they wait for the lock), then the
-		 * image made ready again
+		 * CUPTI's first Start, paid here in a window of empty
+		 * passes, the program's launches held at their callbacks
+		 * meanwhile (they wait for the lock)
 		 */
 		double tw = kopt_inject_now();
 		pthread_mutex_lock(&g.lock);
@@ -706,21 +717,11 @@ static int begin_pass(void)
  */
 static int follow_context(CUcontext ctx)
 {
-	int r;
-
-	if (g.rp.state == KOPT_INJECT_RP_PREPARING) {
-		double t = kopt_inject_now();
-		wait_for_setup();
-		g.setup_wait_s += kopt_inject_now() - t;
-	}
-	if (g.rp.state == KOPT_INJECT_RP_OFF)
-		return 0;	/* set up on this context at the sample */
+	wait_for_setup_timed();
 	if ((g.rp.state != KOPT_INJECT_RP_READY &&
 	     g.rp.state != KOPT_INJECT_RP_DONE) ||
-	    g.ctx_moves >= KOPT_INJECT_MAX_MOVES)
-		return -1;
-	r = kopt_inject_rp_move(&g.rp, ctx);
-	if (r)
+	    g.ctx_moves >= KOPT_INJECT_MAX_MOVES ||
+	    kopt_inject_rp_move(&g.rp, ctx))
 		return -1;
 	g.ctx_moves++;
 	return 0;
@@ -729,11 +730,7 @@ static int follow_context(CUcontext ctx)
 /* The profiler is set up, or -1 when it cannot be. */
 static int profiler_ready(CUcontext ctx)
 {
-	if (g.rp.state == KOPT_INJECT_RP_PREPARING) {
-		double t = kopt_inject_now();
-		wait_for_setup();
-		g.setup_wait_s += kopt_inject_now() - t;
-	}
+	wait_for_setup_timed();
 	if (g.rp.state == KOPT_INJECT_RP_OFF &&
 	    kopt_inject_rp_setup(&g.rp, ctx, g.cfg.metrics, g.cfg.n_metrics,
 				 g.cfg.replay) < 0)
