@@ -1,13 +1,18 @@
 /*
  * A benchmark whose kernels run only from a CUDA graph, as a program
- * that cuts launch overhead does: three kernels captured from a stream
+ * that cuts launch overhead does: four kernels captured from a stream
  * into one graph, the graph launched ITERS times and timed with events.
  *
- *   scale2   y = 2x
+ *   scale    y = a x      (a = 2, then 3 after the update below)
  *   addto    z = y + x
  *   square   w = z * z
+ *   tally    count += 1   (one thread: counts the graph's executions)
  *
- * Checks the result on the host; exit status 0 only when it is right.
+ * As PyTorch does, the graph it was instantiated from is destroyed at
+ * once; halfway the executable graph is updated (cudaGraphExecUpdate)
+ * from a second capture with a = 3.  Checks the result and the count on
+ * the host, so a kernel run twice or not at all is caught; exit status 0
+ * only when both are right.
  *
  *   graph_kernels [N] [ITERS]   N floats per array (default 2^25),
  *                               graph launches (default 20)
@@ -27,12 +32,12 @@
 	} \
 } while (0)
 
-__global__ void scale2(const float *x, float *y, size_t n)
+__global__ void scale(const float *x, float *y, float a, size_t n)
 {
 	size_t stride = (size_t)gridDim.x * blockDim.x;
 	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
 	     i += stride)
-		y[i] = 2 * x[i];
+		y[i] = a * x[i];
 }
 
 __global__ void addto(const float *x, const float *y, float *z, size_t n)
@@ -51,12 +56,35 @@ __global__ void square(const float *z, float *w, size_t n)
 		w[i] = z[i] * z[i];
 }
 
+__global__ void tally(unsigned long long *count)
+{
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		*count += 1;
+}
+
+static cudaGraph_t capture(cudaStream_t st, int sms, const float *x,
+			   float *y, float *z, float *w, float a, size_t n,
+			   unsigned long long *count)
+{
+	cudaGraph_t graph;
+
+	CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+	scale<<<sms * 8, 512, 0, st>>>(x, y, a, n);
+	addto<<<sms * 8, 512, 0, st>>>(x, y, z, n);
+	square<<<sms * 8, 256, 0, st>>>(z, w, n);
+	tally<<<1, 32, 0, st>>>(count);
+	CHECK(cudaStreamEndCapture(st, &graph));
+	return graph;
+}
+
 int main(int argc, char **argv)
 {
 	size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : (1ull << 25);
 	int iters = argc > 2 ? atoi(argv[2]) : 20, sms;
 	size_t bytes = n * sizeof(float);
 	float *x, *y, *z, *w;
+	unsigned long long *count, hcount = 0;
+	cudaGraphExecUpdateResultInfo info;
 	std::vector<float> hx(n), hw(n), ms;
 	cudaStream_t st;
 	cudaGraph_t graph;
@@ -74,18 +102,22 @@ int main(int argc, char **argv)
 	CHECK(cudaMalloc(&y, bytes));
 	CHECK(cudaMalloc(&z, bytes));
 	CHECK(cudaMalloc(&w, bytes));
+	CHECK(cudaMalloc(&count, sizeof(*count)));
+	CHECK(cudaMemset(count, 0, sizeof(*count)));
 	CHECK(cudaMemcpy(x, hx.data(), bytes, cudaMemcpyHostToDevice));
 	CHECK(cudaStreamCreate(&st));
 	CHECK(cudaEventCreate(&e0));
 	CHECK(cudaEventCreate(&e1));
-	CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-	scale2<<<sms * 8, 512, 0, st>>>(x, y, n);
-	addto<<<sms * 8, 512, 0, st>>>(x, y, z, n);
-	square<<<sms * 8, 256, 0, st>>>(z, w, n);
-	CHECK(cudaStreamEndCapture(st, &graph));
+	graph = capture(st, sms, x, y, z, w, 2.0f, n, count);
 	CHECK(cudaGraphInstantiate(&exec, graph, 0));
+	CHECK(cudaGraphDestroy(graph));
 	ms.resize(iters);
 	for (int i = 0; i < iters; i++) {
+		if (i == iters / 2) {
+			graph = capture(st, sms, x, y, z, w, 3.0f, n, count);
+			CHECK(cudaGraphExecUpdate(exec, graph, &info));
+			CHECK(cudaGraphDestroy(graph));
+		}
 		CHECK(cudaEventRecord(e0, st));
 		CHECK(cudaGraphLaunch(exec, st));
 		CHECK(cudaEventRecord(e1, st));
@@ -93,8 +125,16 @@ int main(int argc, char **argv)
 		CHECK(cudaEventElapsedTime(&ms[i], e0, e1));
 	}
 	CHECK(cudaMemcpy(hw.data(), w, bytes, cudaMemcpyDeviceToHost));
+	CHECK(cudaMemcpy(&hcount, count, sizeof(hcount),
+			 cudaMemcpyDeviceToHost));
+	if (hcount != (unsigned long long)iters) {
+		fprintf(stderr, "check failed: the graph ran %llu times, "
+			"expected %d\n", hcount, iters);
+		return 1;
+	}
 	for (size_t i = 0; i < n; i += 997) {
-		double want = 9.0 * hx[i] * hx[i];
+		/* the last launch ran with a = 3: w = (3x + x)^2 */
+		double want = 16.0 * hx[i] * hx[i];
 		if (fabs(hw[i] - want) > 1e-5 * want + 1e-7) {
 			fprintf(stderr, "check failed: w[%zu] = %g, expected "
 				"%g\n", i, hw[i], want);
