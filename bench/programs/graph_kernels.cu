@@ -1,12 +1,16 @@
 /*
  * A benchmark whose kernels run only from a CUDA graph, as a program
- * that cuts launch overhead does: four kernels captured from a stream
- * into one graph, the graph launched ITERS times and timed with events.
+ * that cuts launch overhead does: four kernels, a memset and a copy
+ * captured from a stream into one graph, the graph launched ITERS times
+ * and timed with events.
  *
+ *   memset   flag = 0
  *   scale    y = a x      (a = 2, then 3 after the update below)
  *   addto    z = y + x
  *   square   w = z * z
- *   tally    count += 1   (one thread: counts the graph's executions)
+ *   tally    count += 1 + flag, flag = 1   (one thread: counts the
+ *            graph's executions; a memset that did not run adds 1)
+ *   memcpy   head = the first 1024 values of w
  *
  * As PyTorch does, the graph it was instantiated from is destroyed at
  * once; halfway the executable graph is updated (cudaGraphExecUpdate)
@@ -56,23 +60,30 @@ __global__ void square(const float *z, float *w, size_t n)
 		w[i] = z[i] * z[i];
 }
 
-__global__ void tally(unsigned long long *count)
+__global__ void tally(unsigned long long *count, unsigned *flag)
 {
-	if (blockIdx.x == 0 && threadIdx.x == 0)
-		*count += 1;
+	if (blockIdx.x == 0 && threadIdx.x == 0) {
+		*count += 1 + *flag;
+		*flag = 1;
+	}
 }
 
+#define HEAD 1024
+
 static cudaGraph_t capture(cudaStream_t st, int sms, const float *x,
-			   float *y, float *z, float *w, float a, size_t n,
-			   unsigned long long *count)
+			   float *y, float *z, float *w, float *head, float a,
+			   size_t n, unsigned long long *count, unsigned *flag)
 {
 	cudaGraph_t graph;
 
 	CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+	CHECK(cudaMemsetAsync(flag, 0, sizeof(*flag), st));
 	scale<<<sms * 8, 512, 0, st>>>(x, y, a, n);
 	addto<<<sms * 8, 512, 0, st>>>(x, y, z, n);
 	square<<<sms * 8, 256, 0, st>>>(z, w, n);
-	tally<<<1, 32, 0, st>>>(count);
+	tally<<<1, 32, 0, st>>>(count, flag);
+	CHECK(cudaMemcpyAsync(head, w, HEAD * sizeof(*w),
+			      cudaMemcpyDeviceToDevice, st));
 	CHECK(cudaStreamEndCapture(st, &graph));
 	return graph;
 }
@@ -82,8 +93,10 @@ int main(int argc, char **argv)
 	size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : (1ull << 25);
 	int iters = argc > 2 ? atoi(argv[2]) : 20, sms;
 	size_t bytes = n * sizeof(float);
-	float *x, *y, *z, *w;
+	float *x, *y, *z, *w, *head;
 	unsigned long long *count, hcount = 0;
+	unsigned *flag;
+	float hhead[HEAD];
 	cudaGraphExecUpdateResultInfo info;
 	std::vector<float> hx(n), hw(n), ms;
 	cudaStream_t st;
@@ -102,19 +115,24 @@ int main(int argc, char **argv)
 	CHECK(cudaMalloc(&y, bytes));
 	CHECK(cudaMalloc(&z, bytes));
 	CHECK(cudaMalloc(&w, bytes));
+	CHECK(cudaMalloc(&head, HEAD * sizeof(*head)));
 	CHECK(cudaMalloc(&count, sizeof(*count)));
 	CHECK(cudaMemset(count, 0, sizeof(*count)));
+	CHECK(cudaMalloc(&flag, sizeof(*flag)));
+	CHECK(cudaMemset(flag, 0, sizeof(*flag)));
 	CHECK(cudaMemcpy(x, hx.data(), bytes, cudaMemcpyHostToDevice));
 	CHECK(cudaStreamCreate(&st));
 	CHECK(cudaEventCreate(&e0));
 	CHECK(cudaEventCreate(&e1));
-	graph = capture(st, sms, x, y, z, w, 2.0f, n, count);
+	graph = capture(st, sms, x, y, z, w, head, 2.0f, n, count,
+			flag);
 	CHECK(cudaGraphInstantiate(&exec, graph, 0));
 	CHECK(cudaGraphDestroy(graph));
 	ms.resize(iters);
 	for (int i = 0; i < iters; i++) {
 		if (i == iters / 2) {
-			graph = capture(st, sms, x, y, z, w, 3.0f, n, count);
+			graph = capture(st, sms, x, y, z, w, head, 3.0f, n,
+					count, flag);
 			CHECK(cudaGraphExecUpdate(exec, graph, &info));
 			CHECK(cudaGraphDestroy(graph));
 		}
@@ -127,8 +145,15 @@ int main(int argc, char **argv)
 	CHECK(cudaMemcpy(hw.data(), w, bytes, cudaMemcpyDeviceToHost));
 	CHECK(cudaMemcpy(&hcount, count, sizeof(hcount),
 			 cudaMemcpyDeviceToHost));
+	CHECK(cudaMemcpy(hhead, head, sizeof(hhead), cudaMemcpyDeviceToHost));
+	for (int i = 0; i < HEAD; i++)
+		if (hhead[i] != hw[i]) {
+			fprintf(stderr, "check failed: head[%d] = %g, expected "
+				"%g\n", i, hhead[i], hw[i]);
+			return 1;
+		}
 	if (hcount != (unsigned long long)iters) {
-		fprintf(stderr, "check failed: the graph ran %llu times, "
+		fprintf(stderr, "check failed: the graph counted %llu runs, "
 			"expected %d\n", hcount, iters);
 		return 1;
 	}

@@ -1,11 +1,12 @@
 /*
  * Graphs launched node by node: what a second run needs to measure the
  * kernels that the first run saw only inside CUDA graphs (inject.h says
- * when and why).  A graph made only of kernel and empty nodes is read at
- * its instantiation: each kernel node's function, launch dimensions,
- * cluster shape and a copy of its parameter values, in an order its
- * edges allow.  Its launches then become ordinary launches of those
- * kernels, which the Range Profiler can sample.
+ * when and why).  A graph made only of kernel, memset, memcpy and empty
+ * nodes is read at its instantiation: each kernel node's function,
+ * launch dimensions, cluster shape and a copy of its parameter values,
+ * each memset's and memcpy's parameters, in an order its edges allow.
+ * Its launches then become ordinary launches of those kernels, which the
+ * Range Profiler can sample, and the same memsets and copies.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,7 @@ int kopt_inject_gnode_set(struct kopt_inject_gnode *n,
 	const char *name = NULL;
 
 	gnode_clear(n);
+	n->type = CU_GRAPH_NODE_TYPE_KERNEL;
 	if (!f && (!p->kern || cuKernelGetFunction(&f, p->kern) !=
 		   CUDA_SUCCESS)) {
 		snprintf(why, len, "a kernel node's function cannot be found");
@@ -284,6 +286,8 @@ int kopt_inject_graph_read(CUgraph graph, struct kopt_inject_unrolled *u,
 			goto out;
 		}
 		if (t != CU_GRAPH_NODE_TYPE_KERNEL &&
+		    t != CU_GRAPH_NODE_TYPE_MEMSET &&
+		    t != CU_GRAPH_NODE_TYPE_MEMCPY &&
 		    t != CU_GRAPH_NODE_TYPE_EMPTY) {
 			snprintf(why, len, "it has a %s node, which the "
 				 "library does not launch itself",
@@ -300,15 +304,36 @@ int kopt_inject_graph_read(CUgraph graph, struct kopt_inject_unrolled *u,
 		struct kopt_inject_gnode *gn = &u->nodes[u->n];
 
 		cuGraphNodeGetType(node, &t);
-		if (t != CU_GRAPH_NODE_TYPE_KERNEL)
+		if (t == CU_GRAPH_NODE_TYPE_EMPTY)
 			continue;
+		gn->node = node;
+		gn->type = t;
+		if (t == CU_GRAPH_NODE_TYPE_MEMSET) {
+			if (cuGraphMemsetNodeGetParams(node, &gn->memset) !=
+			    CUDA_SUCCESS) {
+				snprintf(why, len, "a memset node's parameters "
+					 "cannot be read");
+				goto out;
+			}
+			u->n++;
+			continue;
+		}
+		if (t == CU_GRAPH_NODE_TYPE_MEMCPY) {
+			if (cuGraphMemcpyNodeGetParams(node, &gn->memcpy) !=
+			    CUDA_SUCCESS) {
+				snprintf(why, len, "a memcpy node's parameters "
+					 "cannot be read");
+				goto out;
+			}
+			u->n++;
+			continue;
+		}
 		memset(&p, 0, sizeof(p));
 		if (cuGraphKernelNodeGetParams(node, &p) != CUDA_SUCCESS) {
 			snprintf(why, len, "a kernel node's parameters cannot "
 				 "be read");
 			goto out;
 		}
-		gn->node = node;
 		u->n++;
 		if (kopt_inject_gnode_set(gn, &p, why, len) < 0)
 			goto out;
@@ -332,12 +357,42 @@ void kopt_inject_graph_free(struct kopt_inject_unrolled *u)
 	u->n = 0;
 }
 
+static CUresult memset_on(const CUDA_MEMSET_NODE_PARAMS *m, CUstream s)
+{
+	if (m->height <= 1)
+		switch (m->elementSize) {
+		case 1: return cuMemsetD8Async(m->dst, (unsigned char)m->value,
+					       m->width, s);
+		case 2: return cuMemsetD16Async(m->dst,
+						(unsigned short)m->value,
+						m->width, s);
+		case 4: return cuMemsetD32Async(m->dst, m->value, m->width, s);
+		default: return CUDA_ERROR_INVALID_VALUE;
+		}
+	switch (m->elementSize) {
+	case 1: return cuMemsetD2D8Async(m->dst, m->pitch,
+					 (unsigned char)m->value, m->width,
+					 m->height, s);
+	case 2: return cuMemsetD2D16Async(m->dst, m->pitch,
+					  (unsigned short)m->value, m->width,
+					  m->height, s);
+	case 4: return cuMemsetD2D32Async(m->dst, m->pitch, m->value,
+					  m->width, m->height, s);
+	default: return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
 CUresult kopt_inject_gnode_launch(const struct kopt_inject_gnode *n,
 				  CUstream stream)
 {
 	CUlaunchConfig cfg;
 	CUlaunchAttribute attr[2];
 	void *extra[5];
+
+	if (n->type == CU_GRAPH_NODE_TYPE_MEMSET)
+		return memset_on(&n->memset, stream);
+	if (n->type == CU_GRAPH_NODE_TYPE_MEMCPY)
+		return cuMemcpy3DAsync(&n->memcpy, stream);
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(attr, 0, sizeof(attr));

@@ -951,10 +951,17 @@ static void graph_launch_enter(CUcontext ctx, CUgraphExec exec,
 	/* (a program may not change a graph while it launches it) */
 	for (size_t i = 0; i < n_nodes; i++) {
 		const struct kopt_inject_gnode *n = &nodes[i];
+		int kernel = n->type == CU_GRAPH_NODE_TYPE_KERNEL;
 		CUresult r;
 
-		launch_enter(ctx, n->name, n->f, n->grid, n->block, n->smem,
-			     stream);
+		if (kernel) {
+			launch_enter(ctx, n->name, n->f, n->grid, n->block,
+				     n->smem, stream);
+		} else {	/* a memset or a copy: outside any pass */
+			pthread_mutex_lock(&g.lock);
+			end_pass_before_graph();
+			pthread_mutex_unlock(&g.lock);
+		}
 		r = kopt_inject_gnode_launch(n, stream);
 		if (tl_in_window)
 			launch_exit(r != CUDA_SUCCESS);
@@ -963,10 +970,12 @@ static void graph_launch_enter(CUcontext ctx, CUgraphExec exec,
 		pthread_mutex_unlock(&g.lock);
 		if (r != CUDA_SUCCESS)
 			kopt_inject_error("node-launch-failed",
-					  "cuLaunchKernelEx", (int)r,
-					  "a kernel of a graph launched node "
-					  "by node did not launch: '%s'",
-					  n->name);
+					  kernel ? "cuLaunchKernelEx" :
+					  n->type == CU_GRAPH_NODE_TYPE_MEMSET ?
+					  "cuMemsetAsync" : "cuMemcpy3DAsync",
+					  (int)r, "a node of a graph launched "
+					  "node by node did not run: %s",
+					  kernel ? n->name : "a memset or copy");
 	}
 	pthread_mutex_lock(&g.lock);
 	end_pass_before_graph();
@@ -1016,7 +1025,8 @@ static void graph_instantiated(CUgraphExec exec, CUgraph graph)
 	}
 	pthread_mutex_lock(&g.lock);
 	for (i = 0; i < u.n; i++)
-		wanted += plan_find(u.nodes[i].name, u.nodes[i].grid,
+		wanted += u.nodes[i].name &&
+			  plan_find(u.nodes[i].name, u.nodes[i].grid,
 				    u.nodes[i].block) != NULL;
 	pthread_mutex_unlock(&g.lock);
 	for (i = 0; wanted && i < u.n; i++)
@@ -1040,7 +1050,7 @@ static void graph_instantiated(CUgraphExec exec, CUgraph graph)
 		u.source = graph;
 		g.unrolled = v;
 		g.unrolled[g.n_unrolled++] = u;
-		kopt_inject_log("graph of %zu kernels launched node by node",
+		kopt_inject_log("graph of %zu nodes launched node by node",
 				u.n);
 	} else {
 		if (wanted)	/* out of memory: the graph runs as it was */
@@ -1052,9 +1062,14 @@ static void graph_instantiated(CUgraphExec exec, CUgraph graph)
 	pthread_mutex_unlock(&g.lock);
 }
 
-/* The copy of node `node` of exec takes new parameters. */
+/*
+ * The copy of node `node` of exec takes new parameters: a kernel's (p),
+ * a memset's (ms) or a memcpy's (mc).
+ */
 static void graph_node_changed(CUgraphExec exec, CUgraphNode node,
-			       const CUDA_KERNEL_NODE_PARAMS *p)
+			       const CUDA_KERNEL_NODE_PARAMS *p,
+			       const CUDA_MEMSET_NODE_PARAMS *ms,
+			       const CUDA_MEMCPY3D *mc)
 {
 	struct kopt_inject_unrolled *u;
 	char why[256];
@@ -1065,7 +1080,13 @@ static void graph_node_changed(CUgraphExec exec, CUgraphNode node,
 		struct kopt_inject_gnode *n = &u->nodes[i];
 		if (n->node != node)
 			continue;
-		if (kopt_inject_gnode_set(n, p, why, sizeof(why)) < 0)
+		if (ms && n->type == CU_GRAPH_NODE_TYPE_MEMSET)
+			n->memset = *ms;
+		else if (mc && n->type == CU_GRAPH_NODE_TYPE_MEMCPY)
+			n->memcpy = *mc;
+		else if (!p || n->type != CU_GRAPH_NODE_TYPE_KERNEL)
+			give_up_graph(u, "a node changed its kind");
+		else if (kopt_inject_gnode_set(n, p, why, sizeof(why)) < 0)
 			give_up_graph(u, why);
 		break;
 	}
@@ -1080,7 +1101,7 @@ static void graph_updated(CUgraphExec exec, CUgraph graph)
 {
 	struct kopt_inject_unrolled *u, fresh;
 	char why[256];
-	int ok;
+	int ok, pairs;
 
 	pthread_mutex_lock(&g.lock);
 	u = unrolled_of(exec);
@@ -1089,9 +1110,12 @@ static void graph_updated(CUgraphExec exec, CUgraph graph)
 		return;
 	}
 	ok = kopt_inject_graph_read(graph, &fresh, why, sizeof(why)) == 0;
-	if (ok && fresh.n != u->n) {
-		snprintf(why, sizeof(why), "an update brought %zu kernel "
-			 "nodes for %zu", fresh.n, u->n);
+	pairs = ok && fresh.n == u->n;
+	for (size_t i = 0; pairs && i < fresh.n; i++)
+		pairs = fresh.nodes[i].type == u->nodes[i].type;
+	if (ok && !pairs) {
+		snprintf(why, sizeof(why), "an update brought nodes that do "
+			 "not pair up with the graph's");
 		kopt_inject_graph_free(&fresh);
 		ok = 0;
 	}
@@ -1161,18 +1185,50 @@ static void on_graph_change(CUpti_CallbackId cbid,
 		CUDA_KERNEL_NODE_PARAMS k;
 		memset(&k, 0, sizeof(k));
 		memcpy(&k, e->nodeParams, sizeof(*e->nodeParams));
-		graph_node_changed(e->hGraphExec, e->hNode, &k);
+		graph_node_changed(e->hGraphExec, e->hNode, &k, NULL, NULL);
 		break;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2: {
 		const cuGraphExecKernelNodeSetParams_v2_params *e = p;
-		graph_node_changed(e->hGraphExec, e->hNode, e->nodeParams);
+		graph_node_changed(e->hGraphExec, e->hNode, e->nodeParams, NULL,
+				   NULL);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemsetNodeSetParams: {
+		const cuGraphExecMemsetNodeSetParams_params *e = p;
+		graph_node_changed(e->hGraphExec, e->hNode, NULL,
+				   e->memsetParams, NULL);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemcpyNodeSetParams: {
+		const cuGraphExecMemcpyNodeSetParams_params *e = p;
+		graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL,
+				   e->copyParams);
 		break;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams: {
 		const cuGraphExecNodeSetParams_params *e = p;
 		const CUDA_KERNEL_NODE_PARAMS_v3 *v3;
 		CUDA_KERNEL_NODE_PARAMS k;
+		if (e->nodeParams &&
+		    e->nodeParams->type == CU_GRAPH_NODE_TYPE_MEMSET) {
+			const CUDA_MEMSET_NODE_PARAMS_v2 *m =
+				&e->nodeParams->memset;
+			CUDA_MEMSET_NODE_PARAMS ms;
+			memset(&ms, 0, sizeof(ms));
+			ms.dst = m->dst, ms.pitch = m->pitch;
+			ms.value = m->value, ms.elementSize = m->elementSize;
+			ms.width = m->width, ms.height = m->height;
+			graph_node_changed(e->hGraphExec, e->hNode, NULL, &ms,
+					   NULL);
+			break;
+		}
+		if (e->nodeParams &&
+		    e->nodeParams->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
+			graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL,
+					   &e->nodeParams->memcpy.copyParams);
+			break;
+		}
 		if (!e->nodeParams ||
 		    e->nodeParams->type != CU_GRAPH_NODE_TYPE_KERNEL)
 			break;
@@ -1188,7 +1244,7 @@ static void on_graph_change(CUpti_CallbackId cbid,
 		k.extra = v3->extra;
 		k.kern = v3->kern;
 		k.ctx = v3->ctx;
-		graph_node_changed(e->hGraphExec, e->hNode, &k);
+		graph_node_changed(e->hGraphExec, e->hNode, &k, NULL, NULL);
 		break;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate: {
@@ -1361,6 +1417,8 @@ static int subscribe(void)
 		CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams,
 		CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2,
 		CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemsetNodeSetParams,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemcpyNodeSetParams,
 		CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate,
 		CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2,
 	};

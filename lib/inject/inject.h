@@ -124,11 +124,12 @@ int kopt_inject_table_add(struct kopt_inject_table *t, void *item);
 /*
  * Graphs launched node by node (graphs.c).  In a second run whose plan
  * names kernels the first run saw only inside CUDA graphs, a graph made
- * only of kernel and empty nodes, one of whose kernels the plan names,
- * is read when it is instantiated: its kernel nodes are copied (function,
- * dimensions, cluster shape, parameter values), in an order its edges
- * allow, and disabled in the executable graph.  Each launch of that
- * graph then launches the copies on the graph's stream, as ordinary
+ * only of kernel, memset, memcpy and empty nodes, one of whose kernels
+ * the plan names, is read when it is instantiated: its nodes are copied
+ * (a kernel's function, dimensions, cluster shape and parameter values;
+ * a memset's or memcpy's parameters), in an order its edges allow, and
+ * disabled in the executable graph.  Each launch of that graph then
+ * launches the copies on the graph's stream, the kernels as ordinary
  * launches that the windows sample, before the emptied graph itself.
  * The program computes what it computed: the same kernels, with the same
  * parameters, in an order the graph allows, on the same stream.  Only
@@ -138,8 +139,11 @@ int kopt_inject_table_add(struct kopt_inject_table *t, void *item);
  */
 struct kopt_inject_gnode {
 	CUgraphNode node;	/* in the graph the executable was made from */
+	CUgraphNodeType type;	/* kernel, memset or memcpy */
+	CUDA_MEMSET_NODE_PARAMS memset;
+	CUDA_MEMCPY3D memcpy;
 	CUfunction f;
-	char *name;		/* mangled */
+	char *name;		/* mangled; NULL but for a kernel */
 	uint32_t grid[3], block[3], smem;
 	uint32_t cluster[3];	/* 0: no cluster */
 	int cooperative;
@@ -170,6 +174,7 @@ void kopt_inject_graph_free(struct kopt_inject_unrolled *u);
 int kopt_inject_gnode_set(struct kopt_inject_gnode *n,
 			  const CUDA_KERNEL_NODE_PARAMS *p, char *why,
 			  size_t len);
+/* Launch a node's copy (a kernel, a memset or a memcpy) on stream. */
 CUresult kopt_inject_gnode_launch(const struct kopt_inject_gnode *n,
 				  CUstream stream);
 

@@ -434,6 +434,15 @@ static void test_second_run_needed(void **state)
 						       "json", "*"), 1);
 	assert_int_equal(kopt_capture_needs_second_run(FIX "graph-kernels."
 						       "json", NULL), 1);
+	assert_int_equal(kopt_capture_needs_second_run(FIX "torch-graph-"
+						       "first-run.json", NULL),
+			 1);
+	assert_int_equal(kopt_capture_needs_second_run(FIX "torch-graph-"
+						       "node-by-node.json",
+						       NULL), 0);
+	assert_int_equal(kopt_capture_needs_second_run(FIX "graph-kernels-"
+						       "node-by-node.json",
+						       NULL), 0);
 	assert_string_equal(messages.buf, "");
 	assert_int_equal(kopt_capture_needs_second_run(FIX "nothing.json",
 						       NULL), -1);
