@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "inject.h"
+#include "order.h"
 #include "../banned.h"
 
 /* graphs with more nodes are left to run as graphs */
@@ -175,34 +176,31 @@ static void read_attributes(struct kopt_inject_gnode *n)
 }
 
 /*
- * The nodes in an order the edges allow: of the nodes whose
- * predecessors are all placed, always the first in the graph's own
- * order, so the order is the same for graphs built alike.  -1 when the
- * edges cannot be read (edges with data: programmatic launches).
+ * The nodes in an order the edges allow (order.h); -1 with why when the
+ * edges cannot be read (edges with data: programmatic launches) or make
+ * no order.
  */
 static int order_nodes(CUgraph graph, CUgraphNode *nodes, size_t n,
 		       size_t *order, char *why, size_t len)
 {
-	size_t n_edges = 0, placed = 0;
+	size_t n_edges = 0;
 	CUgraphNode *from = NULL, *to = NULL;
-	size_t *indeg = calloc(n ? n : 1, sizeof(*indeg));
 	size_t *efrom = NULL, *eto = NULL;
-	unsigned char *done = calloc(n ? n : 1, 1);
 	int ret = -1;
 
-	if (!indeg || !done)
-		goto out;
 	if (cuGraphGetEdges(graph, NULL, NULL, NULL, &n_edges) !=
 	    CUDA_SUCCESS) {
 		snprintf(why, len, "its edges cannot be read");
-		goto out;
+		return -1;
 	}
 	from = calloc(n_edges ? n_edges : 1, sizeof(*from));
 	to = calloc(n_edges ? n_edges : 1, sizeof(*to));
 	efrom = calloc(n_edges ? n_edges : 1, sizeof(*efrom));
 	eto = calloc(n_edges ? n_edges : 1, sizeof(*eto));
-	if (!from || !to || !efrom || !eto)
+	if (!from || !to || !efrom || !eto) {
+		snprintf(why, len, "out of memory");
 		goto out;
+	}
 	if (n_edges && cuGraphGetEdges(graph, from, to, NULL, &n_edges) !=
 	    CUDA_SUCCESS) {
 		snprintf(why, len, "it has edges with data (programmatic "
@@ -210,39 +208,20 @@ static int order_nodes(CUgraph graph, CUgraphNode *nodes, size_t n,
 		goto out;
 	}
 	for (size_t e = 0; e < n_edges; e++) {
-		efrom[e] = eto[e] = n;
+		efrom[e] = eto[e] = n;	/* n: not a node of the graph */
 		for (size_t i = 0; i < n; i++) {
 			if (nodes[i] == from[e])
 				efrom[e] = i;
 			if (nodes[i] == to[e])
 				eto[e] = i;
 		}
-		if (efrom[e] == n || eto[e] == n) {
-			snprintf(why, len, "an edge leads out of the graph");
-			goto out;
-		}
-		indeg[eto[e]]++;
 	}
-	while (placed < n) {
-		size_t i = 0;
-		while (i < n && (done[i] || indeg[i]))
-			i++;
-		if (i == n) {
-			snprintf(why, len, "its edges make a cycle");
-			goto out;
-		}
-		done[i] = 1;
-		order[placed++] = i;
-		for (size_t e = 0; e < n_edges; e++)
-			if (efrom[e] == i)
-				indeg[eto[e]]--;
+	if (kopt_graph_order(n, efrom, eto, n_edges, order) < 0) {
+		snprintf(why, len, "its edges make no order");
+		goto out;
 	}
 	ret = 0;
 out:
-	if (ret && !*why)
-		snprintf(why, len, "out of memory");
-	free(indeg);
-	free(done);
 	free(from);
 	free(to);
 	free(efrom);
