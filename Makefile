@@ -137,6 +137,7 @@ git-kopt: $(PROGRAM)
 
 # The injection library's window rules need no CUDA: tested everywhere.
 $(BUILD)/tests/unit/window.t: $(BUILD)/lib/inject/window.o
+$(BUILD)/tests/unit/graph-order.t: $(BUILD)/lib/inject/order.o
 
 # Every unit test program can run only the tests KOPT_TEST_FILTER names.
 UNIT_SUPPORT = $(BUILD)/tests/unit/support/filter.o
@@ -247,6 +248,6 @@ clean:
 .PHONY: bench-tune all deps test test-asan test-crash test-valgrind test-gpu demo install clean inject \
 	fuzz fuzz-build fuzz-bins
 
--include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(BUILD)/lib/inject/window.d \
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(BUILD)/lib/inject/window.d $(BUILD)/lib/inject/order.d \
 	$(UNIT_SUPPORT:.o=.d) $(FUZZ_BINS:=.d) \
 	$(UNIT_BINS:.t=.d)

@@ -179,10 +179,14 @@ static char *not_measured_reason(const cJSON *k, const cJSON *root,
 	if (!code)	/* a capture from before the reasons were written */
 		code = calls < launches ? "graph" : "too-few-launches";
 	if (!strcmp(code, "graph"))
-		return kopt_strdup("launched from a CUDA graph: timed, not "
-				   "profiled (CUPTI cannot make ranges of a "
-				   "graph launch); launch it plainly for its "
-				   "metrics");
+		return second ?
+			kopt_strdup("launched from a CUDA graph that the "
+				    "second run could not launch node by node "
+				    "(the capture's warnings say why): timed, "
+				    "not profiled") :
+			kopt_strdup("launched from a CUDA graph: timed; no "
+				    "second run launched the graph node by "
+				    "node to profile it");
 	if (!strcmp(code, "other-context"))
 		return kopt_strdup("launched on a CUDA context the profiler "
 				   "could not move to (another GPU, or 16 "
@@ -234,6 +238,15 @@ static size_t sample_durations(const cJSON *prof, int second, double **v,
 }
 
 /* A kernel with no sample that ran only from CUDA graphs. */
+/* CUPTI's Range Profiler's own kernel, which the Activity API sees. */
+static int profilers_own(const cJSON *k)
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(k, "name");
+
+	return num(k, "launch_calls") == 0 && cJSON_IsString(name) &&
+	       !strcmp(name->valuestring, "WaitNs");
+}
+
 static int only_in_graph(const cJSON *k)
 {
 	const cJSON *why = cJSON_GetObjectItemCaseSensitive(k, "not_profiled");
@@ -433,22 +446,40 @@ int kopt_capture_parse(struct kopt_results_entry *e, const char *data,
 			continue;
 		if (!stages && !(num(k, "launches") * 2 >= most))
 			continue;
-		/* seen only by the Activity API: the driver's own kernels */
-		if (!stages && num(k, "launch_calls") == 0)
+		/*
+		 * seen only by the Activity API, and not profiled in a second
+		 * run that launched its graph node by node: the driver's own
+		 * kernels, or a graph's
+		 */
+		if (!stages && num(k, "launch_calls") == 0 &&
+		    !cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(k,
+							"profiled")))
 			continue;
 		/* the Range Profiler's own, whatever the pattern */
-		if (num(k, "launch_calls") == 0 && cJSON_IsString(name) &&
-		    !strcmp(name->valuestring, "WaitNs"))
+		if (profilers_own(k))
 			continue;
 		if ((ret = parse_stage(&st, k, warmup, label, root, fatal)))
 			goto done;
 		if (!fatal && only_in_graph(k)) {
-			ret = kopt_error("%s: '%s' runs only from a CUDA graph, "
-					 "and CUPTI cannot profile a graph's "
-					 "kernels: launch it plainly to measure "
-					 "it, or leave it out with "
-					 "kernel.<name>.stages", label,
-					 st.name);
+			if (cJSON_GetObjectItemCaseSensitive(root,
+							     "second_run"))
+				ret = kopt_error("%s: '%s' runs only from a "
+						 "CUDA graph that the second "
+						 "run could not launch node by "
+						 "node (the capture's warnings "
+						 "say why): launch it plainly "
+						 "to measure it, or leave it "
+						 "out with kernel.<name>.stages",
+						 label, st.name);
+			else
+				ret = kopt_error("%s: '%s' runs only from a "
+						 "CUDA graph, and no second run "
+						 "launched the graph node by "
+						 "node: profile it again (not "
+						 "from this capture), launch it "
+						 "plainly, or leave it out with "
+						 "kernel.<name>.stages", label,
+						 st.name);
 			free(st.name);
 			free(st.not_measured);
 			goto done;
@@ -520,16 +551,22 @@ int kopt_capture_needs_second_run(const char *path, const char *stages)
 		return -1;
 	kernels = cJSON_GetObjectItemCaseSensitive(root, "kernels");
 	cJSON_ArrayForEach(k, kernels)
-		if (num(k, "launch_calls") != 0 && num(k, "launches") > most)
+		if (!profilers_own(k) && num(k, "launches") > most)
 			most = num(k, "launches");
 	cJSON_ArrayForEach(k, kernels) {
 		const cJSON *name = cJSON_GetObjectItemCaseSensitive(k, "name");
 		const cJSON *why = cJSON_GetObjectItemCaseSensitive(k,
 							"not_profiled");
-		if (num(k, "launch_calls") == 0 || !cJSON_IsString(why) ||
+		int graph = cJSON_IsString(why) &&
+			    !strcmp(why->valuestring, "graph");
+
+		/* a graph's kernel: the second run launches it node by node */
+		if (profilers_own(k) ||
+		    (num(k, "launch_calls") == 0 && !graph) ||
+		    !cJSON_IsString(why) ||
 		    (strcmp(why->valuestring, "too-few-launches") &&
 		     strcmp(why->valuestring, "samples-failed") &&
-		     strcmp(why->valuestring, "max-kernels")))
+		     strcmp(why->valuestring, "max-kernels") && !graph))
 			continue;
 		if (stages ? cJSON_IsString(name) &&
 			     !fnmatch(stages, name->valuestring, 0) :

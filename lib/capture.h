@@ -39,7 +39,8 @@ int kopt_capture_read_file(struct kopt_results_entry *e, const char *path,
 /*
  * Whether a first run's capture leaves a stage (chosen as above) that
  * the library could not sample because it was launched too few times,
- * or whose samples failed: a second run of the program samples it
+ * whose samples failed, or that ran only from CUDA graphs: a second run
+ * of the program samples it (launching such graphs node by node)
  * (KOPT_INJECT_FIRST_RUN, lib/inject/README.md).  1 yes, 0 no, -1 when
  * the capture cannot be read (nothing printed: reading it for the
  * results says why).

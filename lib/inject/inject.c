@@ -228,13 +228,26 @@ static void plan_from_first_run(const char *path)
 		const cJSON *block = cJSON_GetObjectItemCaseSensitive(k,
 							"block");
 		struct kopt_inject_plan_item it, *v;
+		int graph = cJSON_IsString(why) &&
+			    !strcmp(why->valuestring, "graph");
+		double n = cJSON_IsNumber(calls) ? calls->valuedouble : 0;
 
+		/*
+		 * A graph's kernel: its executions, each a launch of its own
+		 * here, and its launch calls, those that captured it among
+		 * them (an upper bound: a plain call is also an execution;
+		 * samples begin at the first launch they can)
+		 */
+		if (graph) {
+			const cJSON *ex = cJSON_GetObjectItemCaseSensitive(k,
+							"launches");
+			n += cJSON_IsNumber(ex) ? ex->valuedouble : 0;
+		}
 		if (!cJSON_IsString(why) || !cJSON_IsString(name) ||
-		    !cJSON_IsNumber(calls) || !(calls->valuedouble >= 1 &&
-						calls->valuedouble <= 1e15) ||
+		    !(n >= 1 && n <= 1e15) ||
 		    (strcmp(why->valuestring, "too-few-launches") &&
 		     strcmp(why->valuestring, "samples-failed") &&
-		     strcmp(why->valuestring, "max-kernels")))
+		     strcmp(why->valuestring, "max-kernels") && !graph))
 			continue;
 		memset(&it, 0, sizeof(it));
 		for (int i = 0; i < 3; i++) {
@@ -243,7 +256,8 @@ static void plan_from_first_run(const char *path)
 			it.key.grid[i] = plan_dim(x);
 			it.key.block[i] = plan_dim(y);
 		}
-		it.calls = (uint64_t)calls->valuedouble;
+		it.calls = (uint64_t)n;
+		it.graph = graph;
 		it.key.name = strdup(name->valuestring);
 		v = realloc(g.plan, (g.n_plan + 1) * sizeof(*v));
 		if (!it.key.name || !v) {
@@ -252,24 +266,37 @@ static void plan_from_first_run(const char *path)
 		}
 		g.plan = v;
 		g.plan[g.n_plan++] = it;
-		kopt_inject_log("plan: %.60s, %llu launches", it.key.name,
-				(unsigned long long)it.calls);
+		g.plan_graphs += (size_t)graph;
+		kopt_inject_log("plan: %.60s, %llu launches%s", it.key.name,
+				(unsigned long long)it.calls,
+				graph ? " (graph)" : "");
 	}
+}
+
+/* The plan's item for a kernel, or NULL. */
+static const struct kopt_inject_plan_item *plan_find(const char *name,
+						     const uint32_t grid[3],
+						     const uint32_t block[3])
+{
+	for (size_t i = 0; i < g.n_plan; i++) {
+		const struct kopt_inject_plan_item *it = &g.plan[i];
+		if (!strcmp(it->key.name, name) &&
+		    !memcmp(it->key.grid, grid, sizeof(it->key.grid)) &&
+		    !memcmp(it->key.block, block, sizeof(it->key.block)))
+			return it;
+	}
+	return NULL;
 }
 
 static void apply_plan(struct kopt_inject_kernel *k)
 {
-	for (size_t i = 0; i < g.n_plan; i++) {
-		const struct kopt_inject_plan_item *it = &g.plan[i];
-		if (strcmp(it->key.name, k->key.name) ||
-		    memcmp(it->key.grid, k->key.grid, sizeof(it->key.grid)) ||
-		    memcmp(it->key.block, k->key.block,
-			   sizeof(it->key.block)))
-			continue;
-		k->in_plan = 1;
-		k->plan_calls = it->calls;
+	const struct kopt_inject_plan_item *it = plan_find(k->key.name,
+							   k->key.grid,
+							   k->key.block);
+	if (!it)
 		return;
-	}
+	k->in_plan = 1;
+	k->plan_calls = it->calls;
 }
 
 /* ---- device and kernel attributes ---- */
@@ -742,13 +769,12 @@ static int profiler_ready(CUcontext ctx)
  * Entry of a launch call: count it, and fit it into the window: take it
  * in, end the pass before it, start a pass at it, or open a window.
  */
-static void launch_enter(const CUpti_CallbackData *cb, CUfunction f,
+static void launch_enter(CUcontext ctx, const char *name, CUfunction f,
 			 const uint32_t grid[3], const uint32_t block[3],
 			 uint32_t smem, CUstream stream)
 {
 	struct kopt_inject_kernel *k;
 	uint64_t index;
-	CUcontext ctx = cb->context;
 	CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
 	int captured;
 
@@ -760,7 +786,7 @@ static void launch_enter(const CUpti_CallbackData *cb, CUfunction f,
 		cuCtxGetCurrent(&ctx);
 	if (!g.device.known && ctx)
 		read_device(ctx);
-	k = kernel_of(cb->symbolName, f, grid, block, smem);
+	k = kernel_of(name, f, grid, block, smem);
 	if (!k)
 		goto done;
 	index = k->calls++;
@@ -848,13 +874,9 @@ done:
 }
 
 /* Exit of a launch call that is a range of the running pass. */
-static void launch_exit(const CUpti_CallbackData *cb)
+static void launch_exit(int failed)
 {
-	int failed;
-
 	tl_in_window = 0;
-	failed = cb->functionReturnValue &&
-		 *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS;
 	pthread_mutex_lock(&g.lock);
 	if (!g.win.open || !g.win.running) {
 		pthread_mutex_unlock(&g.lock);
@@ -869,18 +891,25 @@ static void launch_exit(const CUpti_CallbackData *cb)
 	pthread_mutex_unlock(&g.lock);
 }
 
+/* With g.lock held: the graph launched node by node as exec, or NULL. */
+static struct kopt_inject_unrolled *unrolled_of(CUgraphExec exec)
+{
+	for (size_t i = 0; i < g.n_unrolled; i++)
+		if (g.unrolled[i].exec == exec)
+			return &g.unrolled[i];
+	return NULL;
+}
+
 /*
- * A graph launch: its kernels are timed by the Activity API but cannot
- * be ranges (CUPTI's auto range fails the Stop of a pass that holds a
- * graph launch, and kernel replay makes no range of it), so a running
- * pass ends before it, as before any launch that does not fit.
+ * With g.lock held: a graph launch's kernels are timed by the Activity
+ * API but cannot be ranges (CUPTI's auto range fails the Stop of a pass
+ * that holds a graph launch, and kernel replay makes no range of it), so
+ * a running pass ends before it, as before any launch that does not fit.
  */
-static void graph_launch_enter(void)
+static void end_pass_before_graph(void)
 {
 	static const char graph;	/* stands for every graph */
 
-	pthread_mutex_lock(&g.lock);
-	g.graph_launches++;
 	if (g.win.open && g.win.running)
 		switch (kopt_window_enter(&g.win, &graph, 0, 0, 1,
 					  g.cfg.max_wait)) {
@@ -893,9 +922,345 @@ static void graph_launch_enter(void)
 		default:
 			break;
 		}
+}
+
+/*
+ * A graph launch.  A graph launched node by node (inject.h) launches its
+ * kernels here, each an ordinary launch the windows may sample, before
+ * the emptied graph goes on the same stream.
+ */
+static void graph_launch_enter(CUcontext ctx, CUgraphExec exec,
+			       CUstream stream)
+{
+	struct kopt_inject_unrolled *u;
+	const struct kopt_inject_gnode *nodes = NULL;
+	size_t n_nodes = 0;
+
+	pthread_mutex_lock(&g.lock);
+	g.graph_launches++;
+	end_pass_before_graph();
+	u = g.finished ? NULL : unrolled_of(exec);
+	if (u) {
+		/* the table may grow meanwhile; this graph's nodes stay */
+		nodes = u->nodes;
+		n_nodes = u->n;
+	}
+	pthread_mutex_unlock(&g.lock);
+	if (!n_nodes)
+		return;
+	/* (a program may not change a graph while it launches it) */
+	for (size_t i = 0; i < n_nodes; i++) {
+		const struct kopt_inject_gnode *n = &nodes[i];
+		int kernel = n->type == CU_GRAPH_NODE_TYPE_KERNEL;
+		CUresult r;
+
+		if (kernel) {
+			launch_enter(ctx, n->name, n->f, n->grid, n->block,
+				     n->smem, stream);
+		} else {	/* a memset or a copy: outside any pass */
+			pthread_mutex_lock(&g.lock);
+			end_pass_before_graph();
+			pthread_mutex_unlock(&g.lock);
+		}
+		r = kopt_inject_gnode_launch(n, stream);
+		if (tl_in_window)
+			launch_exit(r != CUDA_SUCCESS);
+		pthread_mutex_lock(&g.lock);
+		g.node_launches++;
+		pthread_mutex_unlock(&g.lock);
+		if (r != CUDA_SUCCESS)
+			kopt_inject_error("node-launch-failed",
+					  kernel ? "cuLaunchKernelEx" :
+					  n->type == CU_GRAPH_NODE_TYPE_MEMSET ?
+					  "cuMemsetAsync" : "cuMemcpy3DAsync",
+					  (int)r, "a node of a graph launched "
+					  "node by node did not run: %s",
+					  kernel ? n->name : "a memset or copy");
+	}
+	pthread_mutex_lock(&g.lock);
+	end_pass_before_graph();
 	pthread_mutex_unlock(&g.lock);
 }
 
+/*
+ * Stop launching a graph node by node: its nodes enabled again, when the
+ * graph they belong to still exists; when it does not, the nodes cannot
+ * be named any more, and the error says that the graph may now run
+ * without them.
+ */
+static void give_up_graph(struct kopt_inject_unrolled *u, const char *why)
+{
+	if (!u->source_gone) {
+		for (size_t i = 0; i < u->n; i++)
+			cuGraphNodeSetEnabled(u->exec, u->nodes[i].node, 1);
+		kopt_inject_warning("graph-not-unrolled", "a CUDA graph is "
+				    "launched as a graph again: %s; its "
+				    "kernels not sampled yet stay unmeasured",
+				    why);
+	} else {
+		kopt_inject_error("graph-unroll-lost", "", 0,
+				  "a CUDA graph launched node by node changed "
+				  "after its source graph was destroyed (%s): "
+				  "its kernels cannot be launched any more; "
+				  "the program's results of this run are not "
+				  "to be trusted", why);
+	}
+	kopt_inject_graph_free(u);
+	*u = g.unrolled[--g.n_unrolled];
+}
+
+/* A graph was instantiated: launch it node by node if the plan says so. */
+static void graph_instantiated(CUgraphExec exec, CUgraph graph)
+{
+	struct kopt_inject_unrolled u, *v;
+	char why[256];
+	size_t wanted = 0, i;
+	CUresult r = CUDA_SUCCESS;
+
+	if (kopt_inject_graph_read(graph, &u, why, sizeof(why)) < 0) {
+		kopt_inject_warning("graph-not-unrolled", "a CUDA graph "
+				    "cannot be launched node by node: %s; "
+				    "its kernels stay unmeasured", why);
+		return;
+	}
+	pthread_mutex_lock(&g.lock);
+	for (i = 0; i < u.n; i++)
+		wanted += u.nodes[i].name &&
+			  plan_find(u.nodes[i].name, u.nodes[i].grid,
+				    u.nodes[i].block) != NULL;
+	pthread_mutex_unlock(&g.lock);
+	for (i = 0; wanted && i < u.n; i++)
+		if ((r = cuGraphNodeSetEnabled(exec, u.nodes[i].node, 0)) !=
+		    CUDA_SUCCESS)
+			break;
+	if (wanted && r != CUDA_SUCCESS) {
+		while (i-- > 0)
+			cuGraphNodeSetEnabled(exec, u.nodes[i].node, 1);
+		kopt_inject_warning("graph-not-unrolled", "the nodes of a "
+				    "CUDA graph cannot be disabled "
+				    "(cuGraphNodeSetEnabled: %d); its kernels "
+				    "stay unmeasured", (int)r);
+		wanted = 0;
+	}
+	pthread_mutex_lock(&g.lock);
+	v = wanted ? realloc(g.unrolled, (g.n_unrolled + 1) * sizeof(*v))
+		   : NULL;
+	if (v) {
+		u.exec = exec;
+		u.source = graph;
+		g.unrolled = v;
+		g.unrolled[g.n_unrolled++] = u;
+		kopt_inject_log("graph of %zu nodes launched node by node",
+				u.n);
+	} else {
+		if (wanted)	/* out of memory: the graph runs as it was */
+			for (i = 0; i < u.n; i++)
+				cuGraphNodeSetEnabled(exec, u.nodes[i].node,
+						      1);
+		kopt_inject_graph_free(&u);
+	}
+	pthread_mutex_unlock(&g.lock);
+}
+
+/*
+ * The copy of node `node` of exec takes new parameters: a kernel's (p),
+ * a memset's (ms) or a memcpy's (mc).
+ */
+static void graph_node_changed(CUgraphExec exec, CUgraphNode node,
+			       const CUDA_KERNEL_NODE_PARAMS *p,
+			       const CUDA_MEMSET_NODE_PARAMS *ms,
+			       const CUDA_MEMCPY3D *mc)
+{
+	struct kopt_inject_unrolled *u;
+	char why[256];
+
+	pthread_mutex_lock(&g.lock);
+	u = unrolled_of(exec);
+	for (size_t i = 0; u && i < u->n; i++) {
+		struct kopt_inject_gnode *n = &u->nodes[i];
+		if (n->node != node)
+			continue;
+		if (ms && n->type == CU_GRAPH_NODE_TYPE_MEMSET)
+			n->memset = *ms;
+		else if (mc && n->type == CU_GRAPH_NODE_TYPE_MEMCPY)
+			n->memcpy = *mc;
+		else if (!p || n->type != CU_GRAPH_NODE_TYPE_KERNEL)
+			give_up_graph(u, "a node changed its kind");
+		else if (kopt_inject_gnode_set(n, p, why, sizeof(why)) < 0)
+			give_up_graph(u, why);
+		break;
+	}
+	pthread_mutex_unlock(&g.lock);
+}
+
+/*
+ * exec took the parameters of graph, which has its topology: the copies
+ * follow, node for node in the same order; the nodes stay disabled.
+ */
+static void graph_updated(CUgraphExec exec, CUgraph graph)
+{
+	struct kopt_inject_unrolled *u, fresh;
+	char why[256];
+	int ok, pairs;
+
+	pthread_mutex_lock(&g.lock);
+	u = unrolled_of(exec);
+	if (!u) {
+		pthread_mutex_unlock(&g.lock);
+		return;
+	}
+	ok = kopt_inject_graph_read(graph, &fresh, why, sizeof(why)) == 0;
+	pairs = ok && fresh.n == u->n;
+	for (size_t i = 0; pairs && i < fresh.n; i++)
+		pairs = fresh.nodes[i].type == u->nodes[i].type;
+	if (ok && !pairs) {
+		snprintf(why, sizeof(why), "an update brought nodes that do "
+			 "not pair up with the graph's");
+		kopt_inject_graph_free(&fresh);
+		ok = 0;
+	}
+	if (!ok) {
+		give_up_graph(u, why);
+	} else {
+		for (size_t i = 0; i < u->n; i++)
+			fresh.nodes[i].node = u->nodes[i].node;
+		kopt_inject_graph_free(u);
+		u->nodes = fresh.nodes;
+		u->n = fresh.n;
+		for (size_t i = 0; !u->source_gone && i < u->n; i++)
+			cuGraphNodeSetEnabled(exec, u->nodes[i].node, 0);
+		kopt_inject_log("graph launched node by node: updated");
+	}
+	pthread_mutex_unlock(&g.lock);
+}
+
+/* The first two fields of every cuGraphInstantiate* call's parameters. */
+struct instantiate_params {
+	CUgraphExec *exec;
+	CUgraph graph;
+};
+
+/* The exit of a graph call that matters to graphs launched node by node. */
+static void on_graph_change(CUpti_CallbackId cbid,
+			    const CUpti_CallbackData *cb)
+{
+	const void *p = cb->functionParams;
+
+	if (!g.plan_graphs || !p || !cb->functionReturnValue ||
+	    *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
+		return;
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate:
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags:
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams:
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz: {
+		const struct instantiate_params *ip = p;
+		if (ip->exec && *ip->exec)
+			graph_instantiated(*ip->exec, ip->graph);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy: {
+		const cuGraphExecDestroy_params *d = p;
+		struct kopt_inject_unrolled *u;
+		pthread_mutex_lock(&g.lock);
+		if ((u = unrolled_of(d->hGraphExec))) {
+			kopt_inject_graph_free(u);
+			*u = g.unrolled[--g.n_unrolled];
+		}
+		pthread_mutex_unlock(&g.lock);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphDestroy: {
+		const cuGraphDestroy_params *d = p;
+		pthread_mutex_lock(&g.lock);
+		for (size_t i = 0; i < g.n_unrolled; i++)
+			if (g.unrolled[i].source == d->hGraph)
+				g.unrolled[i].source_gone = 1;
+		pthread_mutex_unlock(&g.lock);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams: {
+		const cuGraphExecKernelNodeSetParams_params *e = p;
+		CUDA_KERNEL_NODE_PARAMS k;
+		memset(&k, 0, sizeof(k));
+		memcpy(&k, e->nodeParams, sizeof(*e->nodeParams));
+		graph_node_changed(e->hGraphExec, e->hNode, &k, NULL, NULL);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2: {
+		const cuGraphExecKernelNodeSetParams_v2_params *e = p;
+		graph_node_changed(e->hGraphExec, e->hNode, e->nodeParams, NULL,
+				   NULL);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemsetNodeSetParams: {
+		const cuGraphExecMemsetNodeSetParams_params *e = p;
+		graph_node_changed(e->hGraphExec, e->hNode, NULL,
+				   e->memsetParams, NULL);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemcpyNodeSetParams: {
+		const cuGraphExecMemcpyNodeSetParams_params *e = p;
+		graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL,
+				   e->copyParams);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams: {
+		const cuGraphExecNodeSetParams_params *e = p;
+		const CUDA_KERNEL_NODE_PARAMS_v3 *v3;
+		CUDA_KERNEL_NODE_PARAMS k;
+		if (e->nodeParams &&
+		    e->nodeParams->type == CU_GRAPH_NODE_TYPE_MEMSET) {
+			const CUDA_MEMSET_NODE_PARAMS_v2 *m =
+				&e->nodeParams->memset;
+			CUDA_MEMSET_NODE_PARAMS ms;
+			memset(&ms, 0, sizeof(ms));
+			ms.dst = m->dst, ms.pitch = m->pitch;
+			ms.value = m->value, ms.elementSize = m->elementSize;
+			ms.width = m->width, ms.height = m->height;
+			graph_node_changed(e->hGraphExec, e->hNode, NULL, &ms,
+					   NULL);
+			break;
+		}
+		if (e->nodeParams &&
+		    e->nodeParams->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
+			graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL,
+					   &e->nodeParams->memcpy.copyParams);
+			break;
+		}
+		if (!e->nodeParams ||
+		    e->nodeParams->type != CU_GRAPH_NODE_TYPE_KERNEL)
+			break;
+		v3 = &e->nodeParams->kernel;
+		memset(&k, 0, sizeof(k));
+		k.func = v3->func;
+		k.gridDimX = v3->gridDimX, k.gridDimY = v3->gridDimY;
+		k.gridDimZ = v3->gridDimZ;
+		k.blockDimX = v3->blockDimX, k.blockDimY = v3->blockDimY;
+		k.blockDimZ = v3->blockDimZ;
+		k.sharedMemBytes = v3->sharedMemBytes;
+		k.kernelParams = v3->kernelParams;
+		k.extra = v3->extra;
+		k.kern = v3->kern;
+		k.ctx = v3->ctx;
+		graph_node_changed(e->hGraphExec, e->hNode, &k, NULL, NULL);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate: {
+		const cuGraphExecUpdate_params *e = p;
+		graph_updated(e->hGraphExec, e->hGraph);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2: {
+		const cuGraphExecUpdate_v2_params *e = p;
+		graph_updated(e->hGraphExec, e->hGraph);
+		break;
+	}
+	default:
+		break;
+	}
+}
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	uint32_t grid[3], block[3], smem;
@@ -941,13 +1306,16 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		break;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
-	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
-		graph_launch_enter();
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz: {
+		const cuGraphLaunch_params *p = cb->functionParams;
+		graph_launch_enter(cb->context, p->hGraph, p->hStream);
 		return;
+	}
 	default:
 		return;
 	}
-	launch_enter(cb, f, grid, block, smem, stream);
+	launch_enter(cb->context, cb->symbolName, f, grid, block, smem,
+		     stream);
 }
 
 /* ---- the end ---- */
@@ -1017,7 +1385,11 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 			on_launch(cbid, cb);
 	} else {
 		if (--tl_depth == 0 && tl_in_window)
-			launch_exit(cb);
+			launch_exit(cb->functionReturnValue &&
+				    *(const CUresult *)cb->functionReturnValue
+				    != CUDA_SUCCESS);
+		else if (tl_depth == 0)
+			on_graph_change(cbid, cb);
 	}
 }
 
@@ -1032,6 +1404,23 @@ static int subscribe(void)
 		CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
 		CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
 		CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+	};
+	/* graphs launched node by node: a second run's graph kernels */
+	static const CUpti_CallbackId graph_calls[] = {
+		CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphDestroy,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemsetNodeSetParams,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemcpyNodeSetParams,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2,
 	};
 	CUptiResult r = kc.cuptiSubscribe(&g.sub, on_callback, NULL);
 
@@ -1048,6 +1437,13 @@ static int subscribe(void)
 	for (size_t i = 0; i < sizeof(launches) / sizeof(launches[0]); i++) {
 		r = kc.cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_DRIVER_API,
 					   launches[i]);
+		if (r != CUPTI_SUCCESS)
+			return kopt_inject_cupti_fail("cuptiEnableCallback", r);
+	}
+	for (size_t i = 0; g.plan_graphs &&
+	     i < sizeof(graph_calls) / sizeof(graph_calls[0]); i++) {
+		r = kc.cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_DRIVER_API,
+					   graph_calls[i]);
 		if (r != CUPTI_SUCCESS)
 			return kopt_inject_cupti_fail("cuptiEnableCallback", r);
 	}

@@ -108,7 +108,9 @@ struct kopt_inject_table {
  */
 struct kopt_inject_plan_item {
 	struct kopt_inject_key key;
-	uint64_t calls;		/* its launch calls in the first run */
+	uint64_t calls;		/* its launch calls in the first run (of a
+				   graph's kernel: its executions too) */
+	int graph;		/* the first run saw it only in graphs */
 };
 
 uint64_t kopt_inject_key_hash(const char *name, const uint32_t grid[3],
@@ -118,6 +120,63 @@ void *kopt_inject_table_find(const struct kopt_inject_table *t,
 			     const uint32_t block[3], uint64_t hash);
 /* Takes ownership of item (whose key is filled in); -1 out of memory. */
 int kopt_inject_table_add(struct kopt_inject_table *t, void *item);
+
+/*
+ * Graphs launched node by node (graphs.c).  In a second run whose plan
+ * names kernels the first run saw only inside CUDA graphs, a graph made
+ * only of kernel, memset, memcpy and empty nodes, one of whose kernels
+ * the plan names, is read when it is instantiated: its nodes are copied
+ * (a kernel's function, dimensions, cluster shape and parameter values;
+ * a memset's or memcpy's parameters), in an order its edges allow, and
+ * disabled in the executable graph.  Each launch of that graph then
+ * launches the copies on the graph's stream, the kernels as ordinary
+ * launches that the windows sample, before the emptied graph itself.
+ * The program computes what it computed: the same kernels, with the same
+ * parameters, in an order the graph allows, on the same stream.  Only
+ * the graph's own concurrency is lost, in a run whose durations are not
+ * kept.  Changes to the executable graph (kernel node parameters, an
+ * update from another graph) are followed.
+ */
+struct kopt_inject_gnode {
+	CUgraphNode node;	/* in the graph the executable was made from */
+	CUgraphNodeType type;	/* kernel, memset or memcpy */
+	CUDA_MEMSET_NODE_PARAMS memset;
+	CUDA_MEMCPY3D memcpy;
+	CUfunction f;
+	char *name;		/* mangled; NULL but for a kernel */
+	uint32_t grid[3], block[3], smem;
+	uint32_t cluster[3];	/* 0: no cluster */
+	int cooperative;
+	unsigned char *args;	/* the parameters' values, copied */
+	void **argv;		/* one pointer into args per parameter */
+	size_t n_args;
+	int use_extra;		/* args is one buffer of extra_size bytes */
+	size_t extra_size;
+};
+
+struct kopt_inject_unrolled {
+	CUgraphExec exec;
+	CUgraph source;		/* the graph it was instantiated from */
+	int source_gone;	/* ... destroyed since */
+	struct kopt_inject_gnode *nodes;
+	size_t n;
+};
+
+/*
+ * Read a graph's kernel nodes in an order its edges allow; 0, or -1 with
+ * why the graph cannot be launched node by node (another node type, an
+ * edge with data, a parameter that cannot be read).
+ */
+int kopt_inject_graph_read(CUgraph graph, struct kopt_inject_unrolled *u,
+			   char *why, size_t len);
+void kopt_inject_graph_free(struct kopt_inject_unrolled *u);
+/* A kernel node's copy from its parameters; 0, or -1 with why. */
+int kopt_inject_gnode_set(struct kopt_inject_gnode *n,
+			  const CUDA_KERNEL_NODE_PARAMS *p, char *why,
+			  size_t len);
+/* Launch a node's copy (a kernel, a memset or a memcpy) on stream. */
+CUresult kopt_inject_gnode_launch(const struct kopt_inject_gnode *n,
+				  CUstream stream);
 
 /* One profiled sample: a launch, or `passes` launches in launch replay. */
 struct kopt_inject_sample {
@@ -309,6 +368,11 @@ struct kopt_inject_state {
 	uint64_t calls_other_ctx;
 	unsigned ctx_moves;	/* the profiler moved to another context */
 	uint64_t graph_launches;	/* cuGraphLaunch calls */
+	size_t plan_graphs;	/* kernels of the plan seen only in graphs */
+	struct kopt_inject_unrolled *unrolled;	/* graphs launched node
+						   by node */
+	size_t n_unrolled;
+	uint64_t node_launches;	/* launches made for their nodes */
 	double profile_s;	/* host time inside profiled launches */
 	/* early set-up: the profiler is set up on a helper thread as soon
 	   as the first context exists, while the program starts up */

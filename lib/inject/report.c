@@ -264,7 +264,13 @@ static const char *not_profiled(const struct kopt_inject_kernel *k,
 		return "graph"; /* executions without a launch call */
 	if (k->ctx_refused)
 		return "other-context";
-	if (k->calls_captured && e && e->count > k->calls - k->calls_captured)
+	/*
+	 * more executions than launch calls that ran: graphs ran it (the
+	 * calls that captured it are counted only when they wanted a
+	 * sample; a kernel whose samples failed may have replayed)
+	 */
+	if (e && (k->calls_captured || !k->failed) &&
+	    e->count > k->calls - k->calls_captured)
 		return "graph";
 	if (k->eligible == 0)
 		return "filtered";
@@ -522,6 +528,9 @@ int kopt_inject_report_write(void)
 	cJSON_AddNumberToObject(o, "launch_calls_other_context",
 				(double)g.calls_other_ctx);
 	cJSON_AddNumberToObject(o, "graph_launches", (double)g.graph_launches);
+	if (g.plan_graphs)
+		cJSON_AddNumberToObject(o, "graph_node_launches",
+					(double)g.node_launches);
 	cJSON_AddItemToObject(root, "config", config_json());
 	cJSON_AddItemToObject(root, "device", device_json());
 	cJSON_AddItemToObject(root, "profiler", profiler_json());

@@ -280,7 +280,7 @@ error: damaged.json: kernel name 'gelu\x0akernel\x01' is not a C identifier afte
 	run --separate-stderr git kopt profile mm v0 --trial decode \
 		--replay "$GPU/cuda-known-kernels-graph.json"
 	assert_failure 128
-	[[ "$stderr" == *"error: $GPU/cuda-known-kernels-graph.json: 'copy' runs only from a CUDA graph, and CUPTI cannot profile a graph's kernels: launch it plainly to measure it, or leave it out with kernel.<name>.stages" ]]
+	[[ "$stderr" == *"error: $GPU/cuda-known-kernels-graph.json: 'copy' runs only from a CUDA graph, and no second run launched the graph node by node: profile it again (not from this capture), launch it plainly, or leave it out with kernel.<name>.stages" ]]
 	[ ! -e docs/kernels/mm/results/v0.json ]
 	[ ! -e docs/kernels/mm.md ]
 }

@@ -336,8 +336,9 @@ static void test_not_measured(void **state)
 
 	(void)state;
 	expect_failure(NULL, graph, "error: blob: 'g' runs only from a CUDA "
-		       "graph, and CUPTI cannot profile a graph's kernels: "
-		       "launch it plainly to measure it, or leave it out with "
+		       "graph, and no second run launched the graph node by "
+		       "node: profile it again (not from this capture), "
+		       "launch it plainly, or leave it out with "
 		       "kernel.<name>.stages\n");
 	kopt_buf_reset(&messages);
 	parse_ok(&e, few);
@@ -428,9 +429,20 @@ static void test_second_run_needed(void **state)
 	assert_int_equal(kopt_capture_needs_second_run(FIX "mla-decode-v8-"
 						       "decode-program.json",
 						       NULL), 0);
-	/* graphs: a second run cannot help */
+	/* graphs: a second run launches them node by node */
 	assert_int_equal(kopt_capture_needs_second_run(FIX "graph-kernels."
-						       "json", "*"), 0);
+						       "json", "*"), 1);
+	assert_int_equal(kopt_capture_needs_second_run(FIX "graph-kernels."
+						       "json", NULL), 1);
+	assert_int_equal(kopt_capture_needs_second_run(FIX "torch-graph-"
+						       "first-run.json", NULL),
+			 1);
+	assert_int_equal(kopt_capture_needs_second_run(FIX "torch-graph-"
+						       "node-by-node.json",
+						       NULL), 0);
+	assert_int_equal(kopt_capture_needs_second_run(FIX "graph-kernels-"
+						       "node-by-node.json",
+						       NULL), 0);
 	assert_string_equal(messages.buf, "");
 	assert_int_equal(kopt_capture_needs_second_run(FIX "nothing.json",
 						       NULL), -1);
