@@ -10,6 +10,7 @@
 #include <cmark-gfm.h>
 
 #include "cache.h"
+#include "decimal.h"
 #include "error.h"
 #include "lockfile.h"
 #include "version.h"
@@ -371,7 +372,7 @@ static int match_key(const char *ctx, size_t len, size_t i, char key,
 }
 
 static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
-			       size_t len)
+			       size_t len, int keep)
 {
 	struct kopt_buf ctx = KOPT_BUF_INIT, item = KOPT_BUF_INIT;
 	const char *open = memchr(p, '(', len);
@@ -402,7 +403,8 @@ static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
 		kopt_buf_setlen(&ctx, ctx.len - 1);
 	while (ctx.len && strchr(":@ -", ctx.buf[0]))
 		kopt_buf_splice(&ctx, 0, 1, NULL, 0);
-	pf->context = kopt_strdup(ctx.buf);
+	if (keep)
+		pf->context = kopt_strdup(ctx.buf);
 
 	for (i = 0; i < ctx.len; i++) {
 		long asked = 0;
@@ -527,10 +529,12 @@ static double parse_value(int metric, const char *v)
 		if (*p != ',')
 			num[n++] = *p;
 	num[n] = '\0';
-	errno = 0;
-	d = strtod(num, &end);
-	if (!n || *end || errno || !isfinite(d))
-		d = NAN;
+	if (!kopt_decimal_plain(&d, num, n)) {
+		errno = 0;
+		d = strtod(num, &end);
+		if (!n || *end || errno || !isfinite(d))
+			d = NAN;
+	}
 	if (num != small)
 		free(num);
 	if (isnan(d))
@@ -571,24 +575,41 @@ static void header_cell(const char *h, int i, int *value_col, int *vs_col)
 		*vs_col = i;
 }
 
-/* A row of the table's body; takes the cells (NULL: none). */
+/* The metric a row of the table's body gives (NULL cells: none). */
+static void row_metric(struct kopt_devlog_perf *pf, const char *metric,
+		       const char *value)
+{
+	int m = metric_of(metric ? metric : "");
+
+	if (m >= 0 && !kopt_results_has(pf->metrics[m]))
+		pf->metrics[m] = parse_value(m, value ? value : "");
+}
+
+/*
+ * A row of the table's body; takes the cells (NULL: none).  The views'
+ * reading (`keep` 0) keeps only the metric: no view reads the rows.
+ */
 static void add_row(struct kopt_devlog_perf *pf, char *metric, char *value,
-		    char *vs)
+		    char *vs, int keep)
 {
 	struct kopt_devlog_row *r;
-	int m;
 
+	row_metric(pf, metric, value);
+	if (!keep) {
+		free(metric);
+		free(value);
+		free(vs);
+		return;
+	}
 	KOPT_ALLOC_GROW(pf->rows, pf->rows_nr + 1, pf->rows_alloc);
 	r = &pf->rows[pf->rows_nr++];
 	r->metric = metric ? metric : kopt_strdup("");
 	r->value = value ? value : kopt_strdup("");
 	r->vs = vs;
-	m = metric_of(r->metric);
-	if (m >= 0 && !kopt_results_has(pf->metrics[m]))
-		pf->metrics[m] = parse_value(m, r->value);
 }
 
-static void parse_table(struct kopt_devlog_perf *pf, cmark_node *table)
+static void parse_table(struct kopt_devlog_perf *pf, cmark_node *table,
+			int keep)
 {
 	cmark_node *row = cmark_node_first_child(table), *c;
 	int value_col = 1, vs_col = -1, i;
@@ -603,7 +624,8 @@ static void parse_table(struct kopt_devlog_perf *pf, cmark_node *table)
 	}
 	for (row = cmark_node_next(row); row; row = cmark_node_next(row))
 		add_row(pf, cell_text(row, 0), cell_text(row, value_col),
-			vs_col >= 0 ? cell_text(row, vs_col) : NULL);
+			keep && vs_col >= 0 ? cell_text(row, vs_col) : NULL,
+			keep);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1075,10 +1097,30 @@ static char *cell_dup(const char *p, const size_t *cell, int k, int n,
 	return k < ncols ? kopt_strdup("") : NULL;
 }
 
+/*
+ * Cell k of a row as a string in `small` (or allocated, in *big, when it
+ * is long), for row_metric(); NULL where cell_dup() gives NULL.
+ */
+static const char *cell_in(char *small, size_t size, char **big,
+			   const char *p, const size_t *cell, int k, int n,
+			   int ncols)
+{
+	size_t len;
+
+	if (k >= n)
+		return k < ncols ? "" : NULL;
+	len = cell[2 * k + 1] - cell[2 * k];
+	if (len >= size)
+		small = *big = kopt_malloc(len + 1);
+	memcpy(small, p + cell[2 * k], len);
+	small[len] = '\0';
+	return small;
+}
+
 /* The table the quick reading found, as parse_table() reads cmark's. */
 static void parse_table_lines(struct kopt_devlog_perf *pf,
 			      const struct prepared *pp,
-			      const struct block *b)
+			      const struct block *b, int keep)
 {
 	size_t cell[2 * SCAN_MAX_CELLS], len;
 	const char *p = prep_at(pp, b->rows, &len);
@@ -1096,10 +1138,20 @@ static void parse_table_lines(struct kopt_devlog_perf *pf,
 		n = row_cells(p, len, indent_of(p, len), cell, SCAN_MAX_CELLS);
 		if (n > ncols)
 			n = ncols;
+		if (!keep) {
+			char name[64], value[64], *big1 = NULL, *big2 = NULL;
+			row_metric(pf, cell_in(name, sizeof(name), &big1, p,
+					       cell, 0, n, ncols),
+				   cell_in(value, sizeof(value), &big2, p,
+					   cell, value_col, n, ncols));
+			free(big1);
+			free(big2);
+			continue;
+		}
 		add_row(pf, cell_dup(p, cell, 0, n, ncols),
 			cell_dup(p, cell, value_col, n, ncols),
 			vs_col >= 0 ? cell_dup(p, cell, vs_col, n, ncols) :
-			NULL);
+			NULL, 1);
 	}
 }
 
@@ -1490,7 +1542,7 @@ static void on_label(struct walk *w, enum label l, const char *value,
 		KOPT_ALLOC_GROW(v->perfs, v->perfs_nr + 1, v->perfs_alloc);
 		pf = &v->perfs[v->perfs_nr++];
 		perf_init(pf);
-		parse_perf_context(pf, value, vlen);
+		parse_perf_context(pf, value, vlen, !w->view);
 		pf->line = line;
 		pf->last_line = last;
 		pf->after_line = last;
@@ -1663,9 +1715,9 @@ static void on_table(struct walk *w, const struct block *b)
 		return;
 	}
 	if (b->node)
-		parse_table(pf, b->node);
+		parse_table(pf, b->node, !w->view);
 	else
-		parse_table_lines(pf, w->pp, b);
+		parse_table_lines(pf, w->pp, b, !w->view);
 	pf->table_line = b->first;
 	pf->last_line = b->last;
 	pf->after_line = b->last;
@@ -2238,6 +2290,33 @@ int kopt_devlog_parse_view(struct kopt_devlog *out, const char *data,
 	return parse_devlog(out, data, len, label, 1);
 }
 
+void kopt_devlog_drop_unread(struct kopt_devlog *dl)
+{
+	size_t i, j, k;
+
+	for (i = 0; i < dl->versions_nr; i++) {
+		struct kopt_devlog_version *v = &dl->versions[i];
+		kopt_strvec_clear(&v->what_changed);
+		kopt_strvec_clear(&v->description);
+		kopt_strvec_clear(&v->issues);
+		for (j = 0; j < v->perfs_nr; j++) {
+			struct kopt_devlog_perf *pf = &v->perfs[j];
+			kopt_strvec_clear(&pf->issues);
+			kopt_strvec_clear(&pf->insights);
+			for (k = 0; k < pf->rows_nr; k++) {
+				free(pf->rows[k].metric);
+				free(pf->rows[k].value);
+				free(pf->rows[k].vs);
+			}
+			free(pf->rows);
+			pf->rows = NULL;
+			pf->rows_nr = pf->rows_alloc = 0;
+			free(pf->context);
+			pf->context = NULL;
+		}
+	}
+}
+
 int kopt_devlog_read_file(struct kopt_devlog *out, const char *path)
 {
 	struct kopt_buf sb = KOPT_BUF_INIT;
@@ -2545,7 +2624,9 @@ void kopt_devlog_dump(struct kopt_buf *out, const struct kopt_devlog *dl)
 			if (pf->device)
 				kopt_buf_addf(out, "    device: %s\n",
 					      pf->device);
-			kopt_buf_addf(out, "    context: %s\n", pf->context);
+			if (pf->context)
+				kopt_buf_addf(out, "    context: %s\n",
+					      pf->context);
 			if (pf->table_line)
 				kopt_buf_addf(out, "    table: line %d, %zu "
 					      "rows\n", pf->table_line,

@@ -14,6 +14,7 @@
 #include "buf.h"
 #include "cache.h"
 #include "config.h"
+#include "decimal.h"
 #include "error.h"
 #include "lockfile.h"
 #include "banned.h"
@@ -921,10 +922,6 @@ static inline int scan_string(struct scan *sc, struct scan_str *out)
 	return 1;
 }
 
-static const double pow10_exact[] = {
-	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
-};
 
 /* strtod() of n < 64 bytes: kept out of the quick path's frame */
 static __attribute__((noinline)) double scan_strtod(const char *s, size_t n)
@@ -936,12 +933,7 @@ static __attribute__((noinline)) double scan_strtod(const char *s, size_t n)
 	return strtod(buf, NULL);
 }
 
-/*
- * A JSON number, as strtod() reads it.  Where the digits make an integer
- * below 2^53 and the power of ten is exact (at most 10^22), one
- * multiplication or division of two exact doubles is the correctly
- * rounded value, as strtod()'s is; otherwise strtod() itself.
- */
+/* A JSON number, as strtod() reads it (lib/decimal). */
 static inline int scan_number(struct scan *sc, double *out)
 {
 	const char *p = sc->p, *start = sc->p, *d;
@@ -990,15 +982,8 @@ static inline int scan_number(struct scan *sc, double *out)
 	    (c | 0x20) == 'e')
 		goto bad;
 	/* at most 19 digits: m holds them all, without overflow */
-	if (digits <= 19 && m <= ((uint64_t)1 << 53) && exp10 >= -22 &&
-	    exp10 <= 22) {
-		double v = (double)m;
-		v = exp10 < 0 ? v / pow10_exact[-exp10] :
-				 v * pow10_exact[exp10];
-		*out = neg ? -v : v;
-	} else {
+	if (digits > 19 || !kopt_decimal_exact(out, m, exp10, neg))
 		*out = scan_strtod(start, (size_t)(p - start));
-	}
 	sc->p = p;
 	return 1;
 bad:
@@ -1947,13 +1932,44 @@ static void device_key(struct kopt_buf *out, const char *name)
 	}
 }
 
+/*
+ * device_key() in out[64] when it fits there: 1 with its start and
+ * length; 0 when it does not fit (no allocation for the usual names).
+ */
+static int device_key_small(char out[64], const char *name,
+			    const char **key, size_t *len)
+{
+	const char *p;
+	size_t n = 0;
+
+	for (p = name; *p; p++)
+		if (isalnum((unsigned char)*p)) {
+			if (n == 64)
+				return 0;
+			out[n++] = (char)tolower((unsigned char)*p);
+		}
+	*key = out;
+	*len = n;
+	if (n > 6 && !memcmp(out, "nvidia", 6)) {
+		*key += 6;
+		*len -= 6;
+	}
+	return 1;
+}
+
 int kopt_results_same_device(const char *a, const char *b)
 {
 	struct kopt_buf ka = KOPT_BUF_INIT, kb = KOPT_BUF_INIT;
+	char sa[64], sb[64];
+	const char *pa, *pb;
+	size_t la, lb;
 	int same;
 
 	if (!a || !b || !*a || !*b)
 		return 1;
+	if (device_key_small(sa, a, &pa, &la) &&
+	    device_key_small(sb, b, &pb, &lb))
+		return la == lb && !memcmp(pa, pb, la);
 	device_key(&ka, a);
 	device_key(&kb, b);
 	same = !strcmp(ka.buf, kb.buf);

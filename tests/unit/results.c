@@ -775,6 +775,40 @@ static void test_slim(void **state)
 	kopt_buf_release(&text);
 }
 
+/* Device names compare without case, punctuation or a leading NVIDIA. */
+static void test_same_device(void **state)
+{
+	char a[200], b[200];
+	size_t i;
+
+	(void)state;
+	assert_true(kopt_results_same_device("NVIDIA H200", "h200"));
+	assert_true(kopt_results_same_device("NVIDIA H200", "nvidia-h200"));
+	assert_true(kopt_results_same_device("H100 SXM", "h100-sxm"));
+	assert_false(kopt_results_same_device("NVIDIA H200", "H100"));
+	assert_false(kopt_results_same_device("H200", "H2000"));
+	/* "nvidia" alone is a name, not a prefix */
+	assert_true(kopt_results_same_device("NVIDIA", "nvidia"));
+	assert_false(kopt_results_same_device("NVIDIA", "NVIDIA A"));
+	/* no name: any device */
+	assert_true(kopt_results_same_device(NULL, "H200"));
+	assert_true(kopt_results_same_device("", "H200"));
+	/* names longer than the 64 characters kept on the stack */
+	for (i = 0; i < 150; i++)
+		a[i] = b[i] = (char)('a' + i % 26);
+	a[150] = b[150] = '\0';
+	assert_true(kopt_results_same_device(a, b));
+	b[149] = 'A' + 1;
+	assert_false(kopt_results_same_device(a, b));
+	b[149] = (char)(a[149] - 'a' + 'A');
+	assert_true(kopt_results_same_device(a, b));
+	/* one long, one short */
+	assert_false(kopt_results_same_device(a, "H200"));
+	memcpy(b, "NVIDIA ", 7);
+	memcpy(b + 7, a, 151);
+	assert_true(kopt_results_same_device(a, b));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -798,6 +832,7 @@ int main(void)
 		MESSAGES_TEST(test_view_numbers),
 		MESSAGES_TEST(test_view_left_to_full),
 		MESSAGES_TEST(test_slim),
+		MESSAGES_TEST(test_same_device),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
