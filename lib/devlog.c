@@ -31,34 +31,36 @@ enum label {
 	L_NOT_MEASURED,
 };
 
+#define LABEL(name, label) { name, sizeof(name) - 1, label }
 static const struct {
 	const char *name;
+	size_t len;
 	enum label label;
 } label_names[] = {
-	{ "location", L_LOCATION },
-	{ "path", L_LOCATION },
-	{ "source", L_LOCATION },
-	{ "sources", L_LOCATION },
-	{ "what changed", L_WHAT_CHANGED },
-	{ "what's changed", L_WHAT_CHANGED },
-	{ "what has changed", L_WHAT_CHANGED },
-	{ "changes", L_WHAT_CHANGED },
-	{ "changed", L_WHAT_CHANGED },
-	{ "description", L_DESCRIPTION },
-	{ "design", L_DESCRIPTION },
-	{ "bottleneck", L_BOTTLENECK },
-	{ "root cause", L_ROOT_CAUSE },
-	{ "issues", L_ISSUES },
-	{ "remaining issues", L_ISSUES },
-	{ "open issues", L_ISSUES },
-	{ "problems", L_ISSUES },
-	{ "insights", L_INSIGHTS },
-	{ "key insights", L_INSIGHTS },
-	{ "lessons", L_INSIGHTS },
-	{ "lessons learned", L_INSIGHTS },
-	{ "learnings", L_INSIGHTS },
+	LABEL("location", L_LOCATION),
+	LABEL("path", L_LOCATION),
+	LABEL("source", L_LOCATION),
+	LABEL("sources", L_LOCATION),
+	LABEL("what changed", L_WHAT_CHANGED),
+	LABEL("what's changed", L_WHAT_CHANGED),
+	LABEL("what has changed", L_WHAT_CHANGED),
+	LABEL("changes", L_WHAT_CHANGED),
+	LABEL("changed", L_WHAT_CHANGED),
+	LABEL("description", L_DESCRIPTION),
+	LABEL("design", L_DESCRIPTION),
+	LABEL("bottleneck", L_BOTTLENECK),
+	LABEL("root cause", L_ROOT_CAUSE),
+	LABEL("issues", L_ISSUES),
+	LABEL("remaining issues", L_ISSUES),
+	LABEL("open issues", L_ISSUES),
+	LABEL("problems", L_ISSUES),
+	LABEL("insights", L_INSIGHTS),
+	LABEL("key insights", L_INSIGHTS),
+	LABEL("lessons", L_INSIGHTS),
+	LABEL("lessons learned", L_INSIGHTS),
+	LABEL("learnings", L_INSIGHTS),
 	/* a performance block's list of what its run could not measure */
-	{ "not measured", L_NOT_MEASURED },
+	LABEL("not measured", L_NOT_MEASURED),
 };
 
 static int list_label(enum label l)
@@ -133,16 +135,20 @@ static void split_lines(struct kopt_devlog *dl)
 {
 	const char *p = dl->text.buf;
 	size_t start = 0, n = dl->text.len, alloc = 0;
-	int crlf = 0, lf = 0;
+	int crlf = 0, lf = 0, any_cr;
 
 	dl->lines_nr = 0;
 	KOPT_ALLOC_GROW(dl->line_start, 2, alloc);
 	dl->line_start[0] = 0;
 	dl->line_start[1] = 0;
+	/* no CR in the text (most): no line needs a look for one */
+	any_cr = memchr(p, '\r', n) != NULL;
+
 	while (start < n) {
 		const char *nl = memchr(p + start, '\n', n - start);
 		size_t end = nl ? (size_t)(nl - p) : n;
-		const char *cr = memchr(p + start, '\r', end - start);
+		const char *cr = any_cr ? memchr(p + start, '\r', end - start) :
+				 NULL;
 
 		if (cr && !(nl && cr + 1 == nl)) {
 			/* a CR alone ends a line */
@@ -172,7 +178,9 @@ static int ci_prefix(const char *s, size_t len, const char *prefix)
 {
 	size_t n = strlen(prefix);
 
-	return len >= n && !strncasecmp(s, prefix, n);
+	/* the first byte before the call: most lines differ there */
+	return len >= n && tolower((unsigned char)*s) == prefix[0] &&
+	       !strncasecmp(s, prefix, n);
 }
 
 /*
@@ -318,7 +326,8 @@ static enum label match_label(const char *p, size_t len, const char **value,
 	*vlen = len - j;
 	for (k = 0; k < KOPT_ARRAY_SIZE(label_names); k++) {
 		const char *n = label_names[k].name;
-		if (strlen(n) == name_end - name_start &&
+		if (label_names[k].len == name_end - name_start &&
+		    tolower((unsigned char)p[name_start]) == n[0] &&
 		    !strncasecmp(n, p + name_start, name_end - name_start))
 			return label_names[k].label;
 	}
@@ -371,6 +380,29 @@ static int match_key(const char *ctx, size_t len, size_t i, char key,
 	return 1;
 }
 
+/* A letter that may start b=, s= or t= */
+static int config_key(char c)
+{
+	switch (c) {
+	case 'b': case 's': case 't': case 'B': case 'S': case 'T':
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* strcasestr(s, needle) != NULL, a lower-case needle's first byte first */
+static int ci_contains(const char *s, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *s; s++)
+		if (tolower((unsigned char)*s) == needle[0] &&
+		    !strncasecmp(s, needle, n))
+			return 1;
+	return 0;
+}
+
 static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
 			       size_t len, int keep)
 {
@@ -408,7 +440,7 @@ static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
 
 	for (i = 0; i < ctx.len; i++) {
 		long asked = 0;
-		if (!strchr("bstBST", ctx.buf[i]) || !ctx.buf[i])
+		if (!config_key(ctx.buf[i]))
 			continue;
 		if (!have_b && match_key(ctx.buf, ctx.len, i, 'b', &pf->b,
 					 &asked)) {
@@ -430,7 +462,7 @@ static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
 		have_b = have_s = have_t = 0;
 		for (i = 0; i < item.len; i++) {
 			long asked = 0;
-			if (!strchr("bstBST", item.buf[i]) || !item.buf[i])
+			if (!config_key(item.buf[i]))
 				continue;
 			if (!have_b && match_key(item.buf, item.len, i, 'b',
 						 &pf->b, &asked)) {
@@ -462,7 +494,7 @@ static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
 		kopt_buf_trim(&item);
 		if (start == 0 && item.len && !strchr(item.buf, '='))
 			pf->device = kopt_strdup(item.buf);
-		if (strcasestr(item.buf, "replay"))
+		if (ci_contains(item.buf, "replay"))
 			pf->replayed = 1;
 		start = i + 1;
 	}
@@ -714,12 +746,17 @@ struct prepared {
 static void prep_line(struct prepared *pp, const char *p, size_t len,
 		      int orig)
 {
+	struct kopt_buf *t = &pp->text;
+
 	KOPT_ALLOC_GROW(pp->orig, pp->nr + 2, pp->alloc);
 	if (!pp->nr)
 		pp->orig[pp->nr++] = 0;   /* line numbers are 1-based */
 	pp->orig[pp->nr++] = orig;
-	kopt_buf_add(&pp->text, p, len);
-	kopt_buf_addch(&pp->text, '\n');
+	kopt_buf_grow(t, len + 1);
+	memcpy(t->buf + t->len, p, len);
+	t->len += len;
+	t->buf[t->len++] = '\n';
+	t->buf[t->len] = '\0';
 }
 
 /*
@@ -785,16 +822,20 @@ static void prepare(struct prepared *pp, const struct kopt_devlog *dl)
 {
 	char fence = 0;
 	size_t fence_n = 0;
-	int i, in_comment = 0, in_table = 0;
+	int i, in_comment = 0, in_table = 0, last_blank = 1;
 
+	/* the copy is about the text's size: room for it once */
+	kopt_buf_grow(&pp->text, dl->text.len + dl->lines_nr / 8 + 64);
 	for (i = 1; i <= dl->lines_nr; i++) {
 		size_t len, nlen = 0, vlen;
 		const char *p = line_at(dl, i, &len), *v, *next = NULL;
+		/* line_blank(dl, i - 1), kept from the line before */
 		int prev_blank = i == 1 || i - 1 <= dl->front_matter_last ||
-				 line_blank(dl, i - 1);
+				 last_blank;
 		char ch;
 		size_t n;
 
+		last_blank = blank(p, len);
 		if (i <= dl->front_matter_last) {
 			prep_line(pp, "", 0, i);
 			continue;
