@@ -240,7 +240,9 @@ static void get_number(struct reader *rd, const cJSON *obj, const char *key,
 
 static int is_integer(double d, double min)
 {
-	return isfinite(d) && d == floor(d) && d >= min && d <= 9007199254740992.0;
+	/* NAN and the infinities fail the range; within it, a cast is exact */
+	return d >= min && d <= 9007199254740992.0 &&
+	       d == (double)(int64_t)d;
 }
 
 static void get_long(struct reader *rd, const cJSON *obj, const char *key,
@@ -1055,26 +1057,34 @@ static void scan_skip(struct scan *sc, int depth)
  */
 static inline int scan_member(struct scan *sc, int *first)
 {
+	char c;
+
 	if (sc->fail)
 		return 0;
+	c = scan_peek(sc);
 	if (*first) {
 		*first = 0;
-		if (!scan_char(sc, '{'))
-			return 0;
-		if (scan_peek(sc) == '}') {
+		if (c != '{')
+			goto bad;
+		sc->p++;
+		c = scan_peek(sc);
+		if (c == '}') {
 			scan_close(sc);
 			return 0;
 		}
 	} else {
-		if (scan_peek(sc) == '}') {
+		if (c == '}') {
 			scan_close(sc);
 			return 0;
 		}
-		if (!scan_char(sc, ','))
-			return 0;
+		if (c != ',')
+			goto bad;
+		sc->p++;
+		c = scan_peek(sc);
 	}
-	if (scan_peek(sc) == '"')
+	if (c == '"')
 		return 1;
+bad:
 	sc->fail = 1;
 	return 0;
 }
@@ -1082,23 +1092,33 @@ static inline int scan_member(struct scan *sc, int *first)
 /* Elements of an array, as scan_member(). */
 static inline int scan_element(struct scan *sc, int *first)
 {
+	char c;
+
 	if (sc->fail)
 		return 0;
+	c = scan_peek(sc);
 	if (*first) {
 		*first = 0;
-		if (!scan_char(sc, '['))
-			return 0;
+		if (c != '[')
+			goto bad;
+		sc->p++;
 		if (scan_peek(sc) == ']') {
 			sc->p++;
 			return 0;
 		}
 		return 1;
 	}
-	if (scan_peek(sc) == ']') {
+	if (c == ']') {
 		sc->p++;
 		return 0;
 	}
-	return scan_char(sc, ',');
+	if (c == ',') {
+		sc->p++;
+		return 1;
+	}
+bad:
+	sc->fail = 1;
+	return 0;
 }
 
 /*
