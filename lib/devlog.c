@@ -194,6 +194,14 @@ static void clean_inline(struct kopt_buf *out, const char *p, size_t len)
 	/* the text only shrinks: room for it once, then byte by byte */
 	kopt_buf_grow(out, len);
 	while (i < len) {
+		switch (p[i]) {
+		case '<': case '*': case '`': case '_': case ' ': case '\t':
+			break;
+		default:
+			/* most bytes: as they are */
+			out->buf[out->len++] = p[i++];
+			continue;
+		}
 		if (p[i] == '<' && len - i >= 4 && !memcmp(p + i, "<!--", 4)) {
 			const char *end = NULL;
 			size_t j;
@@ -513,8 +521,10 @@ static int metric_of(const char *name)
 
 	/* a name of a table's row is short: no allocation for it */
 	s = len < sizeof(small) ? small : kopt_malloc(len + 1);
+	/* ASCII is enough: every name looked for below is ASCII */
 	for (i = 0; i <= len; i++)
-		s[i] = tolower((unsigned char)name[i]);
+		s[i] = name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 :
+			name[i];
 	if (strstr(s, "duration") || strstr(s, "time") || strstr(s, "latency"))
 		m = KOPT_METRIC_DURATION_US;
 	else if (strstr(s, "tflop"))
@@ -920,18 +930,35 @@ enum { S_NONE, S_PARA, S_FENCE, S_COMMENT, S_TABLE, S_LIST, S_CODE };
 #define SCAN_MAX_CELLS 64       /* a wider table is left to cmark */
 
 /* Nothing in p[0, len) that cmark's inline parser would read. */
+/*
+ * What plain_text() looks for, a lookup a byte: 1 for the control
+ * characters other than a tab and what cmark reads inline, 2 for a tab.
+ */
+static unsigned char inline_class[256];
+
+static void inline_class_ready(void)
+{
+	static const char syntax[] = "\\`*_&<[]!\x7f";
+	const char *s;
+	int c;
+
+	if (inline_class['*'])
+		return;
+	for (c = 0; c < 0x20; c++)
+		inline_class[c] = 1;
+	inline_class['\t'] = 2;
+	for (s = syntax; *s; s++)
+		inline_class[(unsigned char)*s] = 1;
+}
+
 static int plain_text(const char *p, size_t len, int tabs)
 {
+	const unsigned char stop = tabs ? 1 : 3;
 	size_t i;
 
-	for (i = 0; i < len; i++) {
-		unsigned char c = p[i];
-		if (c < 0x20 ? !(tabs && c == '\t') :
-		    (c == '\\' || c == '`' || c == '*' || c == '_' ||
-		     c == '&' || c == '<' || c == '[' || c == ']' ||
-		     c == '!' || c == 0x7f))
+	for (i = 0; i < len; i++)
+		if (inline_class[(unsigned char)p[i]] & stop)
 			return 0;
-	}
 	return 1;
 }
 
@@ -1094,11 +1121,10 @@ static int row_cells(const char *p, size_t len, size_t ind, size_t *cell,
 			i++;
 	}
 	while (i < len) {
-		size_t s = i, e, j = i;
-		int pipe;
-		while (j < len && p[j] != '|')
-			j++;
-		pipe = j < len;
+		const char *bar = memchr(p + i, '|', len - i);
+		size_t s = i, e, j = bar ? (size_t)(bar - p) : len;
+		int pipe = bar != NULL;
+
 		e = j;
 		while (s < e && space_char(p[s]))
 			s++;
@@ -2238,6 +2264,7 @@ static int parse_devlog(struct kopt_devlog *out, const char *data,
 	prepare(&pp, out);
 	/* control characters are spaces in tables, and cmark replaces
 	 * what strict UTF-8 refuses: left to cmark */
+	inline_class_ready();
 	if (!view || ctl || scan_blocks(&pp, &bl, &nr, &alloc)) {
 		/* cmark's tree: always, or where the quick reading gave up */
 		free_blocks(bl, nr);
