@@ -205,6 +205,9 @@ void kopt_cache_add_str(struct kopt_buf *out, const char *s)
 	field_end(out, p);
 }
 
+/* The two hexadecimal digits of each byte, made on first use. */
+static char hex_pairs[512];
+
 void kopt_cache_add_num(struct kopt_buf *out, double v)
 {
 	/* exact, and far cheaper both ways than "%.17g" */
@@ -213,12 +216,17 @@ void kopt_cache_add_num(struct kopt_buf *out, double v)
 	uint64_t bits;
 	int i;
 
+	if (!hex_pairs[0])
+		for (i = 0; i < 256; i++) {
+			hex_pairs[2 * i] = hex[i >> 4];
+			hex_pairs[2 * i + 1] = hex[i & 15];
+		}
 	if (isnan(v)) {
 		*p++ = '-';
 	} else {
 		memcpy(&bits, &v, sizeof(bits));
-		for (i = 15; i >= 0; i--, bits >>= 4)
-			p[i] = hex[bits & 15];
+		for (i = 14; i >= 0; i -= 2, bits >>= 8)
+			memcpy(p + i, hex_pairs + 2 * (bits & 0xff), 2);
 		p += 16;
 	}
 	field_end(out, p);
