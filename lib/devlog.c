@@ -292,6 +292,10 @@ static enum label match_label(const char *p, size_t len, const char **value,
 		i++;
 		bold++;
 	}
+	/* every name below starts with a letter (list items, table rows
+	 * and the like end here) */
+	if (i >= len || !isalpha((unsigned char)p[i]))
+		return L_NONE;
 	name_start = i;
 	if (ci_prefix(p + i, len - i, "performance") ||
 	    ci_prefix(p + i, len - i, "perf")) {
@@ -399,16 +403,22 @@ static int config_key(char c)
 	}
 }
 
-/* strcasestr(s, needle) != NULL, a lower-case needle's first byte first */
-static int ci_contains(const char *s, const char *needle)
+/* A lower-case needle in s[0, len), without case */
+static int ci_contains(const char *s, size_t len, const char *needle)
 {
-	size_t n = strlen(needle);
+	size_t n = strlen(needle), i;
 
-	for (; *s; s++)
-		if (tolower((unsigned char)*s) == needle[0] &&
-		    !strncasecmp(s, needle, n))
+	for (i = 0; i + n <= len; i++)
+		if (tolower((unsigned char)s[i]) == needle[0] &&
+		    !strncasecmp(s + i, needle, n))
 			return 1;
 	return 0;
+}
+
+/* What kopt_buf_trim() trims */
+static int trim_char(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
 static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
@@ -417,7 +427,7 @@ static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
 	struct kopt_buf ctx = KOPT_BUF_INIT, item = KOPT_BUF_INIT;
 	const char *open = memchr(p, '(', len);
 	int have_b = 0, have_s = 0, have_t = 0, depth = 0;
-	size_t i, start;
+	size_t i, start, s, e;
 
 	if (open) {
 		size_t o = open - p + 1, e;
@@ -497,12 +507,16 @@ static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
 			depth--;
 		if (i < ctx.len && (ctx.buf[i] != ',' || depth > 0))
 			continue;
-		kopt_buf_reset(&item);
-		kopt_buf_add(&item, ctx.buf + start, i - start);
-		kopt_buf_trim(&item);
-		if (start == 0 && item.len && !strchr(item.buf, '='))
-			pf->device = kopt_strdup(item.buf);
-		if (ci_contains(item.buf, "replay"))
+		/* the item, trimmed, in place (the text holds no NUL) */
+		s = start;
+		e = i;
+		while (s < e && trim_char(ctx.buf[s]))
+			s++;
+		while (e > s && trim_char(ctx.buf[e - 1]))
+			e--;
+		if (start == 0 && e > s && !memchr(ctx.buf + s, '=', e - s))
+			pf->device = kopt_strndup(ctx.buf + s, e - s);
+		if (ci_contains(ctx.buf + s, e - s, "replay"))
 			pf->replayed = 1;
 		start = i + 1;
 	}
