@@ -2083,6 +2083,23 @@ static int bad_utf8_line(const struct kopt_devlog *dl, int *nul, int *ctl)
 				i += 8;
 				continue;
 			}
+			/* eight of ASCII with a line ending, say: one look
+			 * at each, not a word again at each */
+			if (!(w & BYTES_80)) {
+				for (k = i; k < i + 8; k++) {
+					c = p[k];
+					if (!c) {
+						*nul = 1;
+						return line_of_byte(
+							dl->text.buf, k);
+					}
+					if (c < 0x20 && c != '\n' &&
+					    c != '\r' && c != '\t')
+						*ctl = 1;
+				}
+				i += 8;
+				continue;
+			}
 		}
 		c = p[i];
 		if (!c) {
