@@ -993,6 +993,40 @@ bad:
 	return 0;
 }
 
+/*
+ * A number without an exponent (finite, then, within 63 characters),
+ * checked as scan_number() checks it and passed over: 1.  0 for any
+ * other text, the position unchanged, for scan_number() to read.
+ */
+static inline int scan_number_plain(struct scan *sc)
+{
+	const char *p = sc->p;
+	char c;
+
+	if (*p == '-')
+		p++;
+	if (!scan_digit(*p))
+		return 0;
+	if (*p == '0')
+		p++;
+	else
+		while (scan_digit(*p))
+			p++;
+	if (*p == '.') {
+		p++;
+		if (!scan_digit(*p))
+			return 0;
+		while (scan_digit(*p))
+			p++;
+	}
+	c = *p;
+	if (p - sc->p > 63 || c == '.' || c == '+' || c == '-' ||
+	    (c | 0x20) == 'e')
+		return 0;
+	sc->p = p;
+	return 1;
+}
+
 static int scan_word(struct scan *sc, const char *w, size_t n)
 {
 	if ((size_t)(sc->end - sc->p) < n || memcmp(sc->p, w, n)) {
@@ -1282,6 +1316,9 @@ static inline void scan_get_number(struct scan *sc, double *out, int required)
 		sc->fail = 1;
 		return;
 	}
+	/* a number read only to be checked: without its value when it can */
+	if (!out && scan_number_plain(sc))
+		return;
 	if (!scan_number(sc, &d))
 		return;
 	if (!isfinite(d)) {
@@ -1292,10 +1329,29 @@ static inline void scan_get_number(struct scan *sc, double *out, int required)
 		*out = d;
 }
 
-static inline void scan_get_long(struct scan *sc, long *out, int required, long min)
+static inline void scan_get_long(struct scan *sc, long *out, int required,
+				 long min)
 {
 	double d = NAN;
+	const char *p;
 
+	/*
+	 * Checked only, at least 0: plain digits (at most 15, below 2^53)
+	 * are such an integer without their value.
+	 */
+	if (!out && min <= 0 && scan_digit(scan_peek(sc))) {
+		p = sc->p;
+		if (*p == '0')
+			p++;
+		else
+			while (scan_digit(*p))
+				p++;
+		if (p - sc->p <= 15 && *p != '.' && (*p | 0x20) != 'e' &&
+		    *p != '+' && *p != '-') {
+			sc->p = p;
+			return;
+		}
+	}
 	scan_get_number(sc, &d, required);
 	if (sc->fail || isnan(d))
 		return;
