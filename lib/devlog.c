@@ -88,8 +88,8 @@ size_t kopt_devlog_offset(const struct kopt_devlog *dl, int line)
 }
 
 /* The content of `line` without its line ending. */
-static const char *line_at(const struct kopt_devlog *dl, int line,
-			   size_t *len)
+static inline const char *line_at(const struct kopt_devlog *dl, int line,
+				  size_t *len)
 {
 	size_t s = dl->line_start[line], e = dl->line_start[line + 1];
 
@@ -101,7 +101,7 @@ static const char *line_at(const struct kopt_devlog *dl, int line,
 	return dl->text.buf + s;
 }
 
-static int blank(const char *p, size_t len)
+static inline int blank(const char *p, size_t len)
 {
 	size_t i;
 
@@ -788,8 +788,8 @@ static void prep_line(struct prepared *pp, const char *p, size_t len,
  * none in its info string; a closing fence has nothing after it but
  * white space.
  */
-static int fence_of(const char *p, size_t len, int closing, char *ch,
-		    size_t *n)
+static inline int fence_of(const char *p, size_t len, int closing,
+			   char *ch, size_t *n)
 {
 	size_t i = 0, k;
 
@@ -976,7 +976,7 @@ static int plain_text(const char *p, size_t len, int tabs)
 	return 1;
 }
 
-static int atx_level(const char *p, size_t len, size_t ind)
+static inline int atx_level(const char *p, size_t len, size_t ind)
 {
 	size_t k = ind;
 
@@ -991,7 +991,7 @@ static int atx_level(const char *p, size_t len, size_t ind)
 }
 
 /* A thematic break: three or more of one of * - _, spaces between. */
-static int thematic_break(const char *p, size_t len, size_t ind)
+static inline int thematic_break(const char *p, size_t len, size_t ind)
 {
 	size_t i, n = 0;
 	char c;
@@ -1025,7 +1025,8 @@ static int setext_line(const char *p, size_t len, size_t ind)
  * 0 when there is none, GIVE_UP for the items left to cmark (empty,
  * a tab after the marker, code in the item).
  */
-static int bullet_item(const char *p, size_t len, size_t ind, size_t *w)
+static inline int bullet_item(const char *p, size_t len, size_t ind,
+			      size_t *w)
 {
 	size_t s = 0;
 
@@ -1042,7 +1043,7 @@ static int bullet_item(const char *p, size_t len, size_t ind, size_t *w)
 }
 
 /* What may be an ordered list item: digits, '.' or ')', a space. */
-static int ordered_item(const char *p, size_t len, size_t ind)
+static inline int ordered_item(const char *p, size_t len, size_t ind)
 {
 	size_t i = ind;
 

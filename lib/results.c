@@ -1416,7 +1416,9 @@ static void scan_triple(struct scan *sc)
 static const char *const scan_config_keys_names[] = {
 	"b", "s", "t", "b_requested", "dtype", NULL
 };
-static struct scan_keys scan_config_keys = { scan_config_keys_names, 0, { 0 } };
+static struct scan_keys scan_config_keys = {
+	scan_config_keys_names, 0, { 0 }
+};
 
 static void scan_config(struct scan *sc, struct kopt_results_entry *e)
 {
@@ -1454,7 +1456,9 @@ static const char *const scan_device_keys_names[] = {
 	"peak_tflops", "peak_gbps", "measured_tflops", "measured_gbps",
 	"clocks_locked", NULL
 };
-static struct scan_keys scan_device_keys = { scan_device_keys_names, 0, { 0 } };
+static struct scan_keys scan_device_keys = {
+	scan_device_keys_names, 0, { 0 }
+};
 
 static void scan_device(struct scan *sc, struct kopt_results_device *d)
 {
@@ -1484,7 +1488,9 @@ static void scan_device(struct scan *sc, struct kopt_results_device *d)
 static const char *const scan_stats_keys_names[] = {
 	"median", "min", "max", "p10", "p90", "n", NULL
 };
-static struct scan_keys scan_stats_keys = { scan_stats_keys_names, 0, { 0 } };
+static struct scan_keys scan_stats_keys = {
+	scan_stats_keys_names, 0, { 0 }
+};
 
 static void scan_stats(struct scan *sc)
 {
@@ -1516,7 +1522,9 @@ static const char *const scan_stage_keys_names[] = {
 	"dram_pct", "dram_bytes", "occ_pct", "l2_hit_pct", "spill_bytes",
 	"regs", "smem_bytes", "waves", "not_measured", "replay", NULL
 };
-static struct scan_keys scan_stage_keys = { scan_stage_keys_names, 0, { 0 } };
+static struct scan_keys scan_stage_keys = {
+	scan_stage_keys_names, 0, { 0 }
+};
 
 static void scan_stage(struct scan *sc)
 {
@@ -1560,7 +1568,9 @@ static void scan_stage(struct scan *sc)
 static const char *const scan_opportunity_keys_names[] = {
 	"name", "est_gain_pct", "trigger", "detail", NULL
 };
-static struct scan_keys scan_opportunity_keys = { scan_opportunity_keys_names, 0, { 0 } };
+static struct scan_keys scan_opportunity_keys = {
+	scan_opportunity_keys_names, 0, { 0 }
+};
 
 static void scan_opportunity(struct scan *sc)
 {
@@ -1593,8 +1603,9 @@ static void scan_opportunity(struct scan *sc)
 
 /* kopt_metric_infos' names, as scan_key() takes them */
 static const char *scan_metric_keys_names[KOPT_METRIC__NR + 1];
-static struct scan_keys scan_metric_keys = { scan_metric_keys_names, 0,
-					     { 0 } };
+static struct scan_keys scan_metric_keys = {
+	scan_metric_keys_names, 0, { 0 }
+};
 
 static void scan_metrics(struct scan *sc, struct kopt_results_entry *e)
 {
@@ -1619,7 +1630,9 @@ static const char *const scan_entry_keys_names[] = {
 	"replay_source", "device", "stages", "metrics", "spread_pct",
 	"bottleneck", "root_cause", "opportunities", NULL
 };
-static struct scan_keys scan_entry_keys = { scan_entry_keys_names, 0, { 0 } };
+static struct scan_keys scan_entry_keys = {
+	scan_entry_keys_names, 0, { 0 }
+};
 
 static void scan_entry(struct scan *sc, struct kopt_results_entry *e)
 {
@@ -1675,7 +1688,9 @@ static void scan_entry(struct scan *sc, struct kopt_results_entry *e)
 static const char *const scan_top_keys_names[] = {
 	"schema", "kernel", "version", "parent", "entries", NULL
 };
-static struct scan_keys scan_top_keys = { scan_top_keys_names, 0, { 0 } };
+static struct scan_keys scan_top_keys = {
+	scan_top_keys_names, 0, { 0 }
+};
 
 static void scan_name(struct scan *sc, char **out, int required,
 		      const char *want)

@@ -656,8 +656,9 @@ static void test_view_checked_only(void **state)
 	for (i = 0; i < sizeof(nums) / sizeof(*nums); i++) {
 		kopt_buf_reset(&text);
 		kopt_buf_addf(&text, HEAD "\"stages\": [{\"name\": \"a\", "
-			      "\"tc_pct\": %s, \"duration_us\": {\"median\": 1, "
-			      "\"p90\": %s}}]}]}", nums[i], nums[i]);
+			      "\"tc_pct\": %s, \"duration_us\": "
+			      "{\"median\": 1, \"p90\": %s}}]}]}", nums[i],
+			      nums[i]);
 		expect_view_same(text.buf, NULL, NULL,
 				 isfinite(strtod(nums[i], NULL)));
 	}
