@@ -133,10 +133,11 @@ int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
  * lists (What changed, Description, Issues, Insights, Not measured:
  * their lines are kept), the rows of the performance tables (their
  * metrics are kept) and the performance paragraphs' context (its
- * device, configuration and replay are kept).  The blocks are found line by line without
- * building cmark's tree where the text keeps to the forms devlogs are
- * written in; anything else is read by cmark, as kopt_devlog_parse()
- * reads it (tests/fuzz/devlog-scan holds the two to the same answers).
+ * device, configuration and replay are kept).  The blocks are found
+ * line by line without building cmark's tree where the text keeps to
+ * the forms devlogs are written in; anything else is read by cmark, as
+ * kopt_devlog_parse() reads it (tests/fuzz/devlog-scan holds the two to
+ * the same answers).
  */
 int kopt_devlog_parse_view(struct kopt_devlog *out, const char *data,
 			   size_t len, const char *label);
