@@ -92,11 +92,13 @@ int kopt_source_read(const struct kopt_source *src, const char *path,
 		git_tree_entry_free(te);
 		return ret;
 	} else {
-		char *full = kopt_xstrfmt("%s%s", src->top ? src->top : "",
-					  path);
-		int ret = kopt_buf_read_file(out, full);
-		int e = errno;
-		free(full);
+		struct kopt_buf full = KOPT_BUF_INIT;
+		int ret, e;
+		kopt_buf_addstr(&full, src->top ? src->top : "");
+		kopt_buf_addstr(&full, path);
+		ret = kopt_buf_read_file(out, full.buf);
+		e = errno;
+		kopt_buf_release(&full);
 		if (!ret)
 			return 0;
 		if (e == ENOENT || e == ENOTDIR)
@@ -275,7 +277,9 @@ static int load_files(struct kopt_analysis *out, const struct kopt_source *src,
 			free(version);
 			continue;
 		}
-		kopt_buf_addf(&file, "%s/%s", path.buf, files.v[i]);
+		kopt_buf_addbuf(&file, &path);
+		kopt_buf_addch(&file, '/');
+		kopt_buf_addstr(&file, files.v[i]);
 		v = add_version(out, version);
 		r = load_results(&v->results, src, file.buf, kernel, version,
 				 &data, &label);
@@ -413,6 +417,13 @@ int kopt_analysis_key(git_oid *out, const struct kopt_source *src,
 	return ok;
 }
 
+/* "\t<n>": a count or a flag of the summary's lines (none is negative) */
+static void add_field(struct kopt_buf *out, intmax_t n)
+{
+	kopt_buf_addch(out, '\t');
+	kopt_buf_add_int(out, n);
+}
+
 int kopt_analysis_summary(struct kopt_buf *out, const struct kopt_analysis *a)
 {
 	struct kopt_buf part = KOPT_BUF_INIT;
@@ -420,10 +431,14 @@ int kopt_analysis_summary(struct kopt_buf *out, const struct kopt_analysis *a)
 
 	kopt_cache_add_str(out, "A1");
 	kopt_cache_add_str(out, a->kernel);
-	kopt_buf_addf(out, "\t%d\t%zu\n", a->has_devlog, a->versions_nr);
+	add_field(out, a->has_devlog);
+	add_field(out, a->versions_nr);
+	kopt_buf_addch(out, '\n');
 	if (a->has_devlog) {
 		kopt_devlog_summary(&part, &a->devlog, 0);
-		kopt_buf_addf(out, "L\t%zu\n", part.len);
+		kopt_buf_addch(out, 'L');
+		add_field(out, part.len);
+		kopt_buf_addch(out, '\n');
 		kopt_buf_addbuf(out, &part);
 	}
 	for (i = 0; i < a->versions_nr; i++) {
@@ -433,8 +448,11 @@ int kopt_analysis_summary(struct kopt_buf *out, const struct kopt_analysis *a)
 			kopt_results_summary(&part, &v->results);
 		kopt_cache_add_str(out, "V");
 		kopt_cache_add_str(out, v->name);
-		kopt_buf_addf(out, "\t%d\t%d\t%zu\t%zu\n", v->has_file,
-			      (int)v->source, v->disagree.nr, part.len);
+		add_field(out, v->has_file);
+		add_field(out, (int)v->source);
+		add_field(out, v->disagree.nr);
+		add_field(out, part.len);
+		kopt_buf_addch(out, '\n');
 		for (j = 0; j < v->disagree.nr; j++) {
 			kopt_cache_add_str(out, "d");
 			kopt_cache_add_str(out, v->disagree.v[j]);

@@ -151,6 +151,29 @@ void kopt_buf_addbuf(struct kopt_buf *sb, const struct kopt_buf *other)
 	kopt_buf_add(sb, other->buf, other->len);
 }
 
+void kopt_buf_add_uint(struct kopt_buf *sb, uintmax_t v)
+{
+	char digits[24];
+	size_t n = sizeof(digits);
+
+	do {
+		digits[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	kopt_buf_add(sb, digits + n, sizeof(digits) - n);
+}
+
+void kopt_buf_add_int(struct kopt_buf *sb, intmax_t v)
+{
+	if (v < 0) {
+		kopt_buf_addch(sb, '-');
+		/* the magnitude of INTMAX_MIN too */
+		kopt_buf_add_uint(sb, -(uintmax_t)v);
+		return;
+	}
+	kopt_buf_add_uint(sb, (uintmax_t)v);
+}
+
 void kopt_buf_addchars(struct kopt_buf *sb, int c, size_t n)
 {
 	kopt_buf_grow(sb, n);

@@ -14,6 +14,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct kopt_buf {
 	size_t alloc;
@@ -42,6 +43,9 @@ void kopt_buf_addf(struct kopt_buf *sb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void kopt_buf_vaddf(struct kopt_buf *sb, const char *fmt, va_list ap);
 void kopt_buf_addchars(struct kopt_buf *sb, int c, size_t n);
+/* A whole number in decimal, as "%ju" and "%jd" print it, without printf. */
+void kopt_buf_add_uint(struct kopt_buf *sb, uintmax_t v);
+void kopt_buf_add_int(struct kopt_buf *sb, intmax_t v);
 /* Replace `len` bytes at `pos` with `data` (`dlen` bytes). */
 void kopt_buf_splice(struct kopt_buf *sb, size_t pos, size_t len,
 		     const void *data, size_t dlen);

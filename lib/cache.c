@@ -21,13 +21,19 @@
 /* FNV-1a, 64 bits: catches a torn or zeroed entry, at a byte a step. */
 static uint64_t checksum(const char *data, size_t len)
 {
+	const uint64_t prime = 0x100000001b3ULL;
+	const unsigned char *p = (const unsigned char *)data, *end = p + len;
 	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
 
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)data[i];
-		h *= 0x100000001b3ULL;
+	/* four bytes a turn of the loop: the same steps, fewer branches */
+	for (; end - p >= 4; p += 4) {
+		h = (h ^ p[0]) * prime;
+		h = (h ^ p[1]) * prime;
+		h = (h ^ p[2]) * prime;
+		h = (h ^ p[3]) * prime;
 	}
+	for (; p < end; p++)
+		h = (h ^ *p) * prime;
 	return h;
 }
 
@@ -153,51 +159,77 @@ void kopt_cache_release(struct kopt_cache *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static void sep(struct kopt_buf *out)
+/* Room for n more bytes and the separator; where they go. */
+static char *field_at(struct kopt_buf *out, size_t n)
 {
-	if (out->len && out->buf[out->len - 1] != '\n')
-		kopt_buf_addch(out, '\t');
+	char *p;
+
+	kopt_buf_grow(out, n + 1);
+	p = out->buf + out->len;
+	if (out->len && p[-1] != '\n')
+		*p++ = '\t';
+	return p;
+}
+
+static void field_end(struct kopt_buf *out, char *p)
+{
+	out->len = (size_t)(p - out->buf);
+	out->buf[out->len] = '\0';
 }
 
 void kopt_cache_add_str(struct kopt_buf *out, const char *s)
 {
-	sep(out);
+	size_t n;
+	char *p;
+
 	if (!s) {
-		kopt_buf_addch(out, '-');
+		p = field_at(out, 1);
+		*p++ = '-';
+		field_end(out, p);
 		return;
 	}
+	/* each byte takes at most two */
+	n = strlen(s);
+	p = field_at(out, 2 * n + 1);
 	if (*s == '-')
-		kopt_buf_addch(out, '\\');
+		*p++ = '\\';
 	for (; *s; s++) {
-		if (*s == '\\')
-			kopt_buf_addstr(out, "\\\\");
-		else if (*s == '\t')
-			kopt_buf_addstr(out, "\\t");
-		else if (*s == '\n')
-			kopt_buf_addstr(out, "\\n");
-		else if (*s == '\r')
-			kopt_buf_addstr(out, "\\r");
-		else
-			kopt_buf_addch(out, *s);
+		switch (*s) {
+		case '\\': *p++ = '\\'; *p++ = '\\'; break;
+		case '\t': *p++ = '\\'; *p++ = 't'; break;
+		case '\n': *p++ = '\\'; *p++ = 'n'; break;
+		case '\r': *p++ = '\\'; *p++ = 'r'; break;
+		default: *p++ = *s; break;
+		}
 	}
+	field_end(out, p);
 }
+
+/* The two hexadecimal digits of each byte, made on first use. */
+static char hex_pairs[512];
 
 void kopt_cache_add_num(struct kopt_buf *out, double v)
 {
-	sep(out);
-	if (isnan(v))
-		kopt_buf_addch(out, '-');
-	else {
-		/* exact, and far cheaper both ways than "%.17g" */
-		static const char hex[] = "0123456789abcdef";
-		char digits[16];
-		uint64_t bits;
-		int i;
+	/* exact, and far cheaper both ways than "%.17g" */
+	static const char hex[] = "0123456789abcdef";
+	char *p = field_at(out, 16);
+	uint64_t bits;
+	int i;
+
+	if (!hex_pairs[0])
+		for (i = 0; i < 256; i++) {
+			hex_pairs[2 * i] = hex[i >> 4];
+			hex_pairs[2 * i + 1] = hex[i & 15];
+		}
+	if (isnan(v)) {
+		*p++ = '-';
+	} else {
 		memcpy(&bits, &v, sizeof(bits));
-		for (i = 15; i >= 0; i--, bits >>= 4)
-			digits[i] = hex[bits & 15];
-		kopt_buf_add(out, digits, sizeof(digits));
+		for (i = 14; i >= 0; i -= 2, bits >>= 8)
+			memcpy(p + i, hex_pairs + 2 * (bits & 0xff), 2);
+		p += 16;
 	}
+	field_end(out, p);
 }
 
 int kopt_cache_split(char *text, size_t len, size_t *pos, char **fields,

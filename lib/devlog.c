@@ -10,6 +10,7 @@
 #include <cmark-gfm.h>
 
 #include "cache.h"
+#include "decimal.h"
 #include "error.h"
 #include "lockfile.h"
 #include "version.h"
@@ -30,34 +31,36 @@ enum label {
 	L_NOT_MEASURED,
 };
 
+#define LABEL(name, label) { name, sizeof(name) - 1, label }
 static const struct {
 	const char *name;
+	size_t len;
 	enum label label;
 } label_names[] = {
-	{ "location", L_LOCATION },
-	{ "path", L_LOCATION },
-	{ "source", L_LOCATION },
-	{ "sources", L_LOCATION },
-	{ "what changed", L_WHAT_CHANGED },
-	{ "what's changed", L_WHAT_CHANGED },
-	{ "what has changed", L_WHAT_CHANGED },
-	{ "changes", L_WHAT_CHANGED },
-	{ "changed", L_WHAT_CHANGED },
-	{ "description", L_DESCRIPTION },
-	{ "design", L_DESCRIPTION },
-	{ "bottleneck", L_BOTTLENECK },
-	{ "root cause", L_ROOT_CAUSE },
-	{ "issues", L_ISSUES },
-	{ "remaining issues", L_ISSUES },
-	{ "open issues", L_ISSUES },
-	{ "problems", L_ISSUES },
-	{ "insights", L_INSIGHTS },
-	{ "key insights", L_INSIGHTS },
-	{ "lessons", L_INSIGHTS },
-	{ "lessons learned", L_INSIGHTS },
-	{ "learnings", L_INSIGHTS },
+	LABEL("location", L_LOCATION),
+	LABEL("path", L_LOCATION),
+	LABEL("source", L_LOCATION),
+	LABEL("sources", L_LOCATION),
+	LABEL("what changed", L_WHAT_CHANGED),
+	LABEL("what's changed", L_WHAT_CHANGED),
+	LABEL("what has changed", L_WHAT_CHANGED),
+	LABEL("changes", L_WHAT_CHANGED),
+	LABEL("changed", L_WHAT_CHANGED),
+	LABEL("description", L_DESCRIPTION),
+	LABEL("design", L_DESCRIPTION),
+	LABEL("bottleneck", L_BOTTLENECK),
+	LABEL("root cause", L_ROOT_CAUSE),
+	LABEL("issues", L_ISSUES),
+	LABEL("remaining issues", L_ISSUES),
+	LABEL("open issues", L_ISSUES),
+	LABEL("problems", L_ISSUES),
+	LABEL("insights", L_INSIGHTS),
+	LABEL("key insights", L_INSIGHTS),
+	LABEL("lessons", L_INSIGHTS),
+	LABEL("lessons learned", L_INSIGHTS),
+	LABEL("learnings", L_INSIGHTS),
 	/* a performance block's list of what its run could not measure */
-	{ "not measured", L_NOT_MEASURED },
+	LABEL("not measured", L_NOT_MEASURED),
 };
 
 static int list_label(enum label l)
@@ -85,8 +88,8 @@ size_t kopt_devlog_offset(const struct kopt_devlog *dl, int line)
 }
 
 /* The content of `line` without its line ending. */
-static const char *line_at(const struct kopt_devlog *dl, int line,
-			   size_t *len)
+static inline const char *line_at(const struct kopt_devlog *dl, int line,
+				  size_t *len)
 {
 	size_t s = dl->line_start[line], e = dl->line_start[line + 1];
 
@@ -98,7 +101,7 @@ static const char *line_at(const struct kopt_devlog *dl, int line,
 	return dl->text.buf + s;
 }
 
-static int blank(const char *p, size_t len)
+static inline int blank(const char *p, size_t len)
 {
 	size_t i;
 
@@ -132,16 +135,20 @@ static void split_lines(struct kopt_devlog *dl)
 {
 	const char *p = dl->text.buf;
 	size_t start = 0, n = dl->text.len, alloc = 0;
-	int crlf = 0, lf = 0;
+	int crlf = 0, lf = 0, any_cr;
 
 	dl->lines_nr = 0;
 	KOPT_ALLOC_GROW(dl->line_start, 2, alloc);
 	dl->line_start[0] = 0;
 	dl->line_start[1] = 0;
+	/* no CR in the text (most): no line needs a look for one */
+	any_cr = memchr(p, '\r', n) != NULL;
+
 	while (start < n) {
 		const char *nl = memchr(p + start, '\n', n - start);
 		size_t end = nl ? (size_t)(nl - p) : n;
-		const char *cr = memchr(p + start, '\r', end - start);
+		const char *cr = any_cr ? memchr(p + start, '\r', end - start) :
+				 NULL;
 
 		if (cr && !(nl && cr + 1 == nl)) {
 			/* a CR alone ends a line */
@@ -171,7 +178,9 @@ static int ci_prefix(const char *s, size_t len, const char *prefix)
 {
 	size_t n = strlen(prefix);
 
-	return len >= n && !strncasecmp(s, prefix, n);
+	/* the first byte before the call: most lines differ there */
+	return len >= n && tolower((unsigned char)*s) == prefix[0] &&
+	       !strncasecmp(s, prefix, n);
 }
 
 /*
@@ -185,6 +194,14 @@ static void clean_inline(struct kopt_buf *out, const char *p, size_t len)
 	/* the text only shrinks: room for it once, then byte by byte */
 	kopt_buf_grow(out, len);
 	while (i < len) {
+		switch (p[i]) {
+		case '<': case '*': case '`': case '_': case ' ': case '\t':
+			break;
+		default:
+			/* most bytes: as they are */
+			out->buf[out->len++] = p[i++];
+			continue;
+		}
 		if (p[i] == '<' && len - i >= 4 && !memcmp(p + i, "<!--", 4)) {
 			const char *end = NULL;
 			size_t j;
@@ -275,6 +292,10 @@ static enum label match_label(const char *p, size_t len, const char **value,
 		i++;
 		bold++;
 	}
+	/* every name below starts with a letter (list items, table rows
+	 * and the like end here) */
+	if (i >= len || !isalpha((unsigned char)p[i]))
+		return L_NONE;
 	name_start = i;
 	if (ci_prefix(p + i, len - i, "performance") ||
 	    ci_prefix(p + i, len - i, "perf")) {
@@ -317,7 +338,8 @@ static enum label match_label(const char *p, size_t len, const char **value,
 	*vlen = len - j;
 	for (k = 0; k < KOPT_ARRAY_SIZE(label_names); k++) {
 		const char *n = label_names[k].name;
-		if (strlen(n) == name_end - name_start &&
+		if (label_names[k].len == name_end - name_start &&
+		    tolower((unsigned char)p[name_start]) == n[0] &&
 		    !strncasecmp(n, p + name_start, name_end - name_start))
 			return label_names[k].label;
 	}
@@ -370,13 +392,42 @@ static int match_key(const char *ctx, size_t len, size_t i, char key,
 	return 1;
 }
 
+/* A letter that may start b=, s= or t= */
+static int config_key(char c)
+{
+	switch (c) {
+	case 'b': case 's': case 't': case 'B': case 'S': case 'T':
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* A lower-case needle in s[0, len), without case */
+static int ci_contains(const char *s, size_t len, const char *needle)
+{
+	size_t n = strlen(needle), i;
+
+	for (i = 0; i + n <= len; i++)
+		if (tolower((unsigned char)s[i]) == needle[0] &&
+		    !strncasecmp(s + i, needle, n))
+			return 1;
+	return 0;
+}
+
+/* What kopt_buf_trim() trims */
+static int trim_char(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
 static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
-			       size_t len)
+			       size_t len, int keep)
 {
 	struct kopt_buf ctx = KOPT_BUF_INIT, item = KOPT_BUF_INIT;
 	const char *open = memchr(p, '(', len);
 	int have_b = 0, have_s = 0, have_t = 0, depth = 0;
-	size_t i, start;
+	size_t i, start, s, e;
 
 	if (open) {
 		size_t o = open - p + 1, e;
@@ -402,11 +453,12 @@ static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
 		kopt_buf_setlen(&ctx, ctx.len - 1);
 	while (ctx.len && strchr(":@ -", ctx.buf[0]))
 		kopt_buf_splice(&ctx, 0, 1, NULL, 0);
-	pf->context = kopt_strdup(ctx.buf);
+	if (keep)
+		pf->context = kopt_strdup(ctx.buf);
 
 	for (i = 0; i < ctx.len; i++) {
 		long asked = 0;
-		if (!strchr("bstBST", ctx.buf[i]) || !ctx.buf[i])
+		if (!config_key(ctx.buf[i]))
 			continue;
 		if (!have_b && match_key(ctx.buf, ctx.len, i, 'b', &pf->b,
 					 &asked)) {
@@ -428,7 +480,7 @@ static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
 		have_b = have_s = have_t = 0;
 		for (i = 0; i < item.len; i++) {
 			long asked = 0;
-			if (!strchr("bstBST", item.buf[i]) || !item.buf[i])
+			if (!config_key(item.buf[i]))
 				continue;
 			if (!have_b && match_key(item.buf, item.len, i, 'b',
 						 &pf->b, &asked)) {
@@ -455,12 +507,16 @@ static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
 			depth--;
 		if (i < ctx.len && (ctx.buf[i] != ',' || depth > 0))
 			continue;
-		kopt_buf_reset(&item);
-		kopt_buf_add(&item, ctx.buf + start, i - start);
-		kopt_buf_trim(&item);
-		if (start == 0 && item.len && !strchr(item.buf, '='))
-			pf->device = kopt_strdup(item.buf);
-		if (strcasestr(item.buf, "replay"))
+		/* the item, trimmed, in place (the text holds no NUL) */
+		s = start;
+		e = i;
+		while (s < e && trim_char(ctx.buf[s]))
+			s++;
+		while (e > s && trim_char(ctx.buf[e - 1]))
+			e--;
+		if (start == 0 && e > s && !memchr(ctx.buf + s, '=', e - s))
+			pf->device = kopt_strndup(ctx.buf + s, e - s);
+		if (ci_contains(ctx.buf + s, e - s, "replay"))
 			pf->replayed = 1;
 		start = i + 1;
 	}
@@ -479,8 +535,10 @@ static int metric_of(const char *name)
 
 	/* a name of a table's row is short: no allocation for it */
 	s = len < sizeof(small) ? small : kopt_malloc(len + 1);
+	/* ASCII is enough: every name looked for below is ASCII */
 	for (i = 0; i <= len; i++)
-		s[i] = tolower((unsigned char)name[i]);
+		s[i] = name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 :
+			name[i];
 	if (strstr(s, "duration") || strstr(s, "time") || strstr(s, "latency"))
 		m = KOPT_METRIC_DURATION_US;
 	else if (strstr(s, "tflop"))
@@ -527,10 +585,12 @@ static double parse_value(int metric, const char *v)
 		if (*p != ',')
 			num[n++] = *p;
 	num[n] = '\0';
-	errno = 0;
-	d = strtod(num, &end);
-	if (!n || *end || errno || !isfinite(d))
-		d = NAN;
+	if (!kopt_decimal_plain(&d, num, n)) {
+		errno = 0;
+		d = strtod(num, &end);
+		if (!n || *end || errno || !isfinite(d))
+			d = NAN;
+	}
 	if (num != small)
 		free(num);
 	if (isnan(d))
@@ -571,24 +631,41 @@ static void header_cell(const char *h, int i, int *value_col, int *vs_col)
 		*vs_col = i;
 }
 
-/* A row of the table's body; takes the cells (NULL: none). */
+/* The metric a row of the table's body gives (NULL cells: none). */
+static void row_metric(struct kopt_devlog_perf *pf, const char *metric,
+		       const char *value)
+{
+	int m = metric_of(metric ? metric : "");
+
+	if (m >= 0 && !kopt_results_has(pf->metrics[m]))
+		pf->metrics[m] = parse_value(m, value ? value : "");
+}
+
+/*
+ * A row of the table's body; takes the cells (NULL: none).  The views'
+ * reading (`keep` 0) keeps only the metric: no view reads the rows.
+ */
 static void add_row(struct kopt_devlog_perf *pf, char *metric, char *value,
-		    char *vs)
+		    char *vs, int keep)
 {
 	struct kopt_devlog_row *r;
-	int m;
 
+	row_metric(pf, metric, value);
+	if (!keep) {
+		free(metric);
+		free(value);
+		free(vs);
+		return;
+	}
 	KOPT_ALLOC_GROW(pf->rows, pf->rows_nr + 1, pf->rows_alloc);
 	r = &pf->rows[pf->rows_nr++];
 	r->metric = metric ? metric : kopt_strdup("");
 	r->value = value ? value : kopt_strdup("");
 	r->vs = vs;
-	m = metric_of(r->metric);
-	if (m >= 0 && !kopt_results_has(pf->metrics[m]))
-		pf->metrics[m] = parse_value(m, r->value);
 }
 
-static void parse_table(struct kopt_devlog_perf *pf, cmark_node *table)
+static void parse_table(struct kopt_devlog_perf *pf, cmark_node *table,
+			int keep)
 {
 	cmark_node *row = cmark_node_first_child(table), *c;
 	int value_col = 1, vs_col = -1, i;
@@ -603,7 +680,8 @@ static void parse_table(struct kopt_devlog_perf *pf, cmark_node *table)
 	}
 	for (row = cmark_node_next(row); row; row = cmark_node_next(row))
 		add_row(pf, cell_text(row, 0), cell_text(row, value_col),
-			vs_col >= 0 ? cell_text(row, vs_col) : NULL);
+			keep && vs_col >= 0 ? cell_text(row, vs_col) : NULL,
+			keep);
 }
 
 /* ------------------------------------------------------------------ */
@@ -692,12 +770,17 @@ struct prepared {
 static void prep_line(struct prepared *pp, const char *p, size_t len,
 		      int orig)
 {
+	struct kopt_buf *t = &pp->text;
+
 	KOPT_ALLOC_GROW(pp->orig, pp->nr + 2, pp->alloc);
 	if (!pp->nr)
 		pp->orig[pp->nr++] = 0;   /* line numbers are 1-based */
 	pp->orig[pp->nr++] = orig;
-	kopt_buf_add(&pp->text, p, len);
-	kopt_buf_addch(&pp->text, '\n');
+	kopt_buf_grow(t, len + 1);
+	memcpy(t->buf + t->len, p, len);
+	t->len += len;
+	t->buf[t->len++] = '\n';
+	t->buf[t->len] = '\0';
 }
 
 /*
@@ -705,8 +788,8 @@ static void prep_line(struct prepared *pp, const char *p, size_t len,
  * none in its info string; a closing fence has nothing after it but
  * white space.
  */
-static int fence_of(const char *p, size_t len, int closing, char *ch,
-		    size_t *n)
+static inline int fence_of(const char *p, size_t len, int closing,
+			   char *ch, size_t *n)
 {
 	size_t i = 0, k;
 
@@ -763,16 +846,20 @@ static void prepare(struct prepared *pp, const struct kopt_devlog *dl)
 {
 	char fence = 0;
 	size_t fence_n = 0;
-	int i, in_comment = 0, in_table = 0;
+	int i, in_comment = 0, in_table = 0, last_blank = 1;
 
+	/* the copy is about the text's size: room for it once */
+	kopt_buf_grow(&pp->text, dl->text.len + dl->lines_nr / 8 + 64);
 	for (i = 1; i <= dl->lines_nr; i++) {
 		size_t len, nlen = 0, vlen;
 		const char *p = line_at(dl, i, &len), *v, *next = NULL;
+		/* line_blank(dl, i - 1), kept from the line before */
 		int prev_blank = i == 1 || i - 1 <= dl->front_matter_last ||
-				 line_blank(dl, i - 1);
+				 last_blank;
 		char ch;
 		size_t n;
 
+		last_blank = blank(p, len);
 		if (i <= dl->front_matter_last) {
 			prep_line(pp, "", 0, i);
 			continue;
@@ -857,22 +944,39 @@ enum { S_NONE, S_PARA, S_FENCE, S_COMMENT, S_TABLE, S_LIST, S_CODE };
 #define SCAN_MAX_CELLS 64       /* a wider table is left to cmark */
 
 /* Nothing in p[0, len) that cmark's inline parser would read. */
+/*
+ * What plain_text() looks for, a lookup a byte: 1 for the control
+ * characters other than a tab and what cmark reads inline, 2 for a tab.
+ */
+static unsigned char inline_class[256];
+
+static void inline_class_ready(void)
+{
+	static const char syntax[] = "\\`*_&<[]!\x7f";
+	const char *s;
+	int c;
+
+	if (inline_class['*'])
+		return;
+	for (c = 0; c < 0x20; c++)
+		inline_class[c] = 1;
+	inline_class['\t'] = 2;
+	for (s = syntax; *s; s++)
+		inline_class[(unsigned char)*s] = 1;
+}
+
 static int plain_text(const char *p, size_t len, int tabs)
 {
+	const unsigned char stop = tabs ? 1 : 3;
 	size_t i;
 
-	for (i = 0; i < len; i++) {
-		unsigned char c = p[i];
-		if (c < 0x20 ? !(tabs && c == '\t') :
-		    (c == '\\' || c == '`' || c == '*' || c == '_' ||
-		     c == '&' || c == '<' || c == '[' || c == ']' ||
-		     c == '!' || c == 0x7f))
+	for (i = 0; i < len; i++)
+		if (inline_class[(unsigned char)p[i]] & stop)
 			return 0;
-	}
 	return 1;
 }
 
-static int atx_level(const char *p, size_t len, size_t ind)
+static inline int atx_level(const char *p, size_t len, size_t ind)
 {
 	size_t k = ind;
 
@@ -887,7 +991,7 @@ static int atx_level(const char *p, size_t len, size_t ind)
 }
 
 /* A thematic break: three or more of one of * - _, spaces between. */
-static int thematic_break(const char *p, size_t len, size_t ind)
+static inline int thematic_break(const char *p, size_t len, size_t ind)
 {
 	size_t i, n = 0;
 	char c;
@@ -921,7 +1025,8 @@ static int setext_line(const char *p, size_t len, size_t ind)
  * 0 when there is none, GIVE_UP for the items left to cmark (empty,
  * a tab after the marker, code in the item).
  */
-static int bullet_item(const char *p, size_t len, size_t ind, size_t *w)
+static inline int bullet_item(const char *p, size_t len, size_t ind,
+			      size_t *w)
 {
 	size_t s = 0;
 
@@ -938,7 +1043,7 @@ static int bullet_item(const char *p, size_t len, size_t ind, size_t *w)
 }
 
 /* What may be an ordered list item: digits, '.' or ')', a space. */
-static int ordered_item(const char *p, size_t len, size_t ind)
+static inline int ordered_item(const char *p, size_t len, size_t ind)
 {
 	size_t i = ind;
 
@@ -1031,11 +1136,10 @@ static int row_cells(const char *p, size_t len, size_t ind, size_t *cell,
 			i++;
 	}
 	while (i < len) {
-		size_t s = i, e, j = i;
-		int pipe;
-		while (j < len && p[j] != '|')
-			j++;
-		pipe = j < len;
+		const char *bar = memchr(p + i, '|', len - i);
+		size_t s = i, e, j = bar ? (size_t)(bar - p) : len;
+		int pipe = bar != NULL;
+
 		e = j;
 		while (s < e && space_char(p[s]))
 			s++;
@@ -1075,10 +1179,30 @@ static char *cell_dup(const char *p, const size_t *cell, int k, int n,
 	return k < ncols ? kopt_strdup("") : NULL;
 }
 
+/*
+ * Cell k of a row as a string in `small` (or allocated, in *big, when it
+ * is long), for row_metric(); NULL where cell_dup() gives NULL.
+ */
+static const char *cell_in(char *small, size_t size, char **big,
+			   const char *p, const size_t *cell, int k, int n,
+			   int ncols)
+{
+	size_t len;
+
+	if (k >= n)
+		return k < ncols ? "" : NULL;
+	len = cell[2 * k + 1] - cell[2 * k];
+	if (len >= size)
+		small = *big = kopt_malloc(len + 1);
+	memcpy(small, p + cell[2 * k], len);
+	small[len] = '\0';
+	return small;
+}
+
 /* The table the quick reading found, as parse_table() reads cmark's. */
 static void parse_table_lines(struct kopt_devlog_perf *pf,
 			      const struct prepared *pp,
-			      const struct block *b)
+			      const struct block *b, int keep)
 {
 	size_t cell[2 * SCAN_MAX_CELLS], len;
 	const char *p = prep_at(pp, b->rows, &len);
@@ -1096,10 +1220,20 @@ static void parse_table_lines(struct kopt_devlog_perf *pf,
 		n = row_cells(p, len, indent_of(p, len), cell, SCAN_MAX_CELLS);
 		if (n > ncols)
 			n = ncols;
+		if (!keep) {
+			char name[64], value[64], *big1 = NULL, *big2 = NULL;
+			row_metric(pf, cell_in(name, sizeof(name), &big1, p,
+					       cell, 0, n, ncols),
+				   cell_in(value, sizeof(value), &big2, p,
+					   cell, value_col, n, ncols));
+			free(big1);
+			free(big2);
+			continue;
+		}
 		add_row(pf, cell_dup(p, cell, 0, n, ncols),
 			cell_dup(p, cell, value_col, n, ncols),
 			vs_col >= 0 ? cell_dup(p, cell, vs_col, n, ncols) :
-			NULL);
+			NULL, 1);
 	}
 }
 
@@ -1490,7 +1624,7 @@ static void on_label(struct walk *w, enum label l, const char *value,
 		KOPT_ALLOC_GROW(v->perfs, v->perfs_nr + 1, v->perfs_alloc);
 		pf = &v->perfs[v->perfs_nr++];
 		perf_init(pf);
-		parse_perf_context(pf, value, vlen);
+		parse_perf_context(pf, value, vlen, !w->view);
 		pf->line = line;
 		pf->last_line = last;
 		pf->after_line = last;
@@ -1663,9 +1797,9 @@ static void on_table(struct walk *w, const struct block *b)
 		return;
 	}
 	if (b->node)
-		parse_table(pf, b->node);
+		parse_table(pf, b->node, !w->view);
 	else
-		parse_table_lines(pf, w->pp, b);
+		parse_table_lines(pf, w->pp, b, !w->view);
 	pf->table_line = b->first;
 	pf->last_line = b->last;
 	pf->after_line = b->last;
@@ -1950,6 +2084,23 @@ static int bad_utf8_line(const struct kopt_devlog *dl, int *nul, int *ctl)
 				i += 8;
 				continue;
 			}
+			/* eight of ASCII with a line ending, say: one look
+			 * at each, not a word again at each */
+			if (!(w & BYTES_80)) {
+				for (k = i; k < i + 8; k++) {
+					c = p[k];
+					if (!c) {
+						*nul = 1;
+						return line_of_byte(
+							dl->text.buf, k);
+					}
+					if (c < 0x20 && c != '\n' &&
+					    c != '\r' && c != '\t')
+						*ctl = 1;
+				}
+				i += 8;
+				continue;
+			}
 		}
 		c = p[i];
 		if (!c) {
@@ -2145,6 +2296,7 @@ static int parse_devlog(struct kopt_devlog *out, const char *data,
 	prepare(&pp, out);
 	/* control characters are spaces in tables, and cmark replaces
 	 * what strict UTF-8 refuses: left to cmark */
+	inline_class_ready();
 	if (!view || ctl || scan_blocks(&pp, &bl, &nr, &alloc)) {
 		/* cmark's tree: always, or where the quick reading gave up */
 		free_blocks(bl, nr);
@@ -2236,6 +2388,33 @@ int kopt_devlog_parse_view(struct kopt_devlog *out, const char *data,
 			   size_t len, const char *label)
 {
 	return parse_devlog(out, data, len, label, 1);
+}
+
+void kopt_devlog_drop_unread(struct kopt_devlog *dl)
+{
+	size_t i, j, k;
+
+	for (i = 0; i < dl->versions_nr; i++) {
+		struct kopt_devlog_version *v = &dl->versions[i];
+		kopt_strvec_clear(&v->what_changed);
+		kopt_strvec_clear(&v->description);
+		kopt_strvec_clear(&v->issues);
+		for (j = 0; j < v->perfs_nr; j++) {
+			struct kopt_devlog_perf *pf = &v->perfs[j];
+			kopt_strvec_clear(&pf->issues);
+			kopt_strvec_clear(&pf->insights);
+			for (k = 0; k < pf->rows_nr; k++) {
+				free(pf->rows[k].metric);
+				free(pf->rows[k].value);
+				free(pf->rows[k].vs);
+			}
+			free(pf->rows);
+			pf->rows = NULL;
+			pf->rows_nr = pf->rows_alloc = 0;
+			free(pf->context);
+			pf->context = NULL;
+		}
+	}
 }
 
 int kopt_devlog_read_file(struct kopt_devlog *out, const char *path)
@@ -2545,7 +2724,9 @@ void kopt_devlog_dump(struct kopt_buf *out, const struct kopt_devlog *dl)
 			if (pf->device)
 				kopt_buf_addf(out, "    device: %s\n",
 					      pf->device);
-			kopt_buf_addf(out, "    context: %s\n", pf->context);
+			if (pf->context)
+				kopt_buf_addf(out, "    context: %s\n",
+					      pf->context);
 			if (pf->table_line)
 				kopt_buf_addf(out, "    table: line %d, %zu "
 					      "rows\n", pf->table_line,

@@ -129,15 +129,23 @@ int kopt_devlog_parse(struct kopt_devlog *out, const char *data, size_t len,
 		      const char *label);
 /*
  * The same for the views (lib/analysis through its cache): the same
- * model and messages, less the items of the lists (What changed,
- * Description, Issues, Insights, Not measured: their lines are kept),
- * which they do not read.  The blocks are found line by line without
- * building cmark's tree where the text keeps to the forms devlogs are
- * written in; anything else is read by cmark, as kopt_devlog_parse()
- * reads it (tests/fuzz/devlog-scan holds the two to the same answers).
+ * model and messages, less what they do not read: the items of the
+ * lists (What changed, Description, Issues, Insights, Not measured:
+ * their lines are kept), the rows of the performance tables (their
+ * metrics are kept) and the performance paragraphs' context (its
+ * device, configuration and replay are kept).  The blocks are found
+ * line by line without building cmark's tree where the text keeps to
+ * the forms devlogs are written in; anything else is read by cmark, as
+ * kopt_devlog_parse() reads it (tests/fuzz/devlog-scan holds the two to
+ * the same answers).
  */
 int kopt_devlog_parse_view(struct kopt_devlog *out, const char *data,
 			   size_t len, const char *label);
+/*
+ * Drop from a model what kopt_devlog_parse_view() does not keep (list
+ * items, table rows, contexts): a full model becomes the views' model.
+ */
+void kopt_devlog_drop_unread(struct kopt_devlog *dl);
 /* Read and parse a file; KOPT_ENOTFOUND (nothing printed) if missing. */
 int kopt_devlog_read_file(struct kopt_devlog *out, const char *path);
 void kopt_devlog_release(struct kopt_devlog *dl);

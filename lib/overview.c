@@ -95,28 +95,42 @@ void kopt_overview_release(struct kopt_overview *ov)
 	memset(ov, 0, sizeof(*ov));
 }
 
+/* "\t<n>": a count or a code of the text's lines (none is negative) */
+static void add_field(struct kopt_buf *out, intmax_t n)
+{
+	kopt_buf_addch(out, '\t');
+	kopt_buf_add_int(out, n);
+}
+
 void kopt_overview_text(struct kopt_buf *out, const struct kopt_overview *ov)
 {
 	size_t i;
 
 	kopt_cache_add_str(out, "O1");
 	kopt_cache_add_str(out, ov->kernel);
-	kopt_buf_addf(out, "\t%zu\t%zu\t%zu\t%zu\t%zu\n", ov->versions_nr,
-		      ov->numbers_nr, ov->best_nr, ov->targets_nr,
-		      ov->regressions_nr);
+	add_field(out, ov->versions_nr);
+	add_field(out, ov->numbers_nr);
+	add_field(out, ov->best_nr);
+	add_field(out, ov->targets_nr);
+	add_field(out, ov->regressions_nr);
+	kopt_buf_addch(out, '\n');
 	for (i = 0; i < ov->versions_nr; i++) {
 		const struct kopt_overview_version *v = &ov->versions[i];
 		kopt_cache_add_str(out, "v");
 		kopt_cache_add_str(out, v->name);
-		kopt_buf_addf(out, "\t%d\t%d\t%zu\t%d\n", v->has_results ? 1 : 0,
-			      (int)v->source, v->disagree, (int)v->verdict);
+		add_field(out, v->has_results ? 1 : 0);
+		add_field(out, (int)v->source);
+		add_field(out, v->disagree);
+		add_field(out, (int)v->verdict);
+		kopt_buf_addch(out, '\n');
 	}
 	for (i = 0; i < ov->best_nr; i++) {
 		const struct kopt_overview_best *b = &ov->best[i];
 		kopt_cache_add_str(out, "b");
 		kopt_cache_add_str(out, b->version);
 		kopt_cache_add_num(out, b->duration_us);
-		kopt_buf_addf(out, "\t%d\n", (int)b->source);
+		add_field(out, (int)b->source);
+		kopt_buf_addch(out, '\n');
 	}
 	for (i = 0; i < ov->targets_nr; i++) {
 		const struct kopt_overview_target *t = &ov->targets[i];

@@ -14,6 +14,7 @@
 #include "buf.h"
 #include "cache.h"
 #include "config.h"
+#include "decimal.h"
 #include "error.h"
 #include "lockfile.h"
 #include "banned.h"
@@ -239,7 +240,9 @@ static void get_number(struct reader *rd, const cJSON *obj, const char *key,
 
 static int is_integer(double d, double min)
 {
-	return isfinite(d) && d == floor(d) && d >= min && d <= 9007199254740992.0;
+	/* NAN and the infinities fail the range; within it, a cast is exact */
+	return d >= min && d <= 9007199254740992.0 &&
+	       d == (double)(int64_t)d;
 }
 
 static void get_long(struct reader *rd, const cJSON *obj, const char *key,
@@ -814,8 +817,16 @@ int kopt_results_read_file(struct kopt_results *out, const char *path,
 #define SCAN_DEPTH 32
 #define KEYS_NR(keys) ((int)(sizeof(keys) / sizeof(*(keys))) - 1)
 
+/*
+ * The text's last byte other than white space must be the '}' that
+ * closes it (anything else is left to the full reader): `last` points
+ * there.  Every loop over bytes stops at it (it is no white space, no
+ * digit, and it stops a string, which then looks whether it is the last
+ * one), so the loops need no bound of their own; only a look at the next
+ * token checks for the end.
+ */
 struct scan {
-	const char *p, *end;
+	const char *p, *end, *last;
 	int fail;
 };
 
@@ -827,7 +838,7 @@ struct scan_str {
 /*
  * Character classes, looked up once a byte: JSON's white space, and what
  * ends the plain part of a string (a quote, a backslash, a control
- * character).
+ * character, and '}' for the check above).
  */
 enum { SCAN_WS = 1, SCAN_STR_STOP = 2 };
 static const unsigned char scan_class[256] = {
@@ -839,7 +850,7 @@ static const unsigned char scan_class[256] = {
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0,
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0,
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -850,23 +861,35 @@ static const unsigned char scan_class[256] = {
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-static void scan_ws(struct scan *sc)
+static inline int scan_digit(char c)
+{
+	return (unsigned char)(c - '0') <= 9;
+}
+
+/*
+ * Where the position goes once the last '}' is taken: a NUL, which is no
+ * white space and no token, so that a look past the end needs no bound.
+ */
+static const char scan_past_end[1] = "";
+
+/* The next significant character (after white space), or 0 at the end. */
+static inline char scan_peek(struct scan *sc)
 {
 	const char *p = sc->p;
 
-	while (p < sc->end && (scan_class[(unsigned char)*p] & SCAN_WS))
+	while (scan_class[(unsigned char)*p] & SCAN_WS)
 		p++;
 	sc->p = p;
+	return *p;
 }
 
-/* The next significant character (after white space), or 0 at the end. */
-static char scan_peek(struct scan *sc)
+/* Take the '}' or ']' at the position. */
+static inline void scan_close(struct scan *sc)
 {
-	scan_ws(sc);
-	return sc->p < sc->end ? *sc->p : 0;
+	sc->p = sc->p == sc->last ? scan_past_end : sc->p + 1;
 }
 
-static int scan_char(struct scan *sc, char c)
+static inline int scan_char(struct scan *sc, char c)
 {
 	if (scan_peek(sc) != c) {
 		sc->fail = 1;
@@ -876,19 +899,24 @@ static int scan_char(struct scan *sc, char c)
 	return 1;
 }
 
-static int scan_string(struct scan *sc, struct scan_str *out)
+static inline int scan_string(struct scan *sc, struct scan_str *out)
 {
 	const char *p;
 
 	if (!scan_char(sc, '"'))
 		return 0;
 	p = sc->p;
-	while (p < sc->end && !(scan_class[(unsigned char)*p] & SCAN_STR_STOP))
+	for (;;) {
+		while (!(scan_class[(unsigned char)*p] & SCAN_STR_STOP))
+			p++;
+		if (*p == '"')
+			break;
+		/* an escape, a control character, or no end */
+		if (*p != '}' || p == sc->last) {
+			sc->fail = 1;
+			return 0;
+		}
 		p++;
-	/* an escape or a control character, or no end */
-	if (p == sc->end || *p != '"') {
-		sc->fail = 1;
-		return 0;
 	}
 	out->s = sc->p;
 	out->len = (size_t)(p - sc->p);
@@ -896,89 +924,107 @@ static int scan_string(struct scan *sc, struct scan_str *out)
 	return 1;
 }
 
-static const double pow10_exact[] = {
-	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
-};
 
-/*
- * A JSON number, as strtod() reads it.  Where the digits make an integer
- * below 2^53 and the power of ten is exact (at most 10^22), one
- * multiplication or division of two exact doubles is the correctly
- * rounded value, as strtod()'s is; otherwise strtod() itself.
- */
-static int scan_number(struct scan *sc, double *out)
+/* strtod() of n < 64 bytes: kept out of the quick path's frame */
+static __attribute__((noinline)) double scan_strtod(const char *s, size_t n)
 {
-	const char *p = sc->p, *start = sc->p;
-	uint64_t m = 0;
-	int digits = 0, neg = 0, exp10 = 0, eneg = 0, e = 0;
+	char buf[64];
 
-	if (p < sc->end && *p == '-') {
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return strtod(buf, NULL);
+}
+
+/* A JSON number, as strtod() reads it (lib/decimal). */
+static inline int scan_number(struct scan *sc, double *out)
+{
+	const char *p = sc->p, *start = sc->p, *d;
+	uint64_t m = 0;
+	int digits, neg = 0, exp10 = 0, e = 0;
+	char c;
+
+	if (*p == '-') {
 		neg = 1;
 		p++;
 	}
-	if (p >= sc->end || *p < '0' || *p > '9')
+	if (!scan_digit(*p))
 		goto bad;
-	if (*p == '0') {
+	d = p;
+	if (*p == '0')
 		p++;
-	} else {
-		for (; p < sc->end && *p >= '0' && *p <= '9'; p++) {
-			if (digits < 19)
-				m = m * 10 + (uint64_t)(*p - '0');
-			else
-				exp10++;
-			digits++;
-		}
-	}
-	if (p < sc->end && *p == '.') {
+	else
+		for (; scan_digit(*p); p++)
+			m = m * 10 + (uint64_t)(*p - '0');
+	digits = (int)(p - d);
+	if (*p == '.') {
 		p++;
-		if (p >= sc->end || *p < '0' || *p > '9')
+		if (!scan_digit(*p))
 			goto bad;
-		for (; p < sc->end && *p >= '0' && *p <= '9'; p++) {
-			if (!m && *p == '0') {
-				exp10--;
-				continue;
-			}
-			if (digits < 19) {
-				m = m * 10 + (uint64_t)(*p - '0');
-				exp10--;
-			}
-			digits++;
-		}
+		d = p;
+		for (; scan_digit(*p); p++)
+			m = m * 10 + (uint64_t)(*p - '0');
+		exp10 = -(int)(p - d);
+		digits -= exp10;
 	}
-	if (p < sc->end && (*p == 'e' || *p == 'E')) {
+	if ((*p | 0x20) == 'e') {
+		int eneg = 0;
 		p++;
-		if (p < sc->end && (*p == '+' || *p == '-'))
+		if (*p == '+' || *p == '-')
 			eneg = *p++ == '-';
-		if (p >= sc->end || *p < '0' || *p > '9')
+		if (!scan_digit(*p))
 			goto bad;
-		for (; p < sc->end && *p >= '0' && *p <= '9'; p++)
+		for (; scan_digit(*p); p++)
 			if (e < 100000)
 				e = e * 10 + (*p - '0');
 		exp10 += eneg ? -e : e;
 	}
 	/* cJSON reads at most 63 characters of a number */
-	if (p - start > 63 || (p < sc->end && (*p == '.' || *p == '+' ||
-					       *p == '-' || *p == 'e' ||
-					       *p == 'E')))
+	c = *p;
+	if (p - start > 63 || c == '.' || c == '+' || c == '-' ||
+	    (c | 0x20) == 'e')
 		goto bad;
-	if (digits <= 19 && m <= ((uint64_t)1 << 53) && exp10 >= -22 &&
-	    exp10 <= 22) {
-		double v = (double)m;
-		v = exp10 < 0 ? v / pow10_exact[-exp10] :
-				 v * pow10_exact[exp10];
-		*out = neg ? -v : v;
-	} else {
-		char buf[64];
-		memcpy(buf, start, (size_t)(p - start));
-		buf[p - start] = '\0';
-		*out = strtod(buf, NULL);
-	}
+	/* at most 19 digits: m holds them all, without overflow */
+	if (digits > 19 || !kopt_decimal_exact(out, m, exp10, neg))
+		*out = scan_strtod(start, (size_t)(p - start));
 	sc->p = p;
 	return 1;
 bad:
 	sc->fail = 1;
 	return 0;
+}
+
+/*
+ * A number without an exponent (finite, then, within 63 characters),
+ * checked as scan_number() checks it and passed over: 1.  0 for any
+ * other text, the position unchanged, for scan_number() to read.
+ */
+static inline int scan_number_plain(struct scan *sc)
+{
+	const char *p = sc->p;
+	char c;
+
+	if (*p == '-')
+		p++;
+	if (!scan_digit(*p))
+		return 0;
+	if (*p == '0')
+		p++;
+	else
+		while (scan_digit(*p))
+			p++;
+	if (*p == '.') {
+		p++;
+		if (!scan_digit(*p))
+			return 0;
+		while (scan_digit(*p))
+			p++;
+	}
+	c = *p;
+	if (p - sc->p > 63 || c == '.' || c == '+' || c == '-' ||
+	    (c | 0x20) == 'e')
+		return 0;
+	sc->p = p;
+	return 1;
 }
 
 static int scan_word(struct scan *sc, const char *w, size_t n)
@@ -1006,7 +1052,7 @@ static void scan_skip(struct scan *sc, int depth)
 		char close = c == '{' ? '}' : ']';
 		sc->p++;
 		if (scan_peek(sc) == close) {
-			sc->p++;
+			scan_close(sc);
 			return;
 		}
 		while (!sc->fail) {
@@ -1017,7 +1063,7 @@ static void scan_skip(struct scan *sc, int depth)
 			if (sc->fail)
 				return;
 			if (scan_peek(sc) == close) {
-				sc->p++;
+				scan_close(sc);
 				return;
 			}
 			if (!scan_char(sc, ','))
@@ -1039,70 +1085,144 @@ static void scan_skip(struct scan *sc, int depth)
 }
 
 /*
- * Members of an object, one call each: 1 with the key in *key and the
- * position at its value; 0 at the end of the object (or on failure).
- * `*first` starts at 1.
+ * Members of an object, one call each: 1 with the position at the quote
+ * that opens the member's name; 0 at the end of the object (or on
+ * failure).  `*first` starts at 1.
  */
-static int scan_member(struct scan *sc, int *first, struct scan_str *key)
+static inline int scan_member(struct scan *sc, int *first)
 {
+	char c;
+
 	if (sc->fail)
 		return 0;
+	c = scan_peek(sc);
 	if (*first) {
 		*first = 0;
-		if (!scan_char(sc, '{'))
-			return 0;
-		if (scan_peek(sc) == '}') {
-			sc->p++;
+		if (c != '{')
+			goto bad;
+		sc->p++;
+		c = scan_peek(sc);
+		if (c == '}') {
+			scan_close(sc);
 			return 0;
 		}
 	} else {
-		if (scan_peek(sc) == '}') {
-			sc->p++;
+		if (c == '}') {
+			scan_close(sc);
 			return 0;
 		}
-		if (!scan_char(sc, ','))
-			return 0;
+		if (c != ',')
+			goto bad;
+		sc->p++;
+		c = scan_peek(sc);
 	}
-	return scan_string(sc, key) && scan_char(sc, ':');
+	if (c == '"')
+		return 1;
+bad:
+	sc->fail = 1;
+	return 0;
 }
 
 /* Elements of an array, as scan_member(). */
-static int scan_element(struct scan *sc, int *first)
+static inline int scan_element(struct scan *sc, int *first)
 {
+	char c;
+
 	if (sc->fail)
 		return 0;
+	c = scan_peek(sc);
 	if (*first) {
 		*first = 0;
-		if (!scan_char(sc, '['))
-			return 0;
+		if (c != '[')
+			goto bad;
+		sc->p++;
 		if (scan_peek(sc) == ']') {
 			sc->p++;
 			return 0;
 		}
 		return 1;
 	}
-	if (scan_peek(sc) == ']') {
+	if (c == ']') {
 		sc->p++;
 		return 0;
 	}
-	return scan_char(sc, ',');
+	if (c == ',') {
+		sc->p++;
+		return 1;
+	}
+bad:
+	sc->fail = 1;
+	return 0;
 }
 
 /*
- * Which of `keys` `key` is, or -1.  The search starts at *hint, the one
- * after the last found: git-kopt writes the members in the lists' order.
+ * A table of member names with their lengths (found on first use), in
+ * the order git-kopt writes them.
  */
-static int scan_key(const struct scan_str *key, const char *const *keys,
-		    int nr, int *hint)
-{
-	int i, k;
+#define SCAN_MAX_KEYS 32
+struct scan_keys {
+	const char *const *names;       /* NULL-terminated */
+	int nr;
+	unsigned char len[SCAN_MAX_KEYS];
+};
 
-	if (!key->len)
-		return -1;
-	for (i = 0; i < nr; i++) {
-		k = (*hint + i) % nr;
-		if (keys[k][0] == key->s[0] &&
-		    !strncmp(keys[k], key->s, key->len) && !keys[k][key->len]) {
+static void scan_keys_ready(struct scan_keys *ks)
+{
+	if (ks->nr)
+		return;
+	while (ks->names[ks->nr]) {
+		ks->len[ks->nr] = (unsigned char)strlen(ks->names[ks->nr]);
+		ks->nr++;
+	}
+}
+
+/* The n bytes at a and b are the same (a few loads for a short key). */
+static inline int scan_same(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+	uint32_t u, v;
+
+	if (n >= 8) {
+		for (; n > 8; n -= 8, a += 8, b += 8) {
+			memcpy(&x, a, 8);
+			memcpy(&y, b, 8);
+			if (x != y)
+				return 0;
+		}
+		memcpy(&x, a + n - 8, 8);
+		memcpy(&y, b + n - 8, 8);
+		return x == y;
+	}
+	if (n >= 4) {
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		if (u != v)
+			return 0;
+		memcpy(&u, a + n - 4, 4);
+		memcpy(&v, b + n - 4, 4);
+		return u == v;
+	}
+	for (; n; n--)
+		if (*a++ != *b++)
+			return 0;
+	return 1;
+}
+
+/*
+ * Which of the names `key` is, or -1.  The search starts at *hint, the
+ * one after the last found: git-kopt writes the members in the table's
+ * order.
+ */
+static inline int scan_key(const struct scan_str *key,
+			   const struct scan_keys *ks, int *hint)
+{
+	int i, k = *hint;
+
+	for (i = 0; i < ks->nr; i++, k++) {
+		if (k >= ks->nr)
+			k = 0;
+		if (key->len && ks->len[k] == key->len &&
+		    scan_same(ks->names[k], key->s, key->len)) {
 			*hint = k + 1;
 			return k;
 		}
@@ -1110,8 +1230,42 @@ static int scan_key(const struct scan_str *key, const char *const *keys,
 	return -1;
 }
 
+/*
+ * The next member of an object, as scan_member(), with *k its name's
+ * index in `ks` (-1: none of them).  The name expected next is looked
+ * for in place first.
+ */
+/* inlined in each object's loop: one call a member was a tenth of it */
+static inline __attribute__((always_inline)) int
+scan_member_key(struct scan *sc, int *first, const struct scan_keys *ks,
+		int *hint, int *k)
+{
+	struct scan_str key;
+	const char *p;
+	int h;
+	size_t n;
+
+	if (!scan_member(sc, first))
+		return 0;
+	p = sc->p;
+	h = *hint < ks->nr ? *hint : 0;
+	n = ks->len[h];
+	/* p[0] is the quote (scan_member() looked) */
+	if ((size_t)(sc->end - p) > n + 1 && p[n + 1] == '"' &&
+	    scan_same(p + 1, ks->names[h], n) && n) {
+		sc->p = p + n + 2;
+		*k = h;
+		*hint = h + 1;
+	} else {
+		if (!scan_string(sc, &key))
+			return 0;
+		*k = scan_key(&key, ks, hint);
+	}
+	return scan_char(sc, ':');
+}
+
 /* Each known member once: a second one is left to the full reader. */
-static int scan_once(struct scan *sc, unsigned long *seen, int k)
+static inline int scan_once(struct scan *sc, unsigned long *seen, int k)
 {
 	if (k < 0)
 		return 1;
@@ -1123,7 +1277,7 @@ static int scan_once(struct scan *sc, unsigned long *seen, int k)
 	return 1;
 }
 
-static int scan_null(struct scan *sc)
+static inline int scan_null(struct scan *sc)
 {
 	if (scan_peek(sc) != 'n')
 		return 0;
@@ -1149,7 +1303,9 @@ static void scan_get_string(struct scan *sc, char **out, int required)
 }
 
 /* A finite number member (null: absent). */
-static void scan_get_number(struct scan *sc, double *out, int required)
+/* inlined where each member is read, as scan_member_key() */
+static inline __attribute__((always_inline)) void
+scan_get_number(struct scan *sc, double *out, int required)
 {
 	double d;
 	char c = scan_peek(sc);
@@ -1163,6 +1319,9 @@ static void scan_get_number(struct scan *sc, double *out, int required)
 		sc->fail = 1;
 		return;
 	}
+	/* a number read only to be checked: without its value when it can */
+	if (!out && scan_number_plain(sc))
+		return;
 	if (!scan_number(sc, &d))
 		return;
 	if (!isfinite(d)) {
@@ -1173,10 +1332,29 @@ static void scan_get_number(struct scan *sc, double *out, int required)
 		*out = d;
 }
 
-static void scan_get_long(struct scan *sc, long *out, int required, long min)
+static inline __attribute__((always_inline)) void
+scan_get_long(struct scan *sc, long *out, int required, long min)
 {
 	double d = NAN;
+	const char *p;
 
+	/*
+	 * Checked only, at least 0: plain digits (at most 15, below 2^53)
+	 * are such an integer without their value.
+	 */
+	if (!out && min <= 0 && scan_digit(scan_peek(sc))) {
+		p = sc->p;
+		if (*p == '0')
+			p++;
+		else
+			while (scan_digit(*p))
+				p++;
+		if (p - sc->p <= 15 && *p != '.' && (*p | 0x20) != 'e' &&
+		    *p != '+' && *p != '-') {
+			sc->p = p;
+			return;
+		}
+	}
 	scan_get_number(sc, &d, required);
 	if (sc->fail || isnan(d))
 		return;
@@ -1203,7 +1381,7 @@ static void scan_get_bool(struct scan *sc, int *out)
 }
 
 /* An object or array member that may be null: 1 when it is not null. */
-static int scan_open(struct scan *sc, char c, int required)
+static inline int scan_open(struct scan *sc, char c, int required)
 {
 	if (scan_null(sc)) {
 		if (required)
@@ -1235,22 +1413,22 @@ static void scan_triple(struct scan *sc)
 		sc->fail = 1;
 }
 
-static const char *const scan_config_keys[] = {
+static const char *const scan_config_keys_names[] = {
 	"b", "s", "t", "b_requested", "dtype", NULL
+};
+static struct scan_keys scan_config_keys = {
+	scan_config_keys_names, 0, { 0 }
 };
 
 static void scan_config(struct scan *sc, struct kopt_results_entry *e)
 {
-	struct scan_str key;
 	unsigned long seen = 0;
 	int hint = 0;
 	int first = 1, k;
 
 	if (!scan_open(sc, '{', 1))
 		return;
-	while (scan_member(sc, &first, &key)) {
-		k = scan_key(&key, scan_config_keys, KEYS_NR(scan_config_keys),
-			     &hint);
+	while (scan_member_key(sc, &first, &scan_config_keys, &hint, &k)) {
 		if (!scan_once(sc, &seen, k))
 			return;
 		switch (k) {
@@ -1273,24 +1451,24 @@ static void scan_config(struct scan *sc, struct kopt_results_entry *e)
 		sc->fail = 1;
 }
 
-static const char *const scan_device_keys[] = {
+static const char *const scan_device_keys_names[] = {
 	"name", "uuid", "cc", "sms", "sm_clock_mhz", "mem_clock_mhz",
 	"peak_tflops", "peak_gbps", "measured_tflops", "measured_gbps",
 	"clocks_locked", NULL
 };
+static struct scan_keys scan_device_keys = {
+	scan_device_keys_names, 0, { 0 }
+};
 
 static void scan_device(struct scan *sc, struct kopt_results_device *d)
 {
-	struct scan_str key;
 	unsigned long seen = 0;
 	int hint = 0;
 	int first = 1, k, locked;
 
 	if (!scan_open(sc, '{', 0))
 		return;
-	while (scan_member(sc, &first, &key)) {
-		k = scan_key(&key, scan_device_keys, KEYS_NR(scan_device_keys),
-			     &hint);
+	while (scan_member_key(sc, &first, &scan_device_keys, &hint, &k)) {
 		if (!scan_once(sc, &seen, k))
 			return;
 		switch (k) {
@@ -1307,13 +1485,15 @@ static void scan_device(struct scan *sc, struct kopt_results_device *d)
 		sc->fail = 1;
 }
 
-static const char *const scan_stats_keys[] = {
+static const char *const scan_stats_keys_names[] = {
 	"median", "min", "max", "p10", "p90", "n", NULL
+};
+static struct scan_keys scan_stats_keys = {
+	scan_stats_keys_names, 0, { 0 }
 };
 
 static void scan_stats(struct scan *sc)
 {
-	struct scan_str key;
 	unsigned long seen = 0;
 	int hint = 0;
 	double median = NAN;
@@ -1321,9 +1501,7 @@ static void scan_stats(struct scan *sc)
 
 	if (!scan_open(sc, '{', 0))
 		return;
-	while (scan_member(sc, &first, &key)) {
-		k = scan_key(&key, scan_stats_keys, KEYS_NR(scan_stats_keys),
-			     &hint);
+	while (scan_member_key(sc, &first, &scan_stats_keys, &hint, &k)) {
 		if (!scan_once(sc, &seen, k))
 			return;
 		if (k == 0)
@@ -1339,15 +1517,18 @@ static void scan_stats(struct scan *sc)
 		sc->fail = 1;
 }
 
-static const char *const scan_stage_keys[] = {
+static const char *const scan_stage_keys_names[] = {
 	"name", "grid", "block", "launches", "duration_us", "tc_pct",
 	"dram_pct", "dram_bytes", "occ_pct", "l2_hit_pct", "spill_bytes",
 	"regs", "smem_bytes", "waves", "not_measured", "replay", NULL
 };
+static struct scan_keys scan_stage_keys = {
+	scan_stage_keys_names, 0, { 0 }
+};
 
 static void scan_stage(struct scan *sc)
 {
-	struct scan_str key, s;
+	struct scan_str s;
 	unsigned long seen = 0;
 	int hint = 0;
 	int first = 1, k, named = 0;
@@ -1356,9 +1537,7 @@ static void scan_stage(struct scan *sc)
 		sc->fail = 1;
 		return;
 	}
-	while (scan_member(sc, &first, &key)) {
-		k = scan_key(&key, scan_stage_keys, KEYS_NR(scan_stage_keys),
-			     &hint);
+	while (scan_member_key(sc, &first, &scan_stage_keys, &hint, &k)) {
 		if (!scan_once(sc, &seen, k))
 			return;
 		switch (k) {
@@ -1386,13 +1565,16 @@ static void scan_stage(struct scan *sc)
 		sc->fail = 1;
 }
 
-static const char *const scan_opportunity_keys[] = {
+static const char *const scan_opportunity_keys_names[] = {
 	"name", "est_gain_pct", "trigger", "detail", NULL
+};
+static struct scan_keys scan_opportunity_keys = {
+	scan_opportunity_keys_names, 0, { 0 }
 };
 
 static void scan_opportunity(struct scan *sc)
 {
-	struct scan_str key, s;
+	struct scan_str s;
 	unsigned long seen = 0;
 	int hint = 0;
 	int first = 1, k, named = 0;
@@ -1401,9 +1583,7 @@ static void scan_opportunity(struct scan *sc)
 		sc->fail = 1;
 		return;
 	}
-	while (scan_member(sc, &first, &key)) {
-		k = scan_key(&key, scan_opportunity_keys,
-			     KEYS_NR(scan_opportunity_keys), &hint);
+	while (scan_member_key(sc, &first, &scan_opportunity_keys, &hint, &k)) {
 		if (!scan_once(sc, &seen, k))
 			return;
 		if (k == 0) {
@@ -1422,23 +1602,20 @@ static void scan_opportunity(struct scan *sc)
 }
 
 /* kopt_metric_infos' names, as scan_key() takes them */
-static const char *scan_metric_keys[KOPT_METRIC__NR + 1];
+static const char *scan_metric_keys_names[KOPT_METRIC__NR + 1];
+static struct scan_keys scan_metric_keys = {
+	scan_metric_keys_names, 0, { 0 }
+};
 
 static void scan_metrics(struct scan *sc, struct kopt_results_entry *e)
 {
-	struct scan_str key;
 	unsigned long seen = 0;
 	int hint = 0;
 	int first = 1, k;
 
-	if (!scan_metric_keys[0])
-		for (k = 0; k < KOPT_METRIC__NR; k++)
-			scan_metric_keys[k] = kopt_metric_infos[k].name;
 	if (!scan_open(sc, '{', 0))
 		return;
-	while (scan_member(sc, &first, &key)) {
-		k = scan_key(&key, (const char *const *)scan_metric_keys,
-			     KOPT_METRIC__NR, &hint);
+	while (scan_member_key(sc, &first, &scan_metric_keys, &hint, &k)) {
 		/* not a canonical metric: an error, the full reader's */
 		if (k < 0 || !scan_once(sc, &seen, k)) {
 			sc->fail = 1;
@@ -1448,15 +1625,17 @@ static void scan_metrics(struct scan *sc, struct kopt_results_entry *e)
 	}
 }
 
-static const char *const scan_entry_keys[] = {
+static const char *const scan_entry_keys_names[] = {
 	"trial", "config", "date", "tool_version", "tree", "replayed",
 	"replay_source", "device", "stages", "metrics", "spread_pct",
 	"bottleneck", "root_cause", "opportunities", NULL
 };
+static struct scan_keys scan_entry_keys = {
+	scan_entry_keys_names, 0, { 0 }
+};
 
 static void scan_entry(struct scan *sc, struct kopt_results_entry *e)
 {
-	struct scan_str key;
 	unsigned long seen = 0;
 	int hint = 0;
 	int first = 1, k, f2;
@@ -1465,9 +1644,7 @@ static void scan_entry(struct scan *sc, struct kopt_results_entry *e)
 		sc->fail = 1;
 		return;
 	}
-	while (scan_member(sc, &first, &key)) {
-		k = scan_key(&key, scan_entry_keys, KEYS_NR(scan_entry_keys),
-			     &hint);
+	while (scan_member_key(sc, &first, &scan_entry_keys, &hint, &k)) {
 		if (!scan_once(sc, &seen, k))
 			return;
 		switch (k) {
@@ -1508,8 +1685,11 @@ static void scan_entry(struct scan *sc, struct kopt_results_entry *e)
 		sc->fail = 1;
 }
 
-static const char *const scan_top_keys[] = {
+static const char *const scan_top_keys_names[] = {
 	"schema", "kernel", "version", "parent", "entries", NULL
+};
+static struct scan_keys scan_top_keys = {
+	scan_top_keys_names, 0, { 0 }
 };
 
 static void scan_name(struct scan *sc, char **out, int required,
@@ -1525,8 +1705,7 @@ static void scan_name(struct scan *sc, char **out, int required,
 int kopt_results_scan(struct kopt_results *out, const char *data,
 		      size_t len, const char *kernel, const char *version)
 {
-	struct scan sc = { data, data + len, 0 };
-	struct scan_str key;
+	struct scan sc = { data, data, data, 0 };
 	unsigned long seen = 0;
 	int hint = 0;
 	double schema = NAN;
@@ -1534,9 +1713,25 @@ int kopt_results_scan(struct kopt_results *out, const char *data,
 	int first = 1, f2, k;
 
 	kopt_results_release(out);
-	while (scan_member(&sc, &first, &key)) {
-		k = scan_key(&key, scan_top_keys, KEYS_NR(scan_top_keys),
-			     &hint);
+	if (!scan_metric_keys.nr) {
+		for (k = 0; k < KOPT_METRIC__NR; k++)
+			scan_metric_keys_names[k] = kopt_metric_infos[k].name;
+		scan_keys_ready(&scan_metric_keys);
+		scan_keys_ready(&scan_config_keys);
+		scan_keys_ready(&scan_device_keys);
+		scan_keys_ready(&scan_stats_keys);
+		scan_keys_ready(&scan_stage_keys);
+		scan_keys_ready(&scan_opportunity_keys);
+		scan_keys_ready(&scan_entry_keys);
+		scan_keys_ready(&scan_top_keys);
+	}
+	while (len && scan_class[(unsigned char)data[len - 1]] & SCAN_WS)
+		len--;
+	if (!len || data[len - 1] != '}')
+		return KOPT_EINVALID;
+	sc.last = data + len - 1;
+	sc.end = data + len;
+	while (scan_member_key(&sc, &first, &scan_top_keys, &hint, &k)) {
 		if (!scan_once(&sc, &seen, k))
 			break;
 		switch (k) {
@@ -1567,7 +1762,8 @@ int kopt_results_scan(struct kopt_results *out, const char *data,
 			break;
 		}
 	}
-	if (!sc.fail && (scan_ws(&sc), sc.p != sc.end))
+	/* the object ends at the text's last '}' */
+	if (sc.p != scan_past_end)
 		sc.fail = 1;
 	if (sc.fail || schema != KOPT_RESULTS_SCHEMA || !out->kernel ||
 	    !out->version || !(seen & 16)) {
@@ -1830,13 +2026,44 @@ static void device_key(struct kopt_buf *out, const char *name)
 	}
 }
 
+/*
+ * device_key() in out[64] when it fits there: 1 with its start and
+ * length; 0 when it does not fit (no allocation for the usual names).
+ */
+static int device_key_small(char out[64], const char *name,
+			    const char **key, size_t *len)
+{
+	const char *p;
+	size_t n = 0;
+
+	for (p = name; *p; p++)
+		if (isalnum((unsigned char)*p)) {
+			if (n == 64)
+				return 0;
+			out[n++] = (char)tolower((unsigned char)*p);
+		}
+	*key = out;
+	*len = n;
+	if (n > 6 && !memcmp(out, "nvidia", 6)) {
+		*key += 6;
+		*len -= 6;
+	}
+	return 1;
+}
+
 int kopt_results_same_device(const char *a, const char *b)
 {
 	struct kopt_buf ka = KOPT_BUF_INIT, kb = KOPT_BUF_INIT;
+	char sa[64], sb[64];
+	const char *pa, *pb;
+	size_t la, lb;
 	int same;
 
 	if (!a || !b || !*a || !*b)
 		return 1;
+	if (device_key_small(sa, a, &pa, &la) &&
+	    device_key_small(sb, b, &pb, &lb))
+		return la == lb && !memcmp(pa, pb, la);
 	device_key(&ka, a);
 	device_key(&kb, b);
 	same = !strcmp(ka.buf, kb.buf);

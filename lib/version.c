@@ -58,7 +58,11 @@ int kopt_version_cmp(const void *a, const void *b)
 
 char *kopt_version_name(long n)
 {
-	return kopt_xstrfmt("v%ld", n);
+	struct kopt_buf sb = KOPT_BUF_INIT;
+
+	kopt_buf_addch(&sb, 'v');
+	kopt_buf_add_int(&sb, n);
+	return kopt_buf_detach(&sb, NULL);
 }
 
 void kopt_version_label(struct kopt_buf *out, const char *name)

@@ -4,29 +4,14 @@
  * not take) against the full reader, kopt_devlog_parse(), on any bytes:
  * - both succeed or both fail, with the same messages;
  * - on success, the same model (its dump, and its summary with the
- *   performance blocks, numbers exact) once the full model's list items
- *   are dropped, as the views' reading keeps none.
+ *   performance blocks, numbers exact) once the full model's list items,
+ *   table rows and performance contexts are dropped, as the views'
+ *   reading keeps none.
  */
 #include "fuzz.h"
 
 #include "buf.h"
 #include "devlog.h"
-
-static void drop_lists(struct kopt_devlog *dl)
-{
-	size_t i, j;
-
-	for (i = 0; i < dl->versions_nr; i++) {
-		struct kopt_devlog_version *v = &dl->versions[i];
-		kopt_strvec_clear(&v->what_changed);
-		kopt_strvec_clear(&v->description);
-		kopt_strvec_clear(&v->issues);
-		for (j = 0; j < v->perfs_nr; j++) {
-			kopt_strvec_clear(&v->perfs[j].issues);
-			kopt_strvec_clear(&v->perfs[j].insights);
-		}
-	}
-}
 
 static void model_of(struct kopt_buf *out, const struct kopt_devlog *dl)
 {
@@ -57,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(!strcmp(c1.text.buf, c2.text.buf),
 		   "messages differ:\n%s\n---\n%s", c1.text.buf, c2.text.buf);
 	if (!r_full) {
-		drop_lists(&full);
+		kopt_devlog_drop_unread(&full);
 		model_of(&a, &full);
 		model_of(&b, &view);
 		FUZZ_CHECK(!strcmp(a.buf, b.buf),

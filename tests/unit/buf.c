@@ -38,6 +38,30 @@ static void test_add_and_format(void **state)
 	kopt_buf_release(&sb);
 }
 
+/* Whole numbers print as printf prints them. */
+static void test_add_int(void **state)
+{
+	static const intmax_t values[] = {
+		0, 1, -1, 9, 10, 99, 100, 4096, -4096, 2147483647,
+		-2147483647 - 1, INTMAX_MAX, INTMAX_MIN
+	};
+	struct kopt_buf sb = KOPT_BUF_INIT, want = KOPT_BUF_INIT;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(values) / sizeof(*values); i++) {
+		kopt_buf_add_int(&sb, values[i]);
+		kopt_buf_addch(&sb, ' ');
+		kopt_buf_addf(&want, "%jd ", values[i]);
+	}
+	kopt_buf_add_uint(&sb, UINTMAX_MAX);
+	kopt_buf_addf(&want, "%ju", UINTMAX_MAX);
+	assert_string_equal(sb.buf, want.buf);
+	assert_int_equal(sb.len, strlen(sb.buf));
+	kopt_buf_release(&sb);
+	kopt_buf_release(&want);
+}
+
 static void test_splice(void **state)
 {
 	struct kopt_buf sb = KOPT_BUF_INIT;
@@ -106,6 +130,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_init_is_empty_string),
 		cmocka_unit_test(test_add_and_format),
+		cmocka_unit_test(test_add_int),
 		cmocka_unit_test(test_splice),
 		cmocka_unit_test(test_trim_and_detach),
 		cmocka_unit_test(test_strvec),

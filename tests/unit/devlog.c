@@ -720,25 +720,10 @@ static void test_created_from(void **state)
 /* ------------------------------------------------------------------ */
 /* The views' reading */
 
-static void drop_lists(struct kopt_devlog *dl)
-{
-	size_t i, j;
-
-	for (i = 0; i < dl->versions_nr; i++) {
-		struct kopt_devlog_version *v = &dl->versions[i];
-		kopt_strvec_clear(&v->what_changed);
-		kopt_strvec_clear(&v->description);
-		kopt_strvec_clear(&v->issues);
-		for (j = 0; j < v->perfs_nr; j++) {
-			kopt_strvec_clear(&v->perfs[j].issues);
-			kopt_strvec_clear(&v->perfs[j].insights);
-		}
-	}
-}
-
 /*
- * kopt_devlog_parse_view() gives kopt_devlog_parse()'s model less the
- * list items, and the same messages; 1 when it found the blocks itself.
+ * kopt_devlog_parse_view() gives kopt_devlog_parse()'s model less what
+ * it does not read (kopt_devlog_drop_unread()), and the same messages;
+ * 1 when it found the blocks itself.
  */
 static int check_view(const char *text, size_t len, const char *label)
 {
@@ -754,7 +739,7 @@ static int check_view(const char *text, size_t len, const char *label)
 	assert_int_equal(r_view, r_full);
 	assert_string_equal(messages.buf, m.buf);
 	kopt_buf_reset(&messages);
-	drop_lists(&full);
+	kopt_devlog_drop_unread(&full);
 	kopt_devlog_dump(&a, &full);
 	kopt_devlog_summary(&a, &full, KOPT_DEVLOG_SUMMARY_PERFS);
 	kopt_devlog_dump(&b, &view);

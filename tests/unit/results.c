@@ -630,6 +630,73 @@ static void test_view_numbers(void **state)
 	kopt_buf_release(&text);
 }
 
+/*
+ * Numbers the views do not keep (a stage's) are checked without their
+ * value where they can be: the same answers as the full reader's.
+ */
+static void test_view_checked_only(void **state)
+{
+	static const char *const nums[] = {
+		"0", "-0", "0.1", "1e-7", "1E22", "123456789012345678",
+		"-3.25e+2", "1e400", "-1e400", "1e-400", "7.0e0", "36.8927",
+	};
+	static const struct {
+		const char *text;
+		int quick;
+	} ints[] = {
+		{ "0", 1 }, { "-0", 1 }, { "7", 1 }, { "7.0", 1 }, { "1e2", 1 },
+		{ "123456789012345", 1 }, { "1234567890123456", 1 },
+		{ "9007199254740993", 1 }, { "90071992547409930", 0 },
+		{ "1.5", 0 }, { "-1", 0 }, { "1e400", 0 }, { "null", 1 },
+	};
+	struct kopt_buf text = KOPT_BUF_INIT;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(nums) / sizeof(*nums); i++) {
+		kopt_buf_reset(&text);
+		kopt_buf_addf(&text, HEAD "\"stages\": [{\"name\": \"a\", "
+			      "\"tc_pct\": %s, \"duration_us\": "
+			      "{\"median\": 1, \"p90\": %s}}]}]}", nums[i],
+			      nums[i]);
+		expect_view_same(text.buf, NULL, NULL,
+				 isfinite(strtod(nums[i], NULL)));
+	}
+	for (i = 0; i < sizeof(ints) / sizeof(*ints); i++) {
+		kopt_buf_reset(&text);
+		kopt_buf_addf(&text, HEAD "\"stages\": [{\"name\": \"a\", "
+			      "\"launches\": %s, \"grid\": [1, 2, 3]}]}]}",
+			      ints[i].text);
+		expect_view_same(text.buf, NULL, NULL, ints[i].quick);
+		if (!strcmp(ints[i].text, "null"))
+			continue;
+		kopt_buf_reset(&text);
+		kopt_buf_addf(&text, HEAD "\"stages\": [{\"name\": \"a\", "
+			      "\"grid\": [%s, 1, %s]}]}]}", ints[i].text,
+			      ints[i].text);
+		expect_view_same(text.buf, NULL, NULL, ints[i].quick);
+	}
+	kopt_buf_release(&text);
+}
+
+/* The text ends at its last '}': a string may hold one before it. */
+static void test_view_last_brace(void **state)
+{
+	(void)state;
+	expect_view_same(HEAD "\"bottleneck\": \"{x}\"}]}", NULL, NULL, 1);
+	expect_view_same(HEAD "\"spread_pct\": 1}]}\n \t\r\n", NULL, NULL,
+			 1);
+	/* a string that runs into the last brace: refused by both */
+	expect_view_same(HEAD "\"bottleneck\": \"x}]}", NULL, NULL, 0);
+	expect_view_same("{\"schema\": 1, \"kernel\": \"k}", NULL, NULL, 0);
+	expect_view_same("{\"schema\": 1, \"kernel\": \"k}\"", NULL, NULL, 0);
+	/* an inner object closing last, the outer one open */
+	expect_view_same("{\"schema\": 1, \"x\": {}", NULL, NULL, 0);
+	expect_view_same("}", NULL, NULL, 0);
+	expect_view_same(" \n", NULL, NULL, 0);
+	expect_view_same("", NULL, NULL, 0);
+}
+
 static void test_view_left_to_full(void **state)
 {
 	(void)state;
@@ -775,6 +842,40 @@ static void test_slim(void **state)
 	kopt_buf_release(&text);
 }
 
+/* Device names compare without case, punctuation or a leading NVIDIA. */
+static void test_same_device(void **state)
+{
+	char a[200], b[200];
+	size_t i;
+
+	(void)state;
+	assert_true(kopt_results_same_device("NVIDIA H200", "h200"));
+	assert_true(kopt_results_same_device("NVIDIA H200", "nvidia-h200"));
+	assert_true(kopt_results_same_device("H100 SXM", "h100-sxm"));
+	assert_false(kopt_results_same_device("NVIDIA H200", "H100"));
+	assert_false(kopt_results_same_device("H200", "H2000"));
+	/* "nvidia" alone is a name, not a prefix */
+	assert_true(kopt_results_same_device("NVIDIA", "nvidia"));
+	assert_false(kopt_results_same_device("NVIDIA", "NVIDIA A"));
+	/* no name: any device */
+	assert_true(kopt_results_same_device(NULL, "H200"));
+	assert_true(kopt_results_same_device("", "H200"));
+	/* names longer than the 64 characters kept on the stack */
+	for (i = 0; i < 150; i++)
+		a[i] = b[i] = (char)('a' + i % 26);
+	a[150] = b[150] = '\0';
+	assert_true(kopt_results_same_device(a, b));
+	b[149] = 'A' + 1;
+	assert_false(kopt_results_same_device(a, b));
+	b[149] = (char)(a[149] - 'a' + 'A');
+	assert_true(kopt_results_same_device(a, b));
+	/* one long, one short */
+	assert_false(kopt_results_same_device(a, "H200"));
+	memcpy(b, "NVIDIA ", 7);
+	memcpy(b + 7, a, 151);
+	assert_true(kopt_results_same_device(a, b));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -796,8 +897,11 @@ int main(void)
 		MESSAGES_TEST(test_view_files),
 		MESSAGES_TEST(test_view_written),
 		MESSAGES_TEST(test_view_numbers),
+		MESSAGES_TEST(test_view_checked_only),
+		MESSAGES_TEST(test_view_last_brace),
 		MESSAGES_TEST(test_view_left_to_full),
 		MESSAGES_TEST(test_slim),
+		MESSAGES_TEST(test_same_device),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
