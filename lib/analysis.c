@@ -62,8 +62,10 @@ void kopt_source_tree(struct kopt_source *src, git_repository *repo,
 	src->rev = rev;
 }
 
-int kopt_source_read(const struct kopt_source *src, const char *path,
-		     struct kopt_buf *out, struct kopt_buf *label)
+/* kopt_source_read(), and the stat data of a work-tree file once read. */
+static int source_read(const struct kopt_source *src, const char *path,
+		       struct kopt_buf *out, struct kopt_buf *label,
+		       struct stat *st)
 {
 	kopt_buf_reset(out);
 	if (label) {
@@ -96,7 +98,7 @@ int kopt_source_read(const struct kopt_source *src, const char *path,
 		int ret, e;
 		kopt_buf_addstr(&full, src->top ? src->top : "");
 		kopt_buf_addstr(&full, path);
-		ret = kopt_buf_read_file(out, full.buf);
+		ret = kopt_buf_read_file_stat(out, full.buf, st);
 		e = errno;
 		kopt_buf_release(&full);
 		if (!ret)
@@ -105,6 +107,14 @@ int kopt_source_read(const struct kopt_source *src, const char *path,
 			return KOPT_ENOTFOUND;
 		return kopt_error("cannot read '%s': %s", path, strerror(e));
 	}
+}
+
+int kopt_source_read(const struct kopt_source *src, const char *path,
+		     struct kopt_buf *out, struct kopt_buf *label)
+{
+	struct stat st;
+
+	return source_read(src, path, out, label, &st);
 }
 
 int kopt_source_list(const struct kopt_source *src, const char *dir,
@@ -148,9 +158,9 @@ int kopt_source_list(const struct kopt_source *src, const char *dir,
 
 static int load_devlog(struct kopt_devlog *out, const struct kopt_source *src,
 		       const char *path, struct kopt_buf *data,
-		       struct kopt_buf *label)
+		       struct kopt_buf *label, struct stat *st)
 {
-	int r = kopt_source_read(src, path, data, label);
+	int r = source_read(src, path, data, label, st);
 
 	if (r)
 		return r;
@@ -168,9 +178,10 @@ static int load_devlog(struct kopt_devlog *out, const struct kopt_source *src,
 static int load_results(struct kopt_results *out,
 			const struct kopt_source *src, const char *path,
 			const char *kernel, const char *version,
-			struct kopt_buf *data, struct kopt_buf *label)
+			struct kopt_buf *data, struct kopt_buf *label,
+			struct stat *st)
 {
-	int r = kopt_source_read(src, path, data, label);
+	int r = source_read(src, path, data, label, st);
 
 	if (r)
 		return r;
@@ -246,22 +257,81 @@ static void link_versions(struct kopt_analysis *out)
 	}
 }
 
-/* Read and parse the kernel's files. */
+/* The start of a kernel's key: the format and the settings. */
+static void key_head(struct kopt_buf *in, const char *kernel,
+		     const struct kopt_config *cfg)
+{
+	size_t i;
+
+	kopt_buf_addf(in, "kopt analysis 2\nkernel %s\n", kernel);
+	kopt_buf_addstr(in, "noise");
+	kopt_cache_add_num(in, cfg ? cfg->noise_pct : KOPT_DEFAULT_NOISE_PCT);
+	kopt_buf_addch(in, '\n');
+	for (i = 0; cfg && i < cfg->trials_nr; i++) {
+		kopt_buf_addstr(in, "trial");
+		kopt_cache_add_str(in, cfg->trials[i].name);
+		kopt_buf_addf(in, "\t%ld\t%ld\t%ld\n", cfg->trials[i].b,
+			      cfg->trials[i].s, cfg->trials[i].t);
+	}
+}
+
+/* One input: "devlog <id>" or "results <file> <id>", the id's 20 bytes. */
+static void key_add(struct kopt_buf *in, const char *what, const char *name,
+		    const git_oid *id)
+{
+	kopt_buf_addstr(in, what);
+	kopt_buf_addch(in, ' ');
+	if (name) {
+		kopt_buf_addstr(in, name);
+		kopt_buf_addch(in, ' ');
+	}
+	/* the text is only ever hashed */
+	kopt_buf_add(in, id->id, GIT_OID_RAWSZ);
+	kopt_buf_addch(in, '\n');
+}
+
+/*
+ * The id of the bytes just read from `path` (`st`: the file's stat data
+ * taken after reading them), as kopt_index_worktree_id() gives it: the
+ * index's when the file is clean, else their hash.
+ */
+static void read_id(git_oid *out, const struct kopt_source *src,
+		    const char *path, const struct kopt_buf *data,
+		    const struct stat *st)
+{
+	if (!kopt_index_clean_id(out, src->index, path, st))
+		kopt_cache_key(out, data);
+}
+
+/*
+ * Read and parse the kernel's files.  With `in`, the key's text of what
+ * was read, as kopt_analysis_key() writes it of what is there; *keyed 0
+ * when a file it lists could not be read.
+ */
 static int load_files(struct kopt_analysis *out, const struct kopt_source *src,
-		      const char *kernel, const struct kopt_config *cfg)
+		      const char *kernel, const struct kopt_config *cfg,
+		      struct kopt_buf *in, int *keyed)
 {
 	struct kopt_buf path = KOPT_BUF_INIT, data = KOPT_BUF_INIT;
 	struct kopt_buf label = KOPT_BUF_INIT;
 	struct kopt_strvec files = KOPT_STRVEC_INIT;
+	struct stat st;
+	git_oid id;
 	size_t i;
 	int ret = 0, r;
 
+	if (in)
+		key_head(in, kernel, cfg);
 	kopt_path_devlog(&path, kernel);
-	r = load_devlog(&out->devlog, src, path.buf, &data, &label);
+	r = load_devlog(&out->devlog, src, path.buf, &data, &label, &st);
 	if (!r)
 		out->has_devlog = 1;
 	else if (r != KOPT_ENOTFOUND)
 		ret = r;
+	if (in && !r) {
+		read_id(&id, src, path.buf, &data, &st);
+		key_add(in, "devlog", NULL, &id);
+	}
 
 	kopt_buf_reset(&path);
 	kopt_path_results_dir(&path, kernel);
@@ -282,11 +352,17 @@ static int load_files(struct kopt_analysis *out, const struct kopt_source *src,
 		kopt_buf_addstr(&file, files.v[i]);
 		v = add_version(out, version);
 		r = load_results(&v->results, src, file.buf, kernel, version,
-				 &data, &label);
+				 &data, &label, &st);
 		if (!r)
 			v->has_file = 1;
 		else if (r != KOPT_ENOTFOUND)
 			ret = r;
+		if (in && !r) {
+			read_id(&id, src, file.buf, &data, &st);
+			key_add(in, "results", files.v[i], &id);
+		} else if (in && r == KOPT_ENOTFOUND) {
+			*keyed = 0;
+		}
 		kopt_buf_release(&file);
 		free(version);
 	}
@@ -361,23 +437,11 @@ int kopt_analysis_key(git_oid *out, const struct kopt_source *src,
 
 	if (!src->cache || src->tree)
 		return 0;
-	kopt_buf_addf(&in, "kopt analysis 2\nkernel %s\n", kernel);
-	kopt_buf_addstr(&in, "noise");
-	kopt_cache_add_num(&in, cfg ? cfg->noise_pct : KOPT_DEFAULT_NOISE_PCT);
-	kopt_buf_addch(&in, '\n');
-	for (i = 0; cfg && i < cfg->trials_nr; i++) {
-		kopt_buf_addstr(&in, "trial");
-		kopt_cache_add_str(&in, cfg->trials[i].name);
-		kopt_buf_addf(&in, "\t%ld\t%ld\t%ld\n", cfg->trials[i].b,
-			      cfg->trials[i].s, cfg->trials[i].t);
-	}
-	/* the ids as their 20 bytes: the text is only ever hashed */
+	key_head(&in, kernel, cfg);
 	kopt_path_devlog(&path, kernel);
 	r = kopt_index_worktree_id(&id, &st, src->index, src->top, path.buf);
 	if (!r) {
-		kopt_buf_addstr(&in, "devlog ");
-		kopt_buf_add(&in, id.id, GIT_OID_RAWSZ);
-		kopt_buf_addch(&in, '\n');
+		key_add(&in, "devlog", NULL, &id);
 	} else if (r != KOPT_ENOTFOUND) {
 		ok = 0;
 	}
@@ -398,15 +462,10 @@ int kopt_analysis_key(git_oid *out, const struct kopt_source *src,
 		kopt_buf_add(&path, files.v[i], n);
 		r = kopt_index_worktree_id(&id, &st, src->index, src->top,
 					   path.buf);
-		if (r) {
+		if (r)
 			ok = 0;
-		} else {
-			kopt_buf_addstr(&in, "results ");
-			kopt_buf_add(&in, files.v[i], n);
-			kopt_buf_addch(&in, ' ');
-			kopt_buf_add(&in, id.id, GIT_OID_RAWSZ);
-			kopt_buf_addch(&in, '\n');
-		}
+		else
+			key_add(&in, "results", files.v[i], &id);
 	}
 	if (ok)
 		kopt_cache_key(out, &in);
@@ -586,10 +645,10 @@ int kopt_analysis_load_keyed(struct kopt_analysis *out,
 			     const git_oid *keyp, git_oid *after,
 			     int *after_keyed)
 {
-	struct kopt_buf text = KOPT_BUF_INIT;
+	struct kopt_buf text = KOPT_BUF_INIT, in = KOPT_BUF_INIT;
 	double noise_pct = cfg ? cfg->noise_pct : KOPT_DEFAULT_NOISE_PCT;
 	const git_oid *key = keyp;
-	int ret;
+	int ret, read_keyed = 1;
 
 	*after_keyed = 0;
 	if (keyed && kopt_cache_get(src->cache, kernel, key, &text)) {
@@ -606,7 +665,10 @@ int kopt_analysis_load_keyed(struct kopt_analysis *out,
 	}
 	out->kernel = kopt_strdup(kernel);
 	out->noise_pct = noise_pct;
-	ret = load_files(out, src, kernel, cfg);
+	/* the key of what was read, from the reads themselves */
+	ret = load_files(out, src, kernel, cfg,
+			 keyed && src->cache && !src->tree ? &in : NULL,
+			 &read_keyed);
 	if (!ret && src->cache && !src->tree) {
 		/*
 		 * The views see what a hit gives them: the model rebuilt
@@ -614,10 +676,15 @@ int kopt_analysis_load_keyed(struct kopt_analysis *out,
 		 */
 		kopt_buf_reset(&text);
 		kopt_analysis_summary(&text, out);
-		/* a file changed while it was read: what was read is unkeyed */
-		if (keyed)
-			*after_keyed = kopt_analysis_key(after, src, kernel,
-							 cfg);
+		/*
+		 * A file changed since the key was taken, or while it was
+		 * read (its stat data is taken after the read): what was read
+		 * has another key, and is not stored under this one.
+		 */
+		if (keyed && read_keyed) {
+			kopt_cache_key(after, &in);
+			*after_keyed = 1;
+		}
 		if (*after_keyed && git_oid_equal(after, key))
 			kopt_cache_put(src->cache, kernel, key, text.buf,
 				       text.len);
@@ -636,6 +703,7 @@ int kopt_analysis_load_keyed(struct kopt_analysis *out,
 		link_versions(out);
 	}
 	kopt_buf_release(&text);
+	kopt_buf_release(&in);
 	return ret;
 }
 

@@ -124,12 +124,14 @@ void kopt_analysis_release(struct kopt_analysis *a);
 /*
  * kopt_analysis_load() for a caller that has already computed the key
  * (kopt_analysis_key(): `keyed` its result, `key` the id) and wants the
- * key as it stands once the analysis is read, to see whether a file
- * changed meanwhile: *after_keyed is 1 and *after that key when the
- * analysis came from the cache (`key` itself: no file was read) or from
- * the files with every input still keyed after them; 0 otherwise.  Each
- * key reads every input's id, so a view of many kernels computes it
- * twice per kernel instead of four times.
+ * key of what was read, to see whether a file changed meanwhile:
+ * *after_keyed is 1 and *after that key when the analysis came from the
+ * cache (`key` itself: no file was read) or from the files, every one
+ * listed read; 0 otherwise.  The key of what was read comes from the
+ * reads themselves: each file's stat data taken once its bytes are read
+ * (clean in the index: the index's id, as for `key`), else the hash of
+ * those bytes; so a view of many kernels stats each input once before
+ * reading it, and lists each directory once more, not twice.
  */
 int kopt_analysis_load_keyed(struct kopt_analysis *out,
 			     const struct kopt_source *src,

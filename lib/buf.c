@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include "banned.h"
 
 char kopt_buf_empty[1];
@@ -260,30 +262,68 @@ int kopt_buf_starts_with(const struct kopt_buf *sb, const char *prefix)
 	return kopt_starts_with(sb->buf, prefix);
 }
 
-int kopt_buf_read_file(struct kopt_buf *sb, const char *path)
+/*
+ * Read `fd` to its end into `sb`.  A regular file ends where a read
+ * comes back short and its size says so: a small file costs one read()
+ * and the fstat() that `st` keeps, not a second read() to see its end.
+ * A file that grows, or one that is not regular (a pipe, a file of
+ * /proc), is read until read() returns 0, and `st` is taken after that.
+ */
+static int read_fd(struct kopt_buf *sb, int fd, struct stat *st)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	char tmp[8192];
+	size_t start = sb->len, want = 8192;
+	int checked = 0;
 	ssize_t n;
 
-	if (fd < 0)
-		return -1;
 	for (;;) {
-		n = read(fd, tmp, sizeof(tmp));
+		kopt_buf_grow(sb, want);
+		want = sb->alloc - sb->len - 1;
+		n = read(fd, sb->buf + sb->len, want);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			int e = errno;
-			close(fd);
-			errno = e;
 			return -1;
 		}
+		kopt_buf_setlen(sb, sb->len + (size_t)n);
+		if ((size_t)n == want) {
+			want *= 2;
+			continue;
+		}
+		if (!checked) {
+			checked = 1;
+			if (fstat(fd, st))
+				return -1;
+			if (S_ISREG(st->st_mode) &&
+			    (uintmax_t)st->st_size == sb->len - start)
+				return 0;
+		}
 		if (!n)
-			break;
-		kopt_buf_add(sb, tmp, (size_t)n);
+			return fstat(fd, st);
+	}
+}
+
+int kopt_buf_read_file_stat(struct kopt_buf *sb, const char *path,
+			    struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
+
+	if (fd < 0)
+		return -1;
+	if (read_fd(sb, fd, st)) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
 	}
 	close(fd);
 	return 0;
+}
+
+int kopt_buf_read_file(struct kopt_buf *sb, const char *path)
+{
+	struct stat st;
+
+	return kopt_buf_read_file_stat(sb, path, &st);
 }
 
 int kopt_starts_with(const char *s, const char *prefix)

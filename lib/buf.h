@@ -57,6 +57,14 @@ int kopt_buf_starts_with(const struct kopt_buf *sb, const char *prefix);
 
 /* Read a whole file; returns 0, or -1 with errno set (nothing printed). */
 int kopt_buf_read_file(struct kopt_buf *sb, const char *path);
+/*
+ * The same, with the file's fstat() data taken once it was read: a
+ * caller that keys what it read by the file's stat data learns whether
+ * the file changed up to the end of the read.
+ */
+struct stat;
+int kopt_buf_read_file_stat(struct kopt_buf *sb, const char *path,
+			    struct stat *st);
 
 /* Helpers on plain strings. */
 int kopt_starts_with(const char *s, const char *prefix);

@@ -141,12 +141,15 @@ int kopt_cache_put(struct kopt_cache *c, const char *name,
 	/* checked whole on every read: the disk need not be waited for */
 	lk.no_fsync = 1;
 	/* a cache is not the user's file: quietly give up when locked */
-	if (!access(lock, F_OK) || kopt_mkdir_parents(file) ||
+	if (!access(lock, F_OK) ||
+	    (!c->dir_made && kopt_mkdir_parents(file)) ||
 	    kopt_lock_acquire(&lk, file) ||
 	    kopt_lock_write(&lk, out.buf, out.len) ||
 	    kopt_lock_commit(&lk))
 		ret = -1;
 	kopt_lock_rollback(&lk);
+	/* the directory exists: not made again for each name (unless lost) */
+	c->dir_made = !ret;
 	free(lock);
 	free(file);
 	kopt_buf_release(&out);

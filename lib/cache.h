@@ -39,9 +39,10 @@
 
 struct kopt_cache {
 	char *dir;              /* with a trailing '/'; NULL: disabled */
+	int dir_made;           /* an entry was stored: `dir` exists */
 };
 
-#define KOPT_CACHE_INIT { NULL }
+#define KOPT_CACHE_INIT { NULL, 0 }
 
 void kopt_cache_open(struct kopt_cache *c, git_repository *repo,
 		     const char *name);

@@ -517,11 +517,22 @@ static int stat_clean(const struct kopt_index *idx,
 	return (uint32_t)idx->mtime.tv_sec > e->st_mtime_s;
 }
 
+int kopt_index_clean_id(git_oid *out, const struct kopt_index *idx,
+			const char *path, const struct stat *st)
+{
+	struct kopt_index_entry e;
+
+	if (!idx || !S_ISREG(st->st_mode) || kopt_index_find(&e, idx, path) ||
+	    e.intent_to_add || !stat_clean(idx, &e, st))
+		return 0;
+	git_oid_cpy(out, &e.id);
+	return 1;
+}
+
 int kopt_index_worktree_id(git_oid *out, struct stat *st,
 			   const struct kopt_index *idx, const char *top,
 			   const char *path)
 {
-	struct kopt_index_entry e;
 	struct kopt_buf buf = KOPT_BUF_INIT;
 	char *full;
 	int ret = 0;
@@ -534,9 +545,8 @@ int kopt_index_worktree_id(git_oid *out, struct stat *st,
 		ret = errno == ENOENT || errno == ENOTDIR ? KOPT_ENOTFOUND : -1;
 	else if (!S_ISREG(st->st_mode))
 		ret = KOPT_EUNSUPPORTED;
-	else if (idx && !kopt_index_find(&e, idx, path) &&
-		 !e.intent_to_add && stat_clean(idx, &e, st))
-		git_oid_cpy(out, &e.id);
+	else if (kopt_index_clean_id(out, idx, path, st))
+		;
 	else if (git_odb_hashfile(out, full, GIT_OBJECT_BLOB) < 0) {
 		git_error_clear();
 		ret = -1;

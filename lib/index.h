@@ -96,6 +96,15 @@ int kopt_index_read(struct kopt_buf *out, git_repository *repo,
 		    const struct kopt_index *idx, const char *path);
 
 /*
+ * 1 and the index's id of `path` when `st` (the file's stat data, from
+ * lstat() or from fstat() of what was read) equals what the index
+ * recorded and the entry is not racily clean: git status's rule, which
+ * kopt_index_worktree_id() follows.  0 otherwise (`idx` may be NULL).
+ */
+int kopt_index_clean_id(git_oid *out, const struct kopt_index *idx,
+			const char *path, const struct stat *st);
+
+/*
  * The blob id of the work-tree file `path` (relative to `top`, which
  * ends with '/'), as git status finds it: the index's id when the file's
  * lstat data equals what the index recorded and the entry is not racily

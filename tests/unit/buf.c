@@ -3,8 +3,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <sys/stat.h>
 
 #include "buf.h"
 #include "strvec.h"
@@ -125,6 +129,55 @@ static void test_string_helpers(void **state)
 	assert_string_equal(rest, "design");
 }
 
+static void write_bytes(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_read_file(void **state)
+{
+	char dir[] = "/tmp/kopt-buf-XXXXXX";
+	struct kopt_buf sb = KOPT_BUF_INIT, want = KOPT_BUF_INIT;
+	struct stat st;
+	char *big, *empty;
+	size_t i;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	big = kopt_xstrfmt("%s/big", dir);
+	empty = kopt_xstrfmt("%s/empty", dir);
+	/* larger than any first read: read on to its end */
+	for (i = 0; i < 100000; i++)
+		kopt_buf_addch(&want, 'a' + (int)(i % 26));
+	write_bytes(big, want.buf, want.len);
+	write_bytes(empty, "", 0);
+	kopt_buf_addstr(&sb, "kept ");
+	assert_int_equal(kopt_buf_read_file_stat(&sb, big, &st), 0);
+	assert_int_equal(sb.len, 5 + want.len);
+	assert_memory_equal(sb.buf + 5, want.buf, want.len);
+	assert_int_equal(st.st_size, (off_t)want.len);
+	kopt_buf_reset(&sb);
+	assert_int_equal(kopt_buf_read_file_stat(&sb, empty, &st), 0);
+	assert_int_equal(sb.len, 0);
+	assert_int_equal(st.st_size, 0);
+	/* a file whose size says nothing: read until read() says its end */
+	assert_int_equal(kopt_buf_read_file(&sb, "/proc/self/status"), 0);
+	assert_true(kopt_starts_with(sb.buf, "Name:"));
+	assert_int_equal(sb.buf[sb.len - 1], '\n');
+	assert_int_equal(kopt_buf_read_file(&sb, dir), -1);
+	unlink(big);
+	unlink(empty);
+	rmdir(dir);
+	free(big);
+	free(empty);
+	kopt_buf_release(&sb);
+	kopt_buf_release(&want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -135,6 +188,7 @@ int main(void)
 		cmocka_unit_test(test_trim_and_detach),
 		cmocka_unit_test(test_strvec),
 		cmocka_unit_test(test_string_helpers),
+		cmocka_unit_test(test_read_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
