@@ -313,7 +313,8 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 	out->capture = kopt_buf_detach(&tmpl, NULL);
 	if (first)
 		kopt_warning("running %s %s again to sample the kernels "
-			     "launched too few times", k->name, m->version);
+			     "launched too few times or only from CUDA "
+			     "graphs", k->name, m->version);
 	progress = kopt_progress_start("running", 0);
 	kopt_progress_what(progress, "%s %s at b=%ld, s=%ld, t=%ld: %s",
 			   k->name, m->version, b, s, t, cmd.buf);
