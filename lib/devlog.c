@@ -2134,9 +2134,22 @@ static int bad_utf8_line(const struct kopt_devlog *dl, int *nul, int *ctl)
 	return 0;
 }
 
+/* A performance block's table rows, freed; the block keeps none. */
+static void perf_rows_clear(struct kopt_devlog_perf *pf)
+{
+	for (size_t k = 0; k < pf->rows_nr; k++) {
+		free(pf->rows[k].metric);
+		free(pf->rows[k].value);
+		free(pf->rows[k].vs);
+	}
+	free(pf->rows);
+	pf->rows = NULL;
+	pf->rows_nr = pf->rows_alloc = 0;
+}
+
 void kopt_devlog_release(struct kopt_devlog *dl)
 {
-	size_t i, j, k;
+	size_t i, j;
 
 	free(dl->label);
 	kopt_buf_release(&dl->text);
@@ -2162,12 +2175,7 @@ void kopt_devlog_release(struct kopt_devlog *dl)
 			free(pf->root_cause);
 			kopt_strvec_clear(&pf->issues);
 			kopt_strvec_clear(&pf->insights);
-			for (k = 0; k < pf->rows_nr; k++) {
-				free(pf->rows[k].metric);
-				free(pf->rows[k].value);
-				free(pf->rows[k].vs);
-			}
-			free(pf->rows);
+			perf_rows_clear(pf);
 		}
 		free(v->perfs);
 	}
@@ -2392,7 +2400,7 @@ int kopt_devlog_parse_view(struct kopt_devlog *out, const char *data,
 
 void kopt_devlog_drop_unread(struct kopt_devlog *dl)
 {
-	size_t i, j, k;
+	size_t i, j;
 
 	for (i = 0; i < dl->versions_nr; i++) {
 		struct kopt_devlog_version *v = &dl->versions[i];
@@ -2403,14 +2411,7 @@ void kopt_devlog_drop_unread(struct kopt_devlog *dl)
 			struct kopt_devlog_perf *pf = &v->perfs[j];
 			kopt_strvec_clear(&pf->issues);
 			kopt_strvec_clear(&pf->insights);
-			for (k = 0; k < pf->rows_nr; k++) {
-				free(pf->rows[k].metric);
-				free(pf->rows[k].value);
-				free(pf->rows[k].vs);
-			}
-			free(pf->rows);
-			pf->rows = NULL;
-			pf->rows_nr = pf->rows_alloc = 0;
+			perf_rows_clear(pf);
 			free(pf->context);
 			pf->context = NULL;
 		}
