@@ -18,6 +18,7 @@
 #include "expr.h"
 #include "obligations.h"
 #include "overview.h"
+#include "parallel.h"
 #include "render.h"
 #include "repo.h"
 #include "scaffold.h"
@@ -866,14 +867,16 @@ static void analyze_all(const struct kopt_config *cfg,
 					 "Best", "Target", "LEARN" };
 	struct kopt_overview *ov = kopt_calloc(cfg->kernels_nr + 1,
 					       sizeof(*ov));
+	int *rets = kopt_calloc(cfg->kernels_nr + 1, sizeof(*rets));
 	struct kopt_mdtable t;
 	struct kopt_buf out = KOPT_BUF_INIT;
 	size_t i;
-	int bad = 0;
+	int bad;
 
-	for (i = 0; i < cfg->kernels_nr; i++)
-		if (kopt_overview_load(&ov[i], src, &cfg->kernels[i], cfg))
-			bad = 1;
+	bad = kopt_overview_load_all(ov, rets, src, cfg->kernels,
+				     cfg->kernels_nr, cfg,
+				     kopt_parallel_threads(cfg->threads));
+	free(rets);
 	if (bad) {
 		for (i = 0; i < cfg->kernels_nr; i++)
 			kopt_overview_release(&ov[i]);

@@ -28,6 +28,7 @@
 #include "index.h"
 #include "learn.h"
 #include "overview.h"
+#include "parallel.h"
 #include "repo.h"
 #include "trailers.h"
 #include "scaffold.h"
@@ -253,21 +254,21 @@ static void newer_with_numbers(struct row *r, const struct kopt_overview *ov)
 	}
 }
 
+/*
+ * The rest of `k`'s row, once current_version() gave 0 and its overview
+ * was loaded (`ret`, kopt_overview_load()'s result); `ov` is released.
+ */
 static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		       const struct kopt_kernel *k, git_tree *head,
 		       const struct kopt_history *h, const struct kopt_source *src,
-		       struct row *r)
+		       struct row *r, struct kopt_overview *ovp, int ret)
 {
-	struct kopt_overview ov = KOPT_OVERVIEW_INIT;
+	struct kopt_overview ov = *ovp;
 	const struct kopt_overview_version *res = NULL;
 	struct kopt_buf kv = KOPT_BUF_INIT;
 	const char *skip;
 
-	r->kernel = k->name;
-	kopt_buf_init(&r->next, 0);
-	if (current_version(r, ctx, head, k))
-		return;
-	if (kopt_overview_load(&ov, src, k, cfg)) {
+	if (ret) {
 		r->step = "error";
 		kopt_buf_addf(&r->next, "fix the devlog or results of %s "
 			      "(the message above names the file)", k->name);
@@ -375,7 +376,11 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 	struct kopt_source src;
 	struct row *rows;
 	git_tree *head = NULL;
-	size_t i;
+	struct kopt_overview *ov;
+	struct kopt_error_catch *cv, *caught;
+	int *rets;
+	char *skip;
+	size_t i, nr;
 
 	argc = kopt_parse_options(argc, argv, options, status_usage, 0);
 	if (argc)
@@ -387,9 +392,44 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 	rows = kopt_calloc(cfg->kernels_nr + 1, sizeof(*rows));
 	/* the kernels analyze reads, through its cache */
 	kopt_source_worktree_cached(&src, ctx->repo, ctx->top);
-	for (i = 0; i < cfg->kernels_nr; i++)
-		kernel_row(ctx, cfg, &cfg->kernels[i], head, &h, &src,
-			   &rows[i]);
+	/*
+	 * Each kernel's overview is read on the CPUs at once; what each
+	 * part reports comes out in kernel order, each kernel's version
+	 * before its overview before its row, as one after the other.
+	 */
+	nr = cfg->kernels_nr;
+	ov = kopt_calloc(nr + 1, sizeof(*ov));
+	rets = kopt_calloc(nr + 1, sizeof(*rets));
+	skip = kopt_calloc(nr + 1, 1);
+	cv = kopt_calloc(nr + 1, sizeof(*cv));
+	caught = kopt_calloc(nr + 1, sizeof(*caught));
+	for (i = 0; i < nr; i++) {
+		struct kopt_error_catch init = KOPT_ERROR_CATCH_INIT;
+		cv[i] = caught[i] = init;
+		cv[i].replay = 1;
+		rows[i].kernel = cfg->kernels[i].name;
+		kopt_buf_init(&rows[i].next, 0);
+		kopt_error_catch(&cv[i]);
+		skip[i] = !!current_version(&rows[i], ctx, head,
+					     &cfg->kernels[i]);
+		kopt_error_uncatch(&cv[i]);
+	}
+	kopt_overview_load_many(ov, rets, caught, &src, cfg->kernels, nr, cfg,
+				kopt_parallel_threads(cfg->threads), skip);
+	for (i = 0; i < nr; i++) {
+		kopt_error_catch_replay(&cv[i]);
+		kopt_error_catch_release(&cv[i]);
+		kopt_error_catch_replay(&caught[i]);
+		kopt_error_catch_release(&caught[i]);
+		if (!skip[i])
+			kernel_row(ctx, cfg, &cfg->kernels[i], head, &h, &src,
+				   &rows[i], &ov[i], rets[i]);
+	}
+	free(ov);
+	free(rets);
+	free(skip);
+	free(cv);
+	free(caught);
 	kopt_source_release(&src);
 	if (json)
 		print_json(rows, cfg->kernels_nr);

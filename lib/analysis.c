@@ -651,7 +651,7 @@ int kopt_analysis_load_keyed(struct kopt_analysis *out,
 	int ret, read_keyed = 1;
 
 	*after_keyed = 0;
-	if (keyed && kopt_cache_get(src->cache, kernel, key, &text)) {
+	if (keyed && key && kopt_cache_get(src->cache, kernel, key, &text)) {
 		if (!kopt_analysis_from_summary(out, text.buf, text.len,
 						kernel, noise_pct)) {
 			/* no file read: the key stands */
@@ -685,8 +685,8 @@ int kopt_analysis_load_keyed(struct kopt_analysis *out,
 			kopt_cache_key(after, &in);
 			*after_keyed = 1;
 		}
-		if (*after_keyed && git_oid_equal(after, key))
-			kopt_cache_put(src->cache, kernel, key, text.buf,
+		if (*after_keyed && (!key || git_oid_equal(after, key)))
+			kopt_cache_put(src->cache, kernel, after, text.buf,
 				       text.len);
 		if (!slim(out)) {
 			link_versions(out);

@@ -131,7 +131,9 @@ void kopt_analysis_release(struct kopt_analysis *a);
  * reads themselves: each file's stat data taken once its bytes are read
  * (clean in the index: the index's id, as for `key`), else the hash of
  * those bytes; so a view of many kernels stats each input once before
- * reading it, and lists each directory once more, not twice.
+ * reading it, and lists each directory once more, not twice.  `key`
+ * NULL (`keyed` 1): no key was taken before reading (the cache has no
+ * entry for the kernel); what is read is stored under its own key.
  */
 int kopt_analysis_load_keyed(struct kopt_analysis *out,
 			     const struct kopt_source *src,

@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "lockfile.h"
 #include "version.h"
@@ -122,6 +124,20 @@ done:
 	return hit;
 }
 
+int kopt_cache_has(const struct kopt_cache *c, const char *name)
+{
+	struct stat st;
+	char *file;
+	int ret;
+
+	if (!c->dir || !name_ok(name))
+		return 0;
+	file = kopt_xstrfmt("%s%s", c->dir, name);
+	ret = !lstat(file, &st);
+	free(file);
+	return ret;
+}
+
 int kopt_cache_put(struct kopt_cache *c, const char *name,
 		   const git_oid *key, const char *data, size_t len)
 {
@@ -142,14 +158,15 @@ int kopt_cache_put(struct kopt_cache *c, const char *name,
 	lk.no_fsync = 1;
 	/* a cache is not the user's file: quietly give up when locked */
 	if (!access(lock, F_OK) ||
-	    (!c->dir_made && kopt_mkdir_parents(file)) ||
+	    (!__atomic_load_n(&c->dir_made, __ATOMIC_RELAXED) &&
+	     kopt_mkdir_parents(file)) ||
 	    kopt_lock_acquire(&lk, file) ||
 	    kopt_lock_write(&lk, out.buf, out.len) ||
 	    kopt_lock_commit(&lk))
 		ret = -1;
 	kopt_lock_rollback(&lk);
 	/* the directory exists: not made again for each name (unless lost) */
-	c->dir_made = !ret;
+	__atomic_store_n(&c->dir_made, !ret, __ATOMIC_RELAXED);
 	free(lock);
 	free(file);
 	kopt_buf_release(&out);
@@ -208,22 +225,29 @@ void kopt_cache_add_str(struct kopt_buf *out, const char *s)
 	field_end(out, p);
 }
 
-/* The two hexadecimal digits of each byte, made on first use. */
+/* The two hexadecimal digits of each byte, made once. */
 static char hex_pairs[512];
+static pthread_once_t hex_pairs_once = PTHREAD_ONCE_INIT;
+
+static void hex_pairs_make(void)
+{
+	static const char hex[] = "0123456789abcdef";
+	int i;
+
+	for (i = 0; i < 256; i++) {
+		hex_pairs[2 * i] = hex[i >> 4];
+		hex_pairs[2 * i + 1] = hex[i & 15];
+	}
+}
 
 void kopt_cache_add_num(struct kopt_buf *out, double v)
 {
 	/* exact, and far cheaper both ways than "%.17g" */
-	static const char hex[] = "0123456789abcdef";
 	char *p = field_at(out, 16);
 	uint64_t bits;
 	int i;
 
-	if (!hex_pairs[0])
-		for (i = 0; i < 256; i++) {
-			hex_pairs[2 * i] = hex[i >> 4];
-			hex_pairs[2 * i + 1] = hex[i & 15];
-		}
+	pthread_once(&hex_pairs_once, hex_pairs_make);
 	if (isnan(v)) {
 		*p++ = '-';
 	} else {

@@ -52,6 +52,11 @@ void kopt_cache_key(git_oid *out, const struct kopt_buf *inputs);
 int kopt_cache_get(struct kopt_cache *c, const char *name,
 		   const git_oid *key, struct kopt_buf *out);
 /* Store `data` for `name` under `key`; 0, or -1 when it was not stored. */
+/*
+ * 1 when there is an entry for `name`, under whatever key (one lstat()):
+ * without one, a caller need not work out a key before reading.
+ */
+int kopt_cache_has(const struct kopt_cache *c, const char *name);
 int kopt_cache_put(struct kopt_cache *c, const char *name,
 		   const git_oid *key, const char *data, size_t len);
 void kopt_cache_release(struct kopt_cache *c);

@@ -706,6 +706,13 @@ static int set_kopt_key(struct kopt_config *cfg, const struct source *src,
 				   "'kopt.slurmTasks' (expected a positive "
 				   "number of tasks)", v);
 		cfg->slurm_tasks = (int)n;
+	} else if (!strcmp(key, "threads")) {
+		long n = 0;
+		if ((strcmp(v, "0") && parse_long(v, &n)) || n > 64)
+			return bad(src, line, "bad value '%s' for "
+				   "'kopt.threads' (expected 0 to 64 threads)",
+				   v);
+		cfg->threads = (int)n;
 	} else {
 		return bad(src, line, "unknown key 'kopt.%s'", key);
 	}
@@ -1080,6 +1087,7 @@ static void set_defaults(struct kopt_config *cfg)
 	cfg->noise_pct = KOPT_DEFAULT_NOISE_PCT;
 	cfg->timeout_s = KOPT_DEFAULT_TIMEOUT_S;
 	cfg->slurm_tasks = 0;
+	cfg->threads = 0;
 }
 
 static int overlay_kopt(struct kopt_config *cfg, git_config *overlay)
@@ -1087,7 +1095,7 @@ static int overlay_kopt(struct kopt_config *cfg, git_config *overlay)
 	static const char *const keys[] = {
 		"noise", "catalog", "knowledge", "timeout", "agent", "gpu",
 		"gpuwait", "executor", "slurmpartition", "slurmaccount", "slurmtime",
-		"slurmgres", "slurmdevice", "slurmtasks"
+		"slurmgres", "slurmdevice", "slurmtasks", "threads"
 	};
 	struct source src = { "git config", "", 0, NULL, 0 };
 	size_t i;

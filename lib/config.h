@@ -121,6 +121,7 @@ struct kopt_config {
 	char *slurm_gres;       /* kopt.slurmGres: "gpu:1" unless "none" */
 	char *slurm_device;     /* kopt.slurmDevice: the GPU model tasks get */
 	int slurm_tasks;        /* kopt.slurmTasks: array tasks at once */
+	int threads;            /* kopt.threads: 0, one per CPU (lib/parallel) */
 	struct kopt_trial *trials;
 	size_t trials_nr, trials_alloc;
 	struct kopt_language *languages;

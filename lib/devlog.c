@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -949,15 +950,14 @@ enum { S_NONE, S_PARA, S_FENCE, S_COMMENT, S_TABLE, S_LIST, S_CODE };
  * characters other than a tab and what cmark reads inline, 2 for a tab.
  */
 static unsigned char inline_class[256];
+static pthread_once_t inline_class_once = PTHREAD_ONCE_INIT;
 
-static void inline_class_ready(void)
+static void inline_class_make(void)
 {
 	static const char syntax[] = "\\`*_&<[]!\x7f";
 	const char *s;
 	int c;
 
-	if (inline_class['*'])
-		return;
 	for (c = 0; c < 0x20; c++)
 		inline_class[c] = 1;
 	inline_class['\t'] = 2;
@@ -2304,7 +2304,7 @@ static int parse_devlog(struct kopt_devlog *out, const char *data,
 	prepare(&pp, out);
 	/* control characters are spaces in tables, and cmark replaces
 	 * what strict UTF-8 refuses: left to cmark */
-	inline_class_ready();
+	pthread_once(&inline_class_once, inline_class_make);
 	if (!view || ctl || scan_blocks(&pp, &bl, &nr, &alloc)) {
 		/* cmark's tree: always, or where the quick reading gave up */
 		free_blocks(bl, nr);

@@ -15,7 +15,26 @@ static void default_report(const char *prefix, const char *msg)
 }
 
 static kopt_report_fn report = default_report;
-static struct kopt_error_catch *catching;
+static _Thread_local struct kopt_error_catch *catching;
+
+/* A message of a `replay` catch; `prefix` NULL for a child's output. */
+struct kopt_error_kept {
+	const char *prefix;
+	char *msg;
+	size_t place;
+};
+
+static void keep(struct kopt_error_catch *c, const char *prefix,
+		 const char *msg, size_t place)
+{
+	struct kopt_error_kept *k;
+
+	KOPT_ALLOC_GROW(c->kept, c->kept_nr + 1, c->kept_alloc);
+	k = &c->kept[c->kept_nr++];
+	k->prefix = prefix;
+	k->msg = kopt_strdup(msg);
+	k->place = place;
+}
 
 kopt_report_fn kopt_error_set_routine(kopt_report_fn fn)
 {
@@ -46,10 +65,17 @@ void kopt_error_uncatch(struct kopt_error_catch *c)
 
 void kopt_error_catch_release(struct kopt_error_catch *c)
 {
+	size_t i;
+
 	kopt_error_uncatch(c);
 	kopt_buf_release(&c->text);
 	kopt_buf_release(&c->cause);
 	c->errors = 0;
+	for (i = 0; i < c->kept_nr; i++)
+		free(c->kept[i].msg);
+	free(c->kept);
+	c->kept = NULL;
+	c->kept_nr = c->kept_alloc = 0;
 }
 
 /* `place` is the length of the "<file>:<line>: " that starts `msg`. */
@@ -60,6 +86,11 @@ static void deliver(const char *prefix, const char *msg, size_t place)
 
 	if (!c) {
 		report(prefix, msg);
+		return;
+	}
+	if (c->replay) {
+		keep(c, prefix, msg, place);
+		c->errors += is_error;
 		return;
 	}
 	if (c->text.len)
@@ -122,8 +153,24 @@ void kopt_warning(const char *fmt, ...)
 	kopt_buf_release(&sb);
 }
 
+void kopt_error_catch_replay(const struct kopt_error_catch *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->kept_nr; i++)
+		if (c->kept[i].prefix)
+			deliver(c->kept[i].prefix, c->kept[i].msg,
+				c->kept[i].place);
+		else
+			kopt_error_output(c->kept[i].msg);
+}
+
 void kopt_error_output(const char *text)
 {
+	if (catching && catching->replay) {
+		keep(catching, NULL, text, 0);
+		return;
+	}
 	if (catching) {
 		if (catching->text.len)
 			kopt_buf_addstr(&catching->text, "; ");

@@ -64,19 +64,35 @@ void kopt_error_output(const char *text);
  * innermost keeps the messages.  What was caught stays readable after
  * kopt_error_uncatch() until kopt_error_catch_release().
  */
+struct kopt_error_kept;
 struct kopt_error_catch {
 	struct kopt_buf text;   /* every message, "; "-joined; warnings
 				 * prefixed "warning: " */
 	struct kopt_buf cause;  /* the first error without its place */
 	int errors;             /* how many errors were caught */
 	struct kopt_error_catch *outer;
+	/*
+	 * Set before kopt_error_catch(): each message is kept as it came
+	 * (not in `text` or `cause`), for kopt_error_catch_replay().
+	 */
+	int replay;
+	struct kopt_error_kept *kept;
+	size_t kept_nr, kept_alloc;
 };
 
-#define KOPT_ERROR_CATCH_INIT { KOPT_BUF_INIT, KOPT_BUF_INIT, 0, NULL }
+#define KOPT_ERROR_CATCH_INIT { KOPT_BUF_INIT, KOPT_BUF_INIT, 0, NULL, 0, \
+				NULL, 0, 0 }
 
+/* Catches are per thread: a catch keeps what its own thread reports. */
 void kopt_error_catch(struct kopt_error_catch *c);
 void kopt_error_uncatch(struct kopt_error_catch *c);
 void kopt_error_catch_release(struct kopt_error_catch *c);
+/*
+ * Report again, in their order and on this thread, the messages a
+ * `replay` catch kept (lib/parallel: what a worker found reaches the
+ * user as if it had been reported in the caller's order).
+ */
+void kopt_error_catch_replay(const struct kopt_error_catch *c);
 
 /*
  * The program's reporter, for main() and tests: a routine receives the

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +30,10 @@ int kopt_read_file(struct kopt_buf *out, const char *path, const char *label)
 			  strerror(e));
 }
 
+/* the locks held, for removal at exit; threads take locks too */
 static struct kopt_lock *active;
 static int atexit_installed;
+static pthread_mutex_t active_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 static void remove_active_locks(void)
 {
@@ -48,11 +51,13 @@ static void unlink_active(struct kopt_lock *lk)
 {
 	struct kopt_lock **p;
 
+	pthread_mutex_lock(&active_mutex);
 	for (p = &active; *p; p = &(*p)->next_active)
 		if (*p == lk) {
 			*p = lk->next_active;
 			break;
 		}
+	pthread_mutex_unlock(&active_mutex);
 	lk->next_active = NULL;
 }
 
@@ -143,12 +148,14 @@ static int acquire(struct kopt_lock *lk, const char *path, int quiet)
 		return kopt_error("cannot create '%s.lock': %s", path,
 				  strerror(e));
 	}
+	pthread_mutex_lock(&active_mutex);
 	if (!atexit_installed) {
 		atexit(remove_active_locks);
 		atexit_installed = 1;
 	}
 	lk->next_active = active;
 	active = lk;
+	pthread_mutex_unlock(&active_mutex);
 	return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "md.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,10 +26,13 @@ struct pool_chunk {
 	max_align_t data[];
 };
 
-static struct pool_chunk *pool;         /* the newest chunk first */
-static struct pool_chunk *spare;        /* kept for the next document */
-static char *pool_last;                 /* the newest piece, or NULL */
-static cmark_node *pool_doc;            /* the document in it, or NULL */
+/* one pool per thread: threads read devlogs at once (lib/parallel) */
+static _Thread_local struct pool_chunk *pool;   /* the newest chunk first */
+static _Thread_local struct pool_chunk *spare;  /* kept for the next one */
+static _Thread_local char *pool_last;   /* the newest piece, or NULL */
+static _Thread_local cmark_node *pool_doc;      /* its document, or NULL */
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+static pthread_key_t pool_key;          /* frees a thread's chunks */
 
 #define POOL_HEAD sizeof(max_align_t)
 
@@ -51,6 +55,7 @@ static void *pool_alloc(size_t size)
 			size_t sz = need > POOL_CHUNK ? need : POOL_CHUNK;
 			c = kopt_malloc(sizeof(*c) + sz);
 			c->size = sz;
+			pthread_setspecific(pool_key, c);
 		}
 		c->next = pool;
 		c->used = 0;
@@ -130,18 +135,53 @@ static void pool_drop(void)
 	pool_doc = NULL;
 }
 
+/* A thread that parsed ends: its pool's chunks and spares go. */
+static void pool_thread_end(void *chunk)
+{
+	struct pool_chunk *c, *next;
+
+	(void)chunk;
+	for (c = pool; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	for (c = spare; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	pool = spare = NULL;
+	pool_last = NULL;
+	pool_doc = NULL;
+}
+
+/*
+ * cmark-gfm's extensions and the inline parser's table of special
+ * characters are the process's: registered once, and a parser is made
+ * and given the table extension (which writes that table) by one
+ * thread at a time.
+ */
+static pthread_mutex_t parser_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void md_once(void)
+{
+	pthread_key_create(&pool_key, pool_thread_end);
+	cmark_gfm_core_extensions_ensure_registered();
+}
+
 static cmark_node *parse(const char *text, size_t len, cmark_mem *mem)
 {
 	cmark_syntax_extension *table;
 	cmark_parser *p;
 	cmark_node *doc;
 
-	cmark_gfm_core_extensions_ensure_registered();
+	pthread_once(&pool_once, md_once);
+	pthread_mutex_lock(&parser_mutex);
 	p = mem ? cmark_parser_new_with_mem(CMARK_OPT_SOURCEPOS, mem) :
 		  cmark_parser_new(CMARK_OPT_SOURCEPOS);
 	table = cmark_find_syntax_extension("table");
 	if (table)
 		cmark_parser_attach_syntax_extension(p, table);
+	pthread_mutex_unlock(&parser_mutex);
 	if (memchr(text, '\r', len)) {
 		/*
 		 * A line ends at '\n' here, as in the line helpers below

@@ -6,6 +6,7 @@
 
 #include "cache.h"
 #include "error.h"
+#include "parallel.h"
 #include "banned.h"
 
 void kopt_overview_from_analysis(struct kopt_overview *out,
@@ -291,21 +292,33 @@ int kopt_overview_load(struct kopt_overview *out,
 	struct kopt_analysis a = KOPT_ANALYSIS_INIT;
 	struct kopt_buf text = KOPT_BUF_INIT;
 	git_oid akey, key, after;
-	int akeyed = kopt_analysis_key(&akey, src, k->name, cfg);
-	int keyed = akeyed && src->overview, after_keyed;
+	int akeyed, keyed, after_keyed, fresh;
 	int ret;
 
-	if (keyed)
+	/*
+	 * Neither entry there (a first run, a fresh clone): no key is
+	 * taken before reading, which would stat every input once more
+	 * and hash the racily clean ones twice; what is read is stored
+	 * under the key of what was read.
+	 */
+	fresh = src->overview && src->cache && !src->tree &&
+		!kopt_cache_has(src->overview, k->name) &&
+		!kopt_cache_has(src->cache, k->name);
+	akeyed = fresh || kopt_analysis_key(&akey, src, k->name, cfg);
+	keyed = akeyed && src->overview;
+	if (keyed && !fresh)
 		overview_key(&key, &akey, k);
-	if (keyed && kopt_cache_get(src->overview, k->name, &key, &text)) {
+	if (keyed && !fresh &&
+	    kopt_cache_get(src->overview, k->name, &key, &text)) {
 		if (!kopt_overview_from_text(out, text.buf, text.len, k, cfg))
 			goto done;
 		/* damaged: derive it again, and store it again */
 		kopt_overview_release(out);
 	}
 	/* the analysis's key once before and once after reading */
-	ret = kopt_analysis_load_keyed(&a, src, k->name, cfg, akeyed, &akey,
-				       &after, &after_keyed);
+	ret = kopt_analysis_load_keyed(&a, src, k->name, cfg, akeyed,
+				       fresh ? NULL : &akey, &after,
+				       &after_keyed);
 	if (ret) {
 		kopt_analysis_release(&a);
 		kopt_buf_release(&text);
@@ -314,7 +327,9 @@ int kopt_overview_load(struct kopt_overview *out,
 	kopt_overview_from_analysis(out, &a, k, cfg);
 	kopt_analysis_release(&a);
 	/* a file changed while it was read: what was read is unkeyed */
-	if (keyed && after_keyed && git_oid_equal(&after, &akey)) {
+	if (keyed && after_keyed && (fresh || git_oid_equal(&after, &akey))) {
+		if (fresh)
+			overview_key(&key, &after, k);
 		kopt_buf_reset(&text);
 		kopt_overview_text(&text, out);
 		kopt_cache_put(src->overview, k->name, &key, text.buf,
@@ -323,6 +338,76 @@ int kopt_overview_load(struct kopt_overview *out,
 done:
 	kopt_buf_release(&text);
 	return 0;
+}
+
+struct load_many {
+	struct kopt_overview *out;
+	int *rets;
+	struct kopt_error_catch *caught;
+	const struct kopt_source *src;
+	const struct kopt_kernel *kernels;
+	const struct kopt_config *cfg;
+	const char *skip;
+};
+
+static void load_one(size_t i, void *data)
+{
+	struct load_many *lm = data;
+
+	if (lm->skip && lm->skip[i])
+		return;
+	lm->caught[i].replay = 1;
+	kopt_error_catch(&lm->caught[i]);
+	lm->rets[i] = kopt_overview_load(&lm->out[i], lm->src,
+					 &lm->kernels[i], lm->cfg);
+	kopt_error_uncatch(&lm->caught[i]);
+}
+
+void kopt_overview_load_many(struct kopt_overview *out, int *rets,
+			     struct kopt_error_catch *caught,
+			     const struct kopt_source *src,
+			     const struct kopt_kernel *kernels, size_t nr,
+			     const struct kopt_config *cfg, int threads,
+			     const char *skip)
+{
+	struct load_many lm = { out, rets, caught, src, kernels, cfg, skip };
+
+	kopt_parallel(nr, threads, load_one, &lm);
+}
+
+int kopt_overview_load_all(struct kopt_overview *out, int *rets,
+			   const struct kopt_source *src,
+			   const struct kopt_kernel *kernels, size_t nr,
+			   const struct kopt_config *cfg, int threads)
+{
+	struct kopt_error_catch *caught;
+	size_t i;
+	int ret = 0;
+
+	if (threads <= 1 || nr < 2) {
+		/* messages as they come */
+		for (i = 0; i < nr; i++)
+			if ((rets[i] = kopt_overview_load(&out[i], src,
+							  &kernels[i], cfg)) &&
+			    !ret)
+				ret = rets[i];
+		return ret;
+	}
+	caught = kopt_calloc(nr, sizeof(*caught));
+	for (i = 0; i < nr; i++) {
+		struct kopt_error_catch init = KOPT_ERROR_CATCH_INIT;
+		caught[i] = init;
+	}
+	kopt_overview_load_many(out, rets, caught, src, kernels, nr, cfg,
+				threads, NULL);
+	for (i = 0; i < nr; i++) {
+		kopt_error_catch_replay(&caught[i]);
+		kopt_error_catch_release(&caught[i]);
+		if (rets[i] && !ret)
+			ret = rets[i];
+	}
+	free(caught);
+	return ret;
 }
 
 const struct kopt_overview_version *

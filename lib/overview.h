@@ -33,6 +33,7 @@
 
 #include "analysis.h"
 #include "config.h"
+#include "error.h"
 #include "obligations.h"
 #include "verdict.h"
 
@@ -83,6 +84,30 @@ int kopt_overview_load(struct kopt_overview *out,
 		       const struct kopt_source *src,
 		       const struct kopt_kernel *k,
 		       const struct kopt_config *cfg);
+/*
+ * kopt_overview_load() of each of the `nr` kernels into out[i] (each
+ * KOPT_OVERVIEW_INIT), its result in rets[i], on up to `threads` threads
+ * (lib/parallel): the messages come out in kernel order, as the loads
+ * one after the other would print them.  Returns 0, or the first
+ * kernel's error in that order.
+ */
+int kopt_overview_load_all(struct kopt_overview *out, int *rets,
+			   const struct kopt_source *src,
+			   const struct kopt_kernel *kernels, size_t nr,
+			   const struct kopt_config *cfg, int threads);
+/*
+ * The same for a caller that reports more of each kernel around its
+ * overview: kernel i is loaded unless skip (when not NULL) has skip[i]
+ * set, and what its load reports is kept in caught[i] (each
+ * KOPT_ERROR_CATCH_INIT) for the caller to replay
+ * (kopt_error_catch_replay()) and release.
+ */
+void kopt_overview_load_many(struct kopt_overview *out, int *rets,
+			     struct kopt_error_catch *caught,
+			     const struct kopt_source *src,
+			     const struct kopt_kernel *kernels, size_t nr,
+			     const struct kopt_config *cfg, int threads,
+			     const char *skip);
 /* The same, from an analysis already loaded (nothing cached). */
 void kopt_overview_from_analysis(struct kopt_overview *out,
 				 const struct kopt_analysis *a,

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -353,8 +354,16 @@ struct arena_chunk {
 	max_align_t data[];
 };
 
-static struct arena_chunk *arena;       /* the newest chunk first */
-static int arena_on;
+/*
+ * Per thread: threads read results files at once (lib/parallel).  cJSON's
+ * hooks are the process's, so they are installed once and send each
+ * allocation to the calling thread's arena while it reads a file, to
+ * malloc() otherwise.
+ */
+static _Thread_local struct arena_chunk *arena; /* the newest first */
+static _Thread_local int arena_on;
+static pthread_once_t arena_hooks_once = PTHREAD_ONCE_INIT;
+static pthread_key_t arena_key;         /* frees a thread's arena */
 
 static void *arena_alloc(size_t size)
 {
@@ -362,6 +371,8 @@ static void *arena_alloc(size_t size)
 	size_t need = (size + sizeof(max_align_t) - 1) &
 		      ~(sizeof(max_align_t) - 1);
 
+	if (!arena_on)
+		return malloc(size);
 	if (!c || c->size - c->used < need) {
 		size_t sz = need > ARENA_CHUNK ? need : ARENA_CHUNK;
 		c = malloc(sizeof(*c) + sz);
@@ -370,6 +381,8 @@ static void *arena_alloc(size_t size)
 		c->next = arena;
 		c->used = 0;
 		c->size = sz;
+		if (!arena)
+			pthread_setspecific(arena_key, c);
 		arena = c;
 	}
 	c->used += need;
@@ -394,9 +407,26 @@ static void arena_free(void *p)
 
 static cJSON_Hooks arena_hooks = { arena_alloc, arena_free };
 
+/* A thread that read results ends: its kept chunk goes. */
+static void arena_thread_end(void *chunk)
+{
+	(void)chunk;
+	while (arena) {
+		struct arena_chunk *c = arena;
+		arena = c->next;
+		free(c);
+	}
+}
+
+static void arena_hooks_install(void)
+{
+	pthread_key_create(&arena_key, arena_thread_end);
+	cJSON_InitHooks(&arena_hooks);
+}
+
 static void arena_begin(void)
 {
-	cJSON_InitHooks(&arena_hooks);
+	pthread_once(&arena_hooks_once, arena_hooks_install);
 	arena_on = 1;
 }
 
@@ -404,7 +434,6 @@ static void arena_begin(void)
 static void arena_end(void)
 {
 	arena_on = 0;
-	cJSON_InitHooks(NULL);
 	while (arena && arena->next) {
 		struct arena_chunk *c = arena;
 		arena = c->next;
@@ -422,8 +451,7 @@ static cJSON *collect_extra(const cJSON *obj, const char *const *known)
 	int in_arena = arena_on;
 
 	/* the copies outlive the file's tree: the usual allocator */
-	if (in_arena)
-		cJSON_InitHooks(NULL);
+	arena_on = 0;
 
 	cJSON_ArrayForEach(it, obj) {
 		const char *const *k;
@@ -437,8 +465,7 @@ static cJSON *collect_extra(const cJSON *obj, const char *const *known)
 		cJSON_AddItemToObject(extra, it->string,
 				      cJSON_Duplicate(it, 1));
 	}
-	if (in_arena)
-		cJSON_InitHooks(&arena_hooks);
+	arena_on = in_arena;
 	return extra;
 }
 
@@ -1702,6 +1729,24 @@ static void scan_name(struct scan *sc, char **out, int required,
 		sc->fail = 1;
 }
 
+static pthread_once_t scan_keys_once = PTHREAD_ONCE_INIT;
+
+static void scan_keys_make(void)
+{
+	int k;
+
+	for (k = 0; k < KOPT_METRIC__NR; k++)
+		scan_metric_keys_names[k] = kopt_metric_infos[k].name;
+	scan_keys_ready(&scan_metric_keys);
+	scan_keys_ready(&scan_config_keys);
+	scan_keys_ready(&scan_device_keys);
+	scan_keys_ready(&scan_stats_keys);
+	scan_keys_ready(&scan_stage_keys);
+	scan_keys_ready(&scan_opportunity_keys);
+	scan_keys_ready(&scan_entry_keys);
+	scan_keys_ready(&scan_top_keys);
+}
+
 int kopt_results_scan(struct kopt_results *out, const char *data,
 		      size_t len, const char *kernel, const char *version)
 {
@@ -1713,18 +1758,7 @@ int kopt_results_scan(struct kopt_results *out, const char *data,
 	int first = 1, f2, k;
 
 	kopt_results_release(out);
-	if (!scan_metric_keys.nr) {
-		for (k = 0; k < KOPT_METRIC__NR; k++)
-			scan_metric_keys_names[k] = kopt_metric_infos[k].name;
-		scan_keys_ready(&scan_metric_keys);
-		scan_keys_ready(&scan_config_keys);
-		scan_keys_ready(&scan_device_keys);
-		scan_keys_ready(&scan_stats_keys);
-		scan_keys_ready(&scan_stage_keys);
-		scan_keys_ready(&scan_opportunity_keys);
-		scan_keys_ready(&scan_entry_keys);
-		scan_keys_ready(&scan_top_keys);
-	}
+	pthread_once(&scan_keys_once, scan_keys_make);
 	while (len && scan_class[(unsigned char)data[len - 1]] & SCAN_WS)
 		len--;
 	if (!len || data[len - 1] != '}')

@@ -70,7 +70,11 @@ static void test_put_get(void **state)
 	key_of(&k2, "devlog 2222\n");
 	kopt_cache_open(&c, repo, "t");
 	assert_int_equal(kopt_cache_get(&c, "k", &k1, &got), 0);
+	assert_int_equal(kopt_cache_has(&c, "k"), 0);
 	assert_int_equal(kopt_cache_put(&c, "k", &k1, "two\nlines\n", 10), 0);
+	/* an entry is there, whatever its key */
+	assert_int_equal(kopt_cache_has(&c, "k"), 1);
+	assert_int_equal(kopt_cache_has(&c, "../t/k"), 0);
 	assert_int_equal(kopt_cache_put(&c, "j", &k2, "one", 3), 0);
 	kopt_cache_release(&c);
 
