@@ -2357,11 +2357,12 @@ static char *dup_field(const char *f)
 }
 
 /* A whole number of a summary line; -1 when it is none (damaged text). */
+/* A whole number of the summary: what the readers of a file take. */
 static int summary_long(const char *f, long *out)
 {
 	double v = kopt_cache_num(f);
 
-	if (!isfinite(v) || v < 0 || v > 1e15)
+	if (!is_integer(v, 0))
 		return -1;
 	*out = (long)v;
 	return 0;
@@ -2370,7 +2371,7 @@ static int summary_long(const char *f, long *out)
 /* A whole number as summary_long() reads it back after the summary. */
 static int slim_long(long v)
 {
-	return v >= 0 && v <= 1e15;
+	return is_integer((double)v, 0);
 }
 
 /* A number as it reads back: every NAN is the same one. */

@@ -826,10 +826,21 @@ static void test_slim(void **state)
 	assert_same_slim(&r, &back);
 	assert_same_slim(&back, &r);
 
+	/* any whole number a file may hold (to 2^53) reads back */
+	kopt_results_release(&back);
+	r.entries[0].t = 9007199254740992L;
+	kopt_buf_reset(&text);
+	kopt_results_summary(&text, &r);
+	assert_int_equal(kopt_results_from_summary(&back, text.buf, text.len),
+			 0);
+	assert_int_equal(back.entries[0].t, 9007199254740992L);
+	assert_int_equal(kopt_results_slim(&r), 0);
+	assert_int_equal(r.entries[0].t, 9007199254740992L);
+
 	/* a number the summary would not read back: left as it was */
-	r.entries[0].b = 2000000000000000L;
+	r.entries[0].b = 1L << 60;
 	assert_int_equal(kopt_results_slim(&r), -1);
-	assert_int_equal(r.entries[0].b, 2000000000000000L);
+	assert_int_equal(r.entries[0].b, 1L << 60);
 
 	/* no kernel: no summary, nothing */
 	free(r.kernel);
