@@ -685,8 +685,8 @@ int kopt_analysis_load_keyed(struct kopt_analysis *out,
 			kopt_cache_key(after, &in);
 			*after_keyed = 1;
 		}
-		if (*after_keyed && (!key || git_oid_equal(after, key)))
-			kopt_cache_put(src->cache, kernel, after, text.buf,
+		if (*after_keyed && key && git_oid_equal(after, key))
+			kopt_cache_put(src->cache, kernel, key, text.buf,
 				       text.len);
 		if (!slim(out)) {
 			link_versions(out);

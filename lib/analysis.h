@@ -133,7 +133,8 @@ void kopt_analysis_release(struct kopt_analysis *a);
  * those bytes; so a view of many kernels stats each input once before
  * reading it, and lists each directory once more, not twice.  `key`
  * NULL (`keyed` 1): no key was taken before reading (the cache has no
- * entry for the kernel); what is read is stored under its own key.
+ * entry for the kernel), and nothing is stored: the caller keeps what
+ * it derives from the analysis under *after.
  */
 int kopt_analysis_load_keyed(struct kopt_analysis *out,
 			     const struct kopt_source *src,

@@ -78,7 +78,7 @@ error: docs/kernels/k3/results/v1.json: entries[0].metrics.duration_us: expected
 error: docs/kernels/k7/results/v0.json:3:4: not valid JSON
 fatal: cannot analyze the kernels"
 	# nothing of a broken kernel is kept; the others are
-	[ ! -e .git/kopt/analyze/k2 ] && [ -e .git/kopt/analyze/k1 ]
+	[ ! -e .git/kopt/overview/k2 ] && [ -e .git/kopt/overview/k1 ]
 	run --separate-stderr git kopt status
 	assert_success
 	assert_line --regexp '^k2 .* error .*fix the devlog or results of k2'
