@@ -3,7 +3,8 @@
 #   make                 build git-kopt (and libkopt-inject.so with CUDA)
 #   make test            install missing packages, build, run every test
 #   make test-asan       the same under AddressSanitizer and UBSan
-#   make fuzz            run each fuzz harness FUZZ_TIME seconds (60)
+#   make fuzz            run each fuzz harness FUZZ_TIME seconds (60), on
+#                        FUZZ_JOBS processes at once (1)
 #   make test-crash      kill each writing step at every one of its writes
 #   make demo            the whole cycle on the bundled example
 #   make install PREFIX=/usr/local DESTDIR=
@@ -81,6 +82,7 @@ endif
 # coverage, ASan and UBSan, any undefined behaviour fatal.
 FUZZ_CC ?= clang-14
 FUZZ_TIME ?= 60
+FUZZ_JOBS ?= 1
 FUZZ_BUILD = build-fuzz
 ifeq ($(BUILD),$(FUZZ_BUILD))
 CC = $(FUZZ_CC)
@@ -201,7 +203,7 @@ fuzz-build:
 fuzz-bins: $(FUZZ_BINS)
 
 fuzz: fuzz-build
-	@FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run -t $(FUZZ_TIME) $(FUZZ)
+	@FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_JOBS=$(FUZZ_JOBS) tests/fuzz/run -t $(FUZZ_TIME) $(FUZZ)
 
 deps:
 	@tools/install-deps
