@@ -303,6 +303,22 @@ int kopt_cache_split(char *text, size_t len, size_t *pos, char **fields,
 	return n;
 }
 
+int kopt_cache_whole_ok(double v, double min, double max)
+{
+	/* NAN fails the range; within it, the cast is exact */
+	return v >= min && v <= max && v == (double)(long)v;
+}
+
+int kopt_cache_whole(const char *field, double min, double max, long *out)
+{
+	double v = kopt_cache_num(field);
+
+	if (!kopt_cache_whole_ok(v, min, max))
+		return -1;
+	*out = (long)v;
+	return 0;
+}
+
 double kopt_cache_num(const char *field)
 {
 	uint64_t bits = 0;

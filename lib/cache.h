@@ -75,5 +75,13 @@ void kopt_cache_add_num(struct kopt_buf *out, double v);
 int kopt_cache_split(char *text, size_t len, size_t *pos, char **fields,
 		     int max);
 double kopt_cache_num(const char *field);
+/*
+ * A field that holds a whole number from `min` to `max` (both within
+ * 2^53 of 0, so exact as doubles): 0 and *out, or -1 for anything else
+ * (no number, NAN, a fraction, out of range), which is damage.
+ */
+#define KOPT_CACHE_WHOLE_MAX 9007199254740992.0       /* 2^53 */
+int kopt_cache_whole(const char *field, double min, double max, long *out);
+int kopt_cache_whole_ok(double v, double min, double max);
 
 #endif

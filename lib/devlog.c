@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -376,7 +377,8 @@ static int match_key(const char *ctx, size_t len, size_t i, char key,
 		return 0;
 	errno = 0;
 	v = strtol(ctx + j, &end, 10);
-	if (errno || v <= 0)
+	/* a whole number as the summary keeps it exactly (to 2^53) */
+	if (errno || v <= 0 || v > (long)KOPT_CACHE_WHOLE_MAX)
 		return 0;
 	*out = v;
 	j = end - ctx;
@@ -387,8 +389,12 @@ static int match_key(const char *ctx, size_t len, size_t i, char key,
 		j += 6;
 		while (j < len && ctx[j] == ' ')
 			j++;
-		if (j < len && isdigit((unsigned char)ctx[j]))
+		if (j < len && isdigit((unsigned char)ctx[j])) {
+			errno = 0;
 			*asked = strtol(ctx + j, NULL, 10);
+			if (errno || *asked > (long)KOPT_CACHE_WHOLE_MAX)
+				*asked = 0;
+		}
 	}
 	return 1;
 }
@@ -2537,11 +2543,29 @@ static char *dup_field(const char *f)
 
 #define PERF_FIELDS (10 + KOPT_METRIC__NR)
 
+/* The summary's whole numbers, as kopt_devlog_summary() writes them. */
+static int summary_int(const char *f, int *out)
+{
+	long v;
+
+	if (kopt_cache_whole(f, INT_MIN, INT_MAX, &v))
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static int summary_long(const char *f, long *out)
+{
+	return kopt_cache_whole(f, -KOPT_CACHE_WHOLE_MAX, KOPT_CACHE_WHOLE_MAX,
+				out);
+}
+
 int kopt_devlog_from_summary(struct kopt_devlog *out, const char *data,
 			     size_t len, const char *label)
 {
 	char *text = kopt_strndup(data, len), *f[PERF_FIELDS];
 	size_t pos = 0, n, i, j, np;
+	long w;
 	int m;
 
 	kopt_devlog_release(out);
@@ -2552,7 +2576,9 @@ int kopt_devlog_from_summary(struct kopt_devlog *out, const char *data,
 	out->title = dup_field(f[1]);
 	out->overview = dup_field(f[2]);
 	out->target = dup_field(f[3]);
-	n = (size_t)kopt_cache_num(f[4]);
+	if (kopt_cache_whole(f[4], 0, KOPT_CACHE_WHOLE_MAX, &w))
+		goto bad;
+	n = (size_t)w;
 	for (i = 0; i < n; i++) {
 		struct kopt_devlog_version *v;
 		if (kopt_cache_split(text, len, &pos, f, 9) != 9 || !f[0] ||
@@ -2563,13 +2589,16 @@ int kopt_devlog_from_summary(struct kopt_devlog *out, const char *data,
 		v = &out->versions[out->versions_nr++];
 		version_init(v);
 		v->name = kopt_strdup(f[1]);
-		v->number = (long)kopt_cache_num(f[2]);
 		v->title = kopt_strdup(f[3]);
 		v->note = dup_field(f[4]);
-		v->level = (int)kopt_cache_num(f[5]);
-		v->line = (int)kopt_cache_num(f[6]);
-		v->last_line = (int)kopt_cache_num(f[7]);
-		np = (size_t)kopt_cache_num(f[8]);
+		if (kopt_cache_whole(f[2], -KOPT_CACHE_WHOLE_MAX,
+				     KOPT_CACHE_WHOLE_MAX, &v->number) ||
+		    summary_int(f[5], &v->level) ||
+		    summary_int(f[6], &v->line) ||
+		    summary_int(f[7], &v->last_line) ||
+		    kopt_cache_whole(f[8], 0, KOPT_CACHE_WHOLE_MAX, &w))
+			goto bad;
+		np = (size_t)w;
 		for (j = 0; j < np; j++) {
 			struct kopt_devlog_perf *pf;
 			if (kopt_cache_split(text, len, &pos, f, PERF_FIELDS) !=
@@ -2580,14 +2609,15 @@ int kopt_devlog_from_summary(struct kopt_devlog *out, const char *data,
 			pf = &v->perfs[v->perfs_nr++];
 			perf_init(pf);
 			pf->device = dup_field(f[1]);
-			pf->has_config = (int)kopt_cache_num(f[2]);
-			pf->b = (long)kopt_cache_num(f[3]);
-			pf->s = (long)kopt_cache_num(f[4]);
-			pf->t = (long)kopt_cache_num(f[5]);
-			pf->b_requested = (long)kopt_cache_num(f[6]);
-			pf->replayed = (int)kopt_cache_num(f[7]);
 			pf->bottleneck = dup_field(f[8]);
-			pf->line = (int)kopt_cache_num(f[9]);
+			if (summary_int(f[2], &pf->has_config) ||
+			    summary_long(f[3], &pf->b) ||
+			    summary_long(f[4], &pf->s) ||
+			    summary_long(f[5], &pf->t) ||
+			    summary_long(f[6], &pf->b_requested) ||
+			    summary_int(f[7], &pf->replayed) ||
+			    summary_int(f[9], &pf->line))
+				goto bad;
 			for (m = 0; m < KOPT_METRIC__NR; m++)
 				pf->metrics[m] = kopt_cache_num(f[10 + m]);
 		}
@@ -2608,7 +2638,9 @@ int kopt_devlog_slim(struct kopt_devlog *dl, const char *label)
 	for (i = 0; i < dl->versions_nr; i++) {
 		const struct kopt_devlog_version *v = &dl->versions[i];
 		if (!v->name || !v->title ||
-		    (long)(double)v->number != v->number)
+		    !kopt_cache_whole_ok((double)v->number,
+					 -KOPT_CACHE_WHOLE_MAX,
+					 KOPT_CACHE_WHOLE_MAX))
 			return -1;
 	}
 	out.label = kopt_strdup(label);

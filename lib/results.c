@@ -2360,18 +2360,13 @@ static char *dup_field(const char *f)
 /* A whole number of the summary: what the readers of a file take. */
 static int summary_long(const char *f, long *out)
 {
-	double v = kopt_cache_num(f);
-
-	if (!is_integer(v, 0))
-		return -1;
-	*out = (long)v;
-	return 0;
+	return kopt_cache_whole(f, 0, KOPT_CACHE_WHOLE_MAX, out);
 }
 
 /* A whole number as summary_long() reads it back after the summary. */
 static int slim_long(long v)
 {
-	return is_integer((double)v, 0);
+	return kopt_cache_whole_ok((double)v, 0, KOPT_CACHE_WHOLE_MAX);
 }
 
 /* A number as it reads back: every NAN is the same one. */

@@ -199,6 +199,43 @@ static void test_fields(void **state)
 	kopt_buf_release(&sb);
 }
 
+/* Whole numbers of a summary: in range and whole, or damage. */
+static void test_whole(void **state)
+{
+	struct kopt_buf sb = KOPT_BUF_INIT;
+	static const double vals[] = { 3, -1, 2.5, NAN, INFINITY,
+				       9007199254740992.0, 1e300, -4 };
+	char *f[8];
+	size_t pos = 0;
+	long v = 77;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 8; i++)
+		kopt_cache_add_num(&sb, vals[i]);
+	kopt_buf_addch(&sb, '\n');
+	assert_int_equal(kopt_cache_split(sb.buf, sb.len, &pos, f, 8), 8);
+	assert_int_equal(kopt_cache_whole(f[0], 0, 10, &v), 0);
+	assert_int_equal(v, 3);
+	assert_int_equal(kopt_cache_whole(f[1], -1, 10, &v), 0);
+	assert_int_equal(v, -1);
+	assert_int_equal(kopt_cache_whole(f[1], 0, 10, &v), -1);
+	assert_int_equal(kopt_cache_whole(f[2], 0, 10, &v), -1);
+	assert_int_equal(kopt_cache_whole(f[3], 0, 10, &v), -1);
+	assert_int_equal(kopt_cache_whole(f[4], 0, KOPT_CACHE_WHOLE_MAX, &v),
+			 -1);
+	assert_int_equal(kopt_cache_whole(f[5], 0, KOPT_CACHE_WHOLE_MAX, &v),
+			 0);
+	assert_int_equal(v, 9007199254740992L);
+	assert_int_equal(kopt_cache_whole(f[6], 0, KOPT_CACHE_WHOLE_MAX, &v),
+			 -1);
+	assert_int_equal(kopt_cache_whole(f[7], -1, 10, &v), -1);
+	assert_int_equal(kopt_cache_whole("12", 0, 100, &v), -1);
+	assert_int_equal(kopt_cache_whole(NULL, 0, 100, &v), -1);
+	assert_int_equal(v, 9007199254740992L);     /* untouched on damage */
+	kopt_buf_release(&sb);
+}
+
 /* The summaries keep what the views read, exactly. */
 static void test_summaries_round_trip(void **state)
 {
@@ -259,6 +296,7 @@ int main(void)
 		cmocka_unit_test(test_put_get),
 		cmocka_unit_test(test_damaged_or_disabled),
 		cmocka_unit_test(test_fields),
+		cmocka_unit_test(test_whole),
 		cmocka_unit_test(test_summaries_round_trip),
 	};
 
