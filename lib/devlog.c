@@ -871,7 +871,14 @@ static void prepare(struct prepared *pp, const struct kopt_devlog *dl)
 			prep_line(pp, "", 0, i);
 			continue;
 		}
-		if (i == 1 && len >= 3 && !memcmp(p, "\xef\xbb\xbf", 3)) {
+		/*
+		 * cmark skips one byte order mark at the start: so does
+		 * this copy, unless a second follows, which cmark would
+		 * then skip too (it is text, U+FEFF): left in, for cmark
+		 * to skip the first
+		 */
+		if (i == 1 && len >= 3 && !memcmp(p, "\xef\xbb\xbf", 3) &&
+		    (len < 6 || memcmp(p + 3, "\xef\xbb\xbf", 3))) {
 			p += 3;
 			len -= 3;
 		}
@@ -2311,6 +2318,10 @@ static int parse_devlog(struct kopt_devlog *out, const char *data,
 	/* control characters are spaces in tables, and cmark replaces
 	 * what strict UTF-8 refuses: left to cmark */
 	pthread_once(&inline_class_once, inline_class_make);
+	/* and two byte order marks */
+	if (out->text.len >= 6 &&
+	    !memcmp(out->text.buf, "\xef\xbb\xbf\xef\xbb\xbf", 6))
+		ctl = 1;
 	if (!view || ctl || scan_blocks(&pp, &bl, &nr, &alloc)) {
 		/* cmark's tree: always, or where the quick reading gave up */
 		free_blocks(bl, nr);

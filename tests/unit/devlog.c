@@ -863,6 +863,30 @@ static void test_view_forms_left(void **state)
 				    strlen(LOG "### V1: again\n"), "d.md"), 0);
 }
 
+/*
+ * A byte order mark: cmark skips one at the start, so a heading behind
+ * it is one; behind two, the second is text (U+FEFF) and it is not.
+ */
+static void test_byte_order_marks(void **state)
+{
+	static const char one[] = "\xef\xbb\xbf# k\n\n## Overview\n\nx\n";
+	static const char two[] =
+		"\xef\xbb\xbf\xef\xbb\xbf# k\n\n## Overview\n\nx\n";
+	struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+
+	(void)state;
+	assert_int_equal(kopt_devlog_parse(&dl, one, strlen(one), "d.md"), 0);
+	assert_non_null(dl.title);
+	assert_string_equal(dl.title, "k");
+	kopt_devlog_release(&dl);
+	assert_int_equal(kopt_devlog_parse(&dl, two, strlen(two), "d.md"), 0);
+	assert_null(dl.title);
+	kopt_devlog_release(&dl);
+	/* the same model either way; two are left to cmark */
+	assert_int_equal(check_view(one, strlen(one), "d.md"), 1);
+	assert_int_equal(check_view(two, strlen(two), "d.md"), 0);
+}
+
 /* In place, what the summary without the blocks reads back as. */
 static void test_slim(void **state)
 {
@@ -923,6 +947,7 @@ int main(void)
 		MESSAGES_TEST(test_view_fixtures),
 		MESSAGES_TEST(test_view_forms_taken),
 		MESSAGES_TEST(test_view_forms_left),
+		MESSAGES_TEST(test_byte_order_marks),
 		MESSAGES_TEST(test_slim),
 	};
 
