@@ -5,6 +5,7 @@
  * needs one, and hands over.  Each step lives in cmd/<step>.c.
  */
 #include <locale.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,6 +227,15 @@ int main(int argc, const char **argv)
 	int ret;
 
 	setlocale(LC_CTYPE, "");
+#ifdef M_MMAP_THRESHOLD
+	/*
+	 * The views read and free many files of a few hundred kilobytes
+	 * (devlogs and their copies): kept in the heap rather than mapped
+	 * and unmapped each time, their pages are faulted in once.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
 	argv++;
 	argc--;
 	if (argc < 1) {
