@@ -386,15 +386,6 @@ int kopt_overview_load_all(struct kopt_overview *out, int *rets,
 	size_t i;
 	int ret = 0;
 
-	if (threads <= 1 || nr < 2) {
-		/* messages as they come */
-		for (i = 0; i < nr; i++)
-			if ((rets[i] = kopt_overview_load(&out[i], src,
-							  &kernels[i], cfg)) &&
-			    !ret)
-				ret = rets[i];
-		return ret;
-	}
 	caught = kopt_calloc(nr, sizeof(*caught));
 	for (i = 0; i < nr; i++) {
 		struct kopt_error_catch init = KOPT_ERROR_CATCH_INIT;
