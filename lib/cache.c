@@ -211,7 +211,11 @@ void kopt_cache_add_str(struct kopt_buf *out, const char *s)
 	/* each byte takes at most two */
 	n = strlen(s);
 	p = field_at(out, 2 * n + 1);
-	if (*s == '-')
+	/*
+	 * "-" alone stands for NULL, and a line that begins with '#' is a
+	 * comment in the files that allow them (lib/tunecache)
+	 */
+	if (*s == '-' || (*s == '#' && (p == out->buf || p[-1] == '\n')))
 		*p++ = '\\';
 	for (; *s; s++) {
 		switch (*s) {

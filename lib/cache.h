@@ -64,7 +64,8 @@ void kopt_cache_release(struct kopt_cache *c);
 /*
  * Helpers for the modules' summary formats: lines of tab-separated
  * fields.  kopt_cache_add_str() appends a tab (unless at the start of a
- * line) and `s` with backslash, tab and newline escaped, "-" for NULL;
+ * line) and `s` with backslash, tab and newline escaped, "-" for NULL
+ * (a leading '-', and a '#' at the start of a line, are escaped too);
  * kopt_cache_add_num() the same for a double ("-" for NAN, otherwise the
  * 16 hexadecimal digits of its bits: exact, and cheap to read back).  kopt_cache_split() cuts the line at `*pos` (advanced past
  * it) into at most `max` fields, unescaped in place; "-" becomes NULL.

@@ -184,8 +184,11 @@ static void test_fields(void **state)
 	kopt_cache_add_num(&sb, 0.1);
 	kopt_cache_add_num(&sb, NAN);
 	kopt_buf_addch(&sb, '\n');
-	kopt_cache_add_str(&sb, "next");
+	kopt_cache_add_str(&sb, "#next");
+	kopt_cache_add_str(&sb, "#x");
 	kopt_buf_addch(&sb, '\n');
+	/* a line never begins with '#', which would make it a comment */
+	assert_non_null(strstr(sb.buf, "\n\\#next\t#x\n"));
 	assert_int_equal(kopt_cache_split(sb.buf, sb.len, &pos, f, 8), 6);
 	assert_string_equal(f[0], "a\tb\\c\nd");
 	assert_null(f[1]);
@@ -193,8 +196,9 @@ static void test_fields(void **state)
 	assert_string_equal(f[3], "-x");
 	assert_true(kopt_cache_num(f[4]) == 0.1);
 	assert_true(isnan(kopt_cache_num(f[5])));
-	assert_int_equal(kopt_cache_split(sb.buf, sb.len, &pos, f, 8), 1);
-	assert_string_equal(f[0], "next");
+	assert_int_equal(kopt_cache_split(sb.buf, sb.len, &pos, f, 8), 2);
+	assert_string_equal(f[0], "#next");
+	assert_string_equal(f[1], "#x");
 	assert_int_equal(kopt_cache_split(sb.buf, sb.len, &pos, f, 8), -1);
 	kopt_buf_release(&sb);
 }

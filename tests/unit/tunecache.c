@@ -27,6 +27,27 @@ static struct kopt_tunecache_line line(const char *uuid, long b,
 	return l;
 }
 
+/* A device named "#..." begins its line: escaped, not read as a comment. */
+static void test_hash_device(void **state)
+{
+	struct kopt_tunecache c = KOPT_TUNECACHE_INIT, back = KOPT_TUNECACHE_INIT;
+	struct kopt_tunecache_line l;
+	struct kopt_buf out = KOPT_BUF_INIT;
+
+	(void)state;
+	l = line("GPU-a", 32, "BN=64", "ok", 1.5);
+	l.device = "#1 board";
+	kopt_tunecache_put(&c, &l);
+	kopt_tunecache_format(&out, &c);
+	assert_non_null(strstr(out.buf, "\n\\#1 board\t"));
+	assert_int_equal(kopt_tunecache_parse(&back, out.buf, out.len, "x"), 0);
+	assert_int_equal(back.nr, 1);
+	assert_string_equal(back.lines[0].device, "#1 board");
+	kopt_tunecache_release(&c);
+	kopt_tunecache_release(&back);
+	kopt_buf_release(&out);
+}
+
 static void test_put_find_format(void **state)
 {
 	struct kopt_tunecache c = KOPT_TUNECACHE_INIT, back = KOPT_TUNECACHE_INIT;
@@ -148,6 +169,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_put_find_format),
+		cmocka_unit_test(test_hash_device),
 		MESSAGES_TEST(test_bad_lines),
 		cmocka_unit_test(test_build_key),
 		cmocka_unit_test(test_missing_file_is_empty),
