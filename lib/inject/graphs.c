@@ -1,12 +1,15 @@
 /*
  * Graphs launched node by node: what a second run needs to measure the
  * kernels that the first run saw only inside CUDA graphs (inject.h says
- * when and why).  A graph made only of kernel, memset, memcpy and empty
- * nodes is read at its instantiation: each kernel node's function,
- * launch dimensions, cluster shape and a copy of its parameter values,
- * each memset's and memcpy's parameters, in an order its edges allow.
- * Its launches then become ordinary launches of those kernels, which the
- * Range Profiler can sample, and the same memsets and copies.
+ * when and why).  A graph made of kernel, memset, memcpy, empty, event
+ * record, event wait and child graph nodes is read at its instantiation:
+ * each kernel node's function, launch dimensions, cluster shape and a
+ * copy of its parameter values, each memset's and memcpy's parameters,
+ * each event node's event, in an order its edges allow, a child graph's
+ * nodes in its own order at the child's place (at any depth).  Its
+ * launches then become ordinary launches of those kernels, which the
+ * Range Profiler can sample, and the same memsets, copies, records and
+ * waits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,12 +19,14 @@
 #include "order.h"
 #include "../banned.h"
 
-/* graphs with more nodes are left to run as graphs */
+/* graphs with more nodes, child graphs' included, are left to run as graphs */
 #define MAX_NODES 4096
+/* child graphs inside child graphs: deeper ones are left to run as graphs */
+#define MAX_DEPTH 16
 /* parameters of one kernel, as CUDA allows at most */
 #define MAX_PARAMS 4096
 
-static const char *node_type_name(CUgraphNodeType t)
+const char *kopt_inject_gnode_kind(CUgraphNodeType t)
 {
 	switch (t) {
 	case CU_GRAPH_NODE_TYPE_KERNEL: return "kernel";
@@ -229,15 +234,84 @@ out:
 	return ret;
 }
 
-int kopt_inject_graph_read(CUgraph graph, struct kopt_inject_unrolled *u,
-			   char *why, size_t len)
+/* A node kind the library launches itself (or, for a child graph, opens). */
+static int known_type(CUgraphNodeType t)
+{
+	switch (t) {
+	case CU_GRAPH_NODE_TYPE_KERNEL:
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+	case CU_GRAPH_NODE_TYPE_EMPTY:
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+const char *kopt_inject_gnode_call(CUgraphNodeType t)
+{
+	switch (t) {
+	case CU_GRAPH_NODE_TYPE_KERNEL: return "cuLaunchKernelEx";
+	case CU_GRAPH_NODE_TYPE_MEMSET: return "cuMemsetAsync";
+	case CU_GRAPH_NODE_TYPE_MEMCPY: return "cuMemcpy3DAsync";
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD: return "cuEventRecord";
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return "cuStreamWaitEvent";
+	default: return "";
+	}
+}
+
+int kopt_inject_gnode_disables(CUgraphNodeType t)
+{
+	return t == CU_GRAPH_NODE_TYPE_KERNEL ||
+	       t == CU_GRAPH_NODE_TYPE_MEMSET ||
+	       t == CU_GRAPH_NODE_TYPE_MEMCPY;
+}
+
+/* Room for one more copy in u; NULL out of memory or past MAX_NODES. */
+static struct kopt_inject_gnode *next_gnode(struct kopt_inject_unrolled *u,
+					    size_t *cap, char *why,
+					    size_t len)
+{
+	if (u->n == *cap) {
+		size_t want = *cap ? 2 * *cap : 16;
+		struct kopt_inject_gnode *v;
+
+		if (u->n >= MAX_NODES) {
+			snprintf(why, len, "it has more than %d nodes, its "
+				 "child graphs' included", MAX_NODES);
+			return NULL;
+		}
+		v = realloc(u->nodes, want * sizeof(*v));
+		if (!v) {
+			snprintf(why, len, "out of memory");
+			return NULL;
+		}
+		memset(v + *cap, 0, (want - *cap) * sizeof(*v));
+		u->nodes = v;
+		*cap = want;
+	}
+	return &u->nodes[u->n];
+}
+
+/*
+ * The nodes of graph, in an order its edges allow, appended to u; a
+ * child graph's own nodes take its place.
+ */
+static int read_nodes(CUgraph graph, struct kopt_inject_unrolled *u,
+		      size_t *cap, int depth, char *why, size_t len)
 {
 	size_t n = 0, *order = NULL;
 	CUgraphNode *nodes = NULL;
 	int ret = -1;
 
-	memset(u, 0, sizeof(*u));
-	*why = '\0';
+	if (depth > MAX_DEPTH) {
+		snprintf(why, len, "its child graphs nest deeper than %d",
+			 MAX_DEPTH);
+		return -1;
+	}
 	if (cuGraphGetNodes(graph, NULL, &n) != CUDA_SUCCESS) {
 		snprintf(why, len, "its nodes cannot be read");
 		return -1;
@@ -249,8 +323,7 @@ int kopt_inject_graph_read(CUgraph graph, struct kopt_inject_unrolled *u,
 	}
 	nodes = calloc(n ? n : 1, sizeof(*nodes));
 	order = calloc(n ? n : 1, sizeof(*order));
-	u->nodes = calloc(n ? n : 1, sizeof(*u->nodes));
-	if (!nodes || !order || !u->nodes) {
+	if (!nodes || !order) {
 		snprintf(why, len, "out of memory");
 		goto out;
 	}
@@ -264,13 +337,10 @@ int kopt_inject_graph_read(CUgraph graph, struct kopt_inject_unrolled *u,
 			snprintf(why, len, "a node's type cannot be read");
 			goto out;
 		}
-		if (t != CU_GRAPH_NODE_TYPE_KERNEL &&
-		    t != CU_GRAPH_NODE_TYPE_MEMSET &&
-		    t != CU_GRAPH_NODE_TYPE_MEMCPY &&
-		    t != CU_GRAPH_NODE_TYPE_EMPTY) {
+		if (!known_type(t)) {
 			snprintf(why, len, "it has a %s node, which the "
 				 "library does not launch itself",
-				 node_type_name(t));
+				 kopt_inject_gnode_kind(t));
 			goto out;
 		}
 	}
@@ -280,40 +350,56 @@ int kopt_inject_graph_read(CUgraph graph, struct kopt_inject_unrolled *u,
 		CUgraphNode node = nodes[order[k]];
 		CUgraphNodeType t;
 		CUDA_KERNEL_NODE_PARAMS p;
-		struct kopt_inject_gnode *gn = &u->nodes[u->n];
+		struct kopt_inject_gnode *gn;
+		CUresult r;
 
 		cuGraphNodeGetType(node, &t);
 		if (t == CU_GRAPH_NODE_TYPE_EMPTY)
 			continue;
+		if (t == CU_GRAPH_NODE_TYPE_GRAPH) {
+			CUgraph child;
+			/* the embedded copy, whose nodes the executable
+			   graph knows (not the graph it was made from) */
+			if (cuGraphChildGraphNodeGetGraph(node, &child) !=
+			    CUDA_SUCCESS) {
+				snprintf(why, len, "a child graph node's graph "
+					 "cannot be read");
+				goto out;
+			}
+			if (read_nodes(child, u, cap, depth + 1, why, len) < 0)
+				goto out;
+			continue;
+		}
+		if (!(gn = next_gnode(u, cap, why, len)))
+			goto out;
 		gn->node = node;
 		gn->type = t;
-		if (t == CU_GRAPH_NODE_TYPE_MEMSET) {
-			if (cuGraphMemsetNodeGetParams(node, &gn->memset) !=
-			    CUDA_SUCCESS) {
-				snprintf(why, len, "a memset node's parameters "
-					 "cannot be read");
-				goto out;
-			}
-			u->n++;
-			continue;
+		switch (t) {
+		case CU_GRAPH_NODE_TYPE_MEMSET:
+			r = cuGraphMemsetNodeGetParams(node, &gn->memset);
+			break;
+		case CU_GRAPH_NODE_TYPE_MEMCPY:
+			r = cuGraphMemcpyNodeGetParams(node, &gn->memcpy);
+			break;
+		case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+			r = cuGraphEventRecordNodeGetEvent(node, &gn->event);
+			break;
+		case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+			r = cuGraphEventWaitNodeGetEvent(node, &gn->event);
+			break;
+		default:
+			memset(&p, 0, sizeof(p));
+			r = cuGraphKernelNodeGetParams(node, &p);
+			break;
 		}
-		if (t == CU_GRAPH_NODE_TYPE_MEMCPY) {
-			if (cuGraphMemcpyNodeGetParams(node, &gn->memcpy) !=
-			    CUDA_SUCCESS) {
-				snprintf(why, len, "a memcpy node's parameters "
-					 "cannot be read");
-				goto out;
-			}
-			u->n++;
-			continue;
-		}
-		memset(&p, 0, sizeof(p));
-		if (cuGraphKernelNodeGetParams(node, &p) != CUDA_SUCCESS) {
-			snprintf(why, len, "a kernel node's parameters cannot "
-				 "be read");
+		if (r != CUDA_SUCCESS) {
+			snprintf(why, len, "a %s node's parameters cannot be "
+				 "read", kopt_inject_gnode_kind(t));
 			goto out;
 		}
 		u->n++;
+		if (t != CU_GRAPH_NODE_TYPE_KERNEL)
+			continue;
 		if (kopt_inject_gnode_set(gn, &p, why, len) < 0)
 			goto out;
 		read_attributes(gn);
@@ -322,9 +408,21 @@ int kopt_inject_graph_read(CUgraph graph, struct kopt_inject_unrolled *u,
 out:
 	free(nodes);
 	free(order);
-	if (ret)
-		kopt_inject_graph_free(u);
 	return ret;
+}
+
+int kopt_inject_graph_read(CUgraph graph, struct kopt_inject_unrolled *u,
+			   char *why, size_t len)
+{
+	size_t cap = 0;
+
+	memset(u, 0, sizeof(*u));
+	*why = '\0';
+	if (read_nodes(graph, u, &cap, 0, why, len) < 0) {
+		kopt_inject_graph_free(u);
+		return -1;
+	}
+	return 0;
 }
 
 void kopt_inject_graph_free(struct kopt_inject_unrolled *u)
@@ -372,6 +470,10 @@ CUresult kopt_inject_gnode_launch(const struct kopt_inject_gnode *n,
 		return memset_on(&n->memset, stream);
 	if (n->type == CU_GRAPH_NODE_TYPE_MEMCPY)
 		return cuMemcpy3DAsync(&n->memcpy, stream);
+	if (n->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD)
+		return cuEventRecord(n->event, stream);
+	if (n->type == CU_GRAPH_NODE_TYPE_WAIT_EVENT)
+		return cuStreamWaitEvent(stream, n->event, 0);
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(attr, 0, sizeof(attr));

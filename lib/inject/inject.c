@@ -957,7 +957,8 @@ static void graph_launch_enter(CUcontext ctx, CUgraphExec exec,
 		if (kernel) {
 			launch_enter(ctx, n->name, n->f, n->grid, n->block,
 				     n->smem, stream);
-		} else {	/* a memset or a copy: outside any pass */
+		} else {	/* a memset, a copy or an event: outside any
+				   pass */
 			pthread_mutex_lock(&g.lock);
 			end_pass_before_graph();
 			pthread_mutex_unlock(&g.lock);
@@ -970,12 +971,11 @@ static void graph_launch_enter(CUcontext ctx, CUgraphExec exec,
 		pthread_mutex_unlock(&g.lock);
 		if (r != CUDA_SUCCESS)
 			kopt_inject_error("node-launch-failed",
-					  kernel ? "cuLaunchKernelEx" :
-					  n->type == CU_GRAPH_NODE_TYPE_MEMSET ?
-					  "cuMemsetAsync" : "cuMemcpy3DAsync",
+					  kopt_inject_gnode_call(n->type),
 					  (int)r, "a node of a graph launched "
 					  "node by node did not run: %s",
-					  kernel ? n->name : "a memset or copy");
+					  kernel ? n->name :
+					  kopt_inject_gnode_kind(n->type));
 	}
 	pthread_mutex_lock(&g.lock);
 	end_pass_before_graph();
@@ -992,7 +992,9 @@ static void give_up_graph(struct kopt_inject_unrolled *u, const char *why)
 {
 	if (!u->source_gone) {
 		for (size_t i = 0; i < u->n; i++)
-			cuGraphNodeSetEnabled(u->exec, u->nodes[i].node, 1);
+			if (kopt_inject_gnode_disables(u->nodes[i].type))
+				cuGraphNodeSetEnabled(u->exec,
+						      u->nodes[i].node, 1);
 		kopt_inject_warning("graph-not-unrolled", "a CUDA graph is "
 				    "launched as a graph again: %s; its "
 				    "kernels not sampled yet stay unmeasured",
@@ -1030,12 +1032,15 @@ static void graph_instantiated(CUgraphExec exec, CUgraph graph)
 				    u.nodes[i].block) != NULL;
 	pthread_mutex_unlock(&g.lock);
 	for (i = 0; wanted && i < u.n; i++)
-		if ((r = cuGraphNodeSetEnabled(exec, u.nodes[i].node, 0)) !=
+		if (kopt_inject_gnode_disables(u.nodes[i].type) &&
+		    (r = cuGraphNodeSetEnabled(exec, u.nodes[i].node, 0)) !=
 		    CUDA_SUCCESS)
 			break;
 	if (wanted && r != CUDA_SUCCESS) {
 		while (i-- > 0)
-			cuGraphNodeSetEnabled(exec, u.nodes[i].node, 1);
+			if (kopt_inject_gnode_disables(u.nodes[i].type))
+				cuGraphNodeSetEnabled(exec, u.nodes[i].node,
+						      1);
 		kopt_inject_warning("graph-not-unrolled", "the nodes of a "
 				    "CUDA graph cannot be disabled "
 				    "(cuGraphNodeSetEnabled: %d); its kernels "
@@ -1055,8 +1060,10 @@ static void graph_instantiated(CUgraphExec exec, CUgraph graph)
 	} else {
 		if (wanted)	/* out of memory: the graph runs as it was */
 			for (i = 0; i < u.n; i++)
-				cuGraphNodeSetEnabled(exec, u.nodes[i].node,
-						      1);
+				if (kopt_inject_gnode_disables(
+					    u.nodes[i].type))
+					cuGraphNodeSetEnabled(exec,
+						u.nodes[i].node, 1);
 		kopt_inject_graph_free(&u);
 	}
 	pthread_mutex_unlock(&g.lock);
@@ -1064,12 +1071,12 @@ static void graph_instantiated(CUgraphExec exec, CUgraph graph)
 
 /*
  * The copy of node `node` of exec takes new parameters: a kernel's (p),
- * a memset's (ms) or a memcpy's (mc).
+ * a memset's (ms), a memcpy's (mc) or an event node's event (ev).
  */
 static void graph_node_changed(CUgraphExec exec, CUgraphNode node,
 			       const CUDA_KERNEL_NODE_PARAMS *p,
 			       const CUDA_MEMSET_NODE_PARAMS *ms,
-			       const CUDA_MEMCPY3D *mc)
+			       const CUDA_MEMCPY3D *mc, const CUevent *ev)
 {
 	struct kopt_inject_unrolled *u;
 	char why[256];
@@ -1084,6 +1091,9 @@ static void graph_node_changed(CUgraphExec exec, CUgraphNode node,
 			n->memset = *ms;
 		else if (mc && n->type == CU_GRAPH_NODE_TYPE_MEMCPY)
 			n->memcpy = *mc;
+		else if (ev && (n->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD ||
+				n->type == CU_GRAPH_NODE_TYPE_WAIT_EVENT))
+			n->event = *ev;
 		else if (!p || n->type != CU_GRAPH_NODE_TYPE_KERNEL)
 			give_up_graph(u, "a node changed its kind");
 		else if (kopt_inject_gnode_set(n, p, why, sizeof(why)) < 0)
@@ -1128,9 +1138,25 @@ static void graph_updated(CUgraphExec exec, CUgraph graph)
 		u->nodes = fresh.nodes;
 		u->n = fresh.n;
 		for (size_t i = 0; !u->source_gone && i < u->n; i++)
-			cuGraphNodeSetEnabled(exec, u->nodes[i].node, 0);
+			if (kopt_inject_gnode_disables(u->nodes[i].type))
+				cuGraphNodeSetEnabled(exec, u->nodes[i].node,
+						      0);
 		kopt_inject_log("graph launched node by node: updated");
 	}
+	pthread_mutex_unlock(&g.lock);
+}
+
+/*
+ * A child graph node of exec took new parameters: its copies are not
+ * paired with the new ones, so the graph runs as a graph again.
+ */
+static void child_graph_changed(CUgraphExec exec)
+{
+	struct kopt_inject_unrolled *u;
+
+	pthread_mutex_lock(&g.lock);
+	if ((u = unrolled_of(exec)))
+		give_up_graph(u, "a child graph node took new parameters");
 	pthread_mutex_unlock(&g.lock);
 }
 
@@ -1185,25 +1211,26 @@ static void on_graph_change(CUpti_CallbackId cbid,
 		CUDA_KERNEL_NODE_PARAMS k;
 		memset(&k, 0, sizeof(k));
 		memcpy(&k, e->nodeParams, sizeof(*e->nodeParams));
-		graph_node_changed(e->hGraphExec, e->hNode, &k, NULL, NULL);
+		graph_node_changed(e->hGraphExec, e->hNode, &k, NULL, NULL,
+				   NULL);
 		break;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2: {
 		const cuGraphExecKernelNodeSetParams_v2_params *e = p;
 		graph_node_changed(e->hGraphExec, e->hNode, e->nodeParams, NULL,
-				   NULL);
+				   NULL, NULL);
 		break;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemsetNodeSetParams: {
 		const cuGraphExecMemsetNodeSetParams_params *e = p;
 		graph_node_changed(e->hGraphExec, e->hNode, NULL,
-				   e->memsetParams, NULL);
+				   e->memsetParams, NULL, NULL);
 		break;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemcpyNodeSetParams: {
 		const cuGraphExecMemcpyNodeSetParams_params *e = p;
 		graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL,
-				   e->copyParams);
+				   e->copyParams, NULL);
 		break;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams: {
@@ -1220,13 +1247,32 @@ static void on_graph_change(CUpti_CallbackId cbid,
 			ms.value = m->value, ms.elementSize = m->elementSize;
 			ms.width = m->width, ms.height = m->height;
 			graph_node_changed(e->hGraphExec, e->hNode, NULL, &ms,
-					   NULL);
+					   NULL, NULL);
 			break;
 		}
 		if (e->nodeParams &&
 		    e->nodeParams->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
 			graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL,
-					   &e->nodeParams->memcpy.copyParams);
+					   &e->nodeParams->memcpy.copyParams,
+					   NULL);
+			break;
+		}
+		if (e->nodeParams &&
+		    e->nodeParams->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
+			graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL,
+					   NULL,
+					   &e->nodeParams->eventRecord.event);
+			break;
+		}
+		if (e->nodeParams &&
+		    e->nodeParams->type == CU_GRAPH_NODE_TYPE_WAIT_EVENT) {
+			graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL,
+					   NULL, &e->nodeParams->eventWait.event);
+			break;
+		}
+		if (e->nodeParams &&
+		    e->nodeParams->type == CU_GRAPH_NODE_TYPE_GRAPH) {
+			child_graph_changed(e->hGraphExec);
 			break;
 		}
 		if (!e->nodeParams ||
@@ -1244,7 +1290,25 @@ static void on_graph_change(CUpti_CallbackId cbid,
 		k.extra = v3->extra;
 		k.kern = v3->kern;
 		k.ctx = v3->ctx;
-		graph_node_changed(e->hGraphExec, e->hNode, &k, NULL, NULL);
+		graph_node_changed(e->hGraphExec, e->hNode, &k, NULL, NULL,
+				   NULL);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecEventRecordNodeSetEvent: {
+		const cuGraphExecEventRecordNodeSetEvent_params *e = p;
+		graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL, NULL,
+				   &e->event);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecEventWaitNodeSetEvent: {
+		const cuGraphExecEventWaitNodeSetEvent_params *e = p;
+		graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL, NULL,
+				   &e->event);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecChildGraphNodeSetParams: {
+		const cuGraphExecChildGraphNodeSetParams_params *e = p;
+		child_graph_changed(e->hGraphExec);
 		break;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate: {
@@ -1419,6 +1483,9 @@ static int subscribe(void)
 		CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams,
 		CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemsetNodeSetParams,
 		CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemcpyNodeSetParams,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphExecEventRecordNodeSetEvent,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphExecEventWaitNodeSetEvent,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphExecChildGraphNodeSetParams,
 		CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate,
 		CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2,
 	};

@@ -124,24 +124,32 @@ int kopt_inject_table_add(struct kopt_inject_table *t, void *item);
 /*
  * Graphs launched node by node (graphs.c).  In a second run whose plan
  * names kernels the first run saw only inside CUDA graphs, a graph made
- * only of kernel, memset, memcpy and empty nodes, one of whose kernels
- * the plan names, is read when it is instantiated: its nodes are copied
- * (a kernel's function, dimensions, cluster shape and parameter values;
- * a memset's or memcpy's parameters), in an order its edges allow, and
- * disabled in the executable graph.  Each launch of that graph then
- * launches the copies on the graph's stream, the kernels as ordinary
- * launches that the windows sample, before the emptied graph itself.
- * The program computes what it computed: the same kernels, with the same
- * parameters, in an order the graph allows, on the same stream.  Only
- * the graph's own concurrency is lost, in a run whose durations are not
- * kept.  Changes to the executable graph (kernel node parameters, an
- * update from another graph) are followed.
+ * only of kernel, memset, memcpy, empty, event record, event wait and
+ * child graph nodes, one of whose kernels the plan names, is read when it
+ * is instantiated: its nodes are copied (a kernel's function, dimensions,
+ * cluster shape and parameter values; a memset's or memcpy's parameters;
+ * an event node's event), in an order its edges allow, a child graph's
+ * own nodes at its place, and its kernels, memsets and copies (a child
+ * graph's too) are disabled in the executable graph.  Each launch of that
+ * graph then launches the copies on the graph's stream, the kernels as
+ * ordinary launches that the windows sample, and records and waits for
+ * the events at their places, before the emptied graph itself (whose
+ * event nodes, which cannot be disabled, record and wait once more after
+ * the copies: later than the program asked, never earlier).  The program
+ * computes what it computed: the same kernels, with the same parameters,
+ * in an order the graph allows, on the same stream.  Only the graph's own
+ * concurrency is lost, in a run whose durations are not kept.  Changes to
+ * the executable graph (kernel, memset, memcpy and event node parameters,
+ * an update from another graph) are followed; a child graph node given
+ * new parameters ends it (the graph runs as a graph again).
  */
 struct kopt_inject_gnode {
 	CUgraphNode node;	/* in the graph the executable was made from */
-	CUgraphNodeType type;	/* kernel, memset or memcpy */
+	CUgraphNodeType type;	/* kernel, memset, memcpy, event record or
+				   event wait */
 	CUDA_MEMSET_NODE_PARAMS memset;
 	CUDA_MEMCPY3D memcpy;
+	CUevent event;		/* an event node's */
 	CUfunction f;
 	char *name;		/* mangled; NULL but for a kernel */
 	uint32_t grid[3], block[3], smem;
@@ -163,18 +171,25 @@ struct kopt_inject_unrolled {
 };
 
 /*
- * Read a graph's kernel nodes in an order its edges allow; 0, or -1 with
- * why the graph cannot be launched node by node (another node type, an
- * edge with data, a parameter that cannot be read).
+ * Read a graph's nodes in an order its edges allow, child graphs opened;
+ * 0, or -1 with why the graph cannot be launched node by node (another
+ * node type, an edge with data, a parameter that cannot be read).
  */
 int kopt_inject_graph_read(CUgraph graph, struct kopt_inject_unrolled *u,
 			   char *why, size_t len);
 void kopt_inject_graph_free(struct kopt_inject_unrolled *u);
+/* A node type in words ("memset", "child graph"), and the driver call
+   that launches its copy. */
+const char *kopt_inject_gnode_kind(CUgraphNodeType t);
+const char *kopt_inject_gnode_call(CUgraphNodeType t);
+/* Whether a node of this type is disabled in the executable graph. */
+int kopt_inject_gnode_disables(CUgraphNodeType t);
 /* A kernel node's copy from its parameters; 0, or -1 with why. */
 int kopt_inject_gnode_set(struct kopt_inject_gnode *n,
 			  const CUDA_KERNEL_NODE_PARAMS *p, char *why,
 			  size_t len);
-/* Launch a node's copy (a kernel, a memset or a memcpy) on stream. */
+/* Launch a node's copy (a kernel, a memset, a memcpy, an event record or
+   wait) on stream. */
 CUresult kopt_inject_gnode_launch(const struct kopt_inject_gnode *n,
 				  CUstream stream);
 

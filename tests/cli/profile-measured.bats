@@ -29,6 +29,11 @@ setup() {
 		language = cuda-c
 		source = graph/{version}
 		run = graph/{version}/graph_kernels
+	[kernel "child"]
+		language = cuda-c
+		source = child/{version}
+		run = child/{version}/child_graphs
+		stages = *
 	[kernel "mla-decode"]
 		language = cuda-c
 		source = kernels/mla_decode/{version}
@@ -188,6 +193,26 @@ wrote docs/kernels/mla-decode/results/v8.json" ]
 	[ "$stderr" = "warning: $GPU/graph-kernels-first-run.json: the capture does not say what it was recorded from: replayed as graph v0
 error: $GPU/graph-kernels-first-run.json: 'scale' runs only from a CUDA graph, and no second run launched the graph node by node: profile it again (not from this capture), launch it plainly, or leave it out with kernel.<name>.stages" ]
 	[ ! -e docs/kernels/graph/results/v0.json ]
+}
+
+@test "kernels of child graphs two deep and behind an event wait: every stage measured" {
+	run --separate-stderr git kopt profile child v0 --trial decode \
+		--no-devlog --replay "$GPU/child-graphs-node-by-node.json"
+	assert_success
+	# in the parent, in a child graph, and in a child graph's child
+	assert_line "| child_fill | 32.64 μs | 0.0 | 42.2 | 81.0 | Latency-bound | neither DRAM nor tensor cores busy |"
+	assert_line "| child_scale | 55.39 μs | 0.0 | 59.7 | 90.0 | Latency-bound | poor L2 reuse (50.3% hit) |"
+	assert_line "| nested_square | 63.78 μs | 0.0 | 59.9 | 91.9 | Latency-bound | poor L2 reuse (50.3% hit) |"
+	assert_line "| wait_consume | 1.06 μs | 0.0 | 0.0 | 1.6 | Latency-bound | low occupancy (1.6%) |"
+	refute_output --partial "launched from a CUDA graph"
+	python3 - <<-'PY'
+	import json
+	e = json.load(open("docs/kernels/child/results/v0.json"))["entries"][0]
+	names = [s["name"] for s in e["stages"]]
+	assert names == ["produce", "check_square", "child_fill", "child_scale",
+	                 "nested_square", "wait_consume", "tally"], names
+	assert all(s.get("not_measured") is None for s in e["stages"])
+	PY
 }
 
 @test "a PyTorch CUDA graph (memset nodes among its kernels): every stage measured" {
