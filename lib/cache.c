@@ -19,6 +19,30 @@
  * the data, so that an entry is written without fsync()
  */
 #define HEADER "git-kopt cache 4 " KOPT_VERSION "\n"
+#define PACK_HEADER "git-kopt cache pack 1 " KOPT_VERSION "\n"
+#define PACK_NAME ".pack"	/* no entry's name begins with '.' */
+
+/* An entry of the pack: pointers into its text. */
+struct pack_entry {
+	const char *name;	/* NUL-terminated in the text */
+	const char *hex;	/* GIT_OID_HEXSZ digits */
+	const char *data;
+	size_t len;
+	uint64_t sum;
+};
+
+struct kopt_cache_pack {
+	struct kopt_buf text;
+	struct pack_entry *e;	/* sorted by name */
+	size_t nr;
+};
+
+struct kopt_cache_held {
+	char *name;
+	git_oid key;
+	char *data;
+	size_t len;
+};
 
 /* FNV-1a, 64 bits: catches a torn or zeroed entry, at a byte a step. */
 static uint64_t checksum(const char *data, size_t len)
@@ -44,7 +68,9 @@ void kopt_cache_open(struct kopt_cache *c, git_repository *repo,
 {
 	const char *nc = getenv("KOPT_NO_CACHE");
 
-	memset(c, 0, sizeof(*c));
+	struct kopt_cache init = KOPT_CACHE_INIT;
+
+	*c = init;
 	if (!repo || (nc && *nc && strcmp(nc, "0")))
 		return;
 	c->dir = kopt_xstrfmt("%skopt/%s/", git_repository_path(repo), name);
@@ -80,10 +106,122 @@ static int zero_key(const git_oid *key)
 	return !memcmp(key, &zero, sizeof(zero));
 }
 
+/*
+ * "<length>\n<checksum>\n" at p (within end): the length and checksum,
+ * and where the bytes begin; NULL when it does not parse.
+ */
+static const char *parse_len_sum(const char *p, const char *end,
+				 unsigned long long *len,
+				 unsigned long long *sum)
+{
+	char *q, *r;
+
+	if (p >= end || *p < '0' || *p > '9')
+		return NULL;
+	errno = 0;
+	*len = strtoull(p, &q, 10);
+	if (errno || q >= end || *q != '\n' || end - q < 18 || q[17] != '\n')
+		return NULL;
+	*sum = strtoull(q + 1, &r, 16);
+	if (r != q + 17)
+		return NULL;
+	return q + 18;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct pack_entry *)a)->name,
+		      ((const struct pack_entry *)b)->name);
+}
+
+static void pack_free(struct kopt_cache_pack *pk)
+{
+	if (!pk)
+		return;
+	kopt_buf_release(&pk->text);
+	free(pk->e);
+	free(pk);
+}
+
+/*
+ * The pack read and indexed; NULL when there is none or it does not
+ * parse (a damaged pack is no pack: the next flush writes a new one).
+ */
+static struct kopt_cache_pack *pack_read(const char *dir)
+{
+	struct kopt_cache_pack *pk = kopt_calloc(1, sizeof(*pk));
+	size_t hl = strlen(PACK_HEADER), alloc = 0;
+	char *file = kopt_xstrfmt("%s" PACK_NAME, dir), *p, *end;
+
+	if (kopt_buf_read_file(&pk->text, file) || pk->text.len < hl ||
+	    memcmp(pk->text.buf, PACK_HEADER, hl))
+		goto bad;
+	p = pk->text.buf + hl;
+	end = pk->text.buf + pk->text.len;
+	while (p < end) {
+		struct pack_entry e;
+		unsigned long long len, sum;
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *data;
+
+		if (!nl || nl == p)
+			goto bad;
+		*nl = '\0';
+		e.name = p;
+		if (!name_ok(e.name) || end - (nl + 1) < GIT_OID_HEXSZ + 1 ||
+		    nl[1 + GIT_OID_HEXSZ] != '\n')
+			goto bad;
+		e.hex = nl + 1;
+		data = parse_len_sum(nl + 2 + GIT_OID_HEXSZ, end, &len, &sum);
+		if (!data || len > (unsigned long long)(end - data))
+			goto bad;
+		e.data = data;
+		e.len = (size_t)len;
+		e.sum = sum;
+		KOPT_ALLOC_GROW(pk->e, pk->nr + 1, alloc);
+		pk->e[pk->nr++] = e;
+		p = (char *)data + len;
+	}
+	free(file);
+	qsort(pk->e, pk->nr, sizeof(*pk->e), cmp_entry);
+	return pk;
+bad:
+	free(file);
+	pack_free(pk);
+	return NULL;
+}
+
+/* The pack, read on first use (under c->lock). */
+static struct kopt_cache_pack *pack_of(struct kopt_cache *c)
+{
+	struct kopt_cache_pack *pk;
+
+	pthread_mutex_lock(&c->lock);
+	if (!c->pack_read) {
+		c->pack = pack_read(c->dir);
+		c->pack_read = 1;
+	}
+	pk = c->pack;
+	pthread_mutex_unlock(&c->lock);
+	return pk;
+}
+
+static const struct pack_entry *pack_find(const struct kopt_cache_pack *pk,
+					  const char *name)
+{
+	struct pack_entry k;
+
+	if (!pk || !pk->nr)
+		return NULL;
+	k.name = name;
+	return bsearch(&k, pk->e, pk->nr, sizeof(*pk->e), cmp_entry);
+}
+
 int kopt_cache_get(struct kopt_cache *c, const char *name,
 		   const git_oid *key, struct kopt_buf *out)
 {
 	char hex[GIT_OID_HEXSZ + 1], *file, *p, *end, *q;
+	const struct pack_entry *pe;
 	size_t hl = strlen(HEADER);
 	unsigned long long len, sum;
 	int hit = 0;
@@ -91,10 +229,16 @@ int kopt_cache_get(struct kopt_cache *c, const char *name,
 	kopt_buf_reset(out);
 	if (!c->dir || !name_ok(name) || zero_key(key))
 		return 0;
+	git_oid_tostr(hex, sizeof(hex), key);
+	pe = pack_find(pack_of(c), name);
+	if (pe && !memcmp(pe->hex, hex, GIT_OID_HEXSZ) &&
+	    pe->sum == checksum(pe->data, pe->len)) {
+		kopt_buf_add(out, pe->data, pe->len);
+		return 1;
+	}
 	file = kopt_xstrfmt("%s%s", c->dir, name);
 	if (kopt_buf_read_file(out, file))
 		goto done;
-	git_oid_tostr(hex, sizeof(hex), key);
 	p = out->buf;
 	end = out->buf + out->len;
 	if (out->len < hl + GIT_OID_HEXSZ + 3 || memcmp(p, HEADER, hl))
@@ -124,7 +268,7 @@ done:
 	return hit;
 }
 
-int kopt_cache_has(const struct kopt_cache *c, const char *name)
+int kopt_cache_has(struct kopt_cache *c, const char *name)
 {
 	struct stat st;
 	char *file;
@@ -132,28 +276,22 @@ int kopt_cache_has(const struct kopt_cache *c, const char *name)
 
 	if (!c->dir || !name_ok(name))
 		return 0;
+	if (pack_find(pack_of(c), name))
+		return 1;
 	file = kopt_xstrfmt("%s%s", c->dir, name);
 	ret = !lstat(file, &st);
 	free(file);
 	return ret;
 }
 
-int kopt_cache_put(struct kopt_cache *c, const char *name,
-		   const git_oid *key, const char *data, size_t len)
+/* Write `file` of the cache as a whole; 0, or -1 when it was not. */
+static int write_whole(struct kopt_cache *c, const char *file,
+		       const struct kopt_buf *text)
 {
-	struct kopt_buf out = KOPT_BUF_INIT;
 	struct kopt_lock lk = KOPT_LOCK_INIT;
-	char hex[GIT_OID_HEXSZ + 1], *file, *lock;
+	char *lock = kopt_xstrfmt("%s.lock", file);
 	int ret = 0;
 
-	if (!c->dir || !name_ok(name) || zero_key(key))
-		return -1;
-	file = kopt_xstrfmt("%s%s", c->dir, name);
-	lock = kopt_xstrfmt("%s.lock", file);
-	git_oid_tostr(hex, sizeof(hex), key);
-	kopt_buf_addf(&out, "%s%s\n%zu\n%016" PRIx64 "\n", HEADER, hex, len,
-		      checksum(data, len));
-	kopt_buf_add(&out, data, len);
 	/* checked whole on every read: the disk need not be waited for */
 	lk.no_fsync = 1;
 	/* a cache is not the user's file: quietly give up when locked */
@@ -161,21 +299,152 @@ int kopt_cache_put(struct kopt_cache *c, const char *name,
 	    (!__atomic_load_n(&c->dir_made, __ATOMIC_RELAXED) &&
 	     kopt_mkdir_parents(file)) ||
 	    kopt_lock_acquire(&lk, file) ||
-	    kopt_lock_write(&lk, out.buf, out.len) ||
+	    kopt_lock_write(&lk, text->buf, text->len) ||
 	    kopt_lock_commit(&lk))
 		ret = -1;
 	kopt_lock_rollback(&lk);
 	/* the directory exists: not made again for each name (unless lost) */
 	__atomic_store_n(&c->dir_made, !ret, __ATOMIC_RELAXED);
 	free(lock);
+	return ret;
+}
+
+static int put_file(struct kopt_cache *c, const char *name,
+		    const git_oid *key, const char *data, size_t len)
+{
+	struct kopt_buf out = KOPT_BUF_INIT;
+	char hex[GIT_OID_HEXSZ + 1], *file;
+	int ret;
+
+	file = kopt_xstrfmt("%s%s", c->dir, name);
+	git_oid_tostr(hex, sizeof(hex), key);
+	kopt_buf_addf(&out, "%s%s\n%zu\n%016" PRIx64 "\n", HEADER, hex, len,
+		      checksum(data, len));
+	kopt_buf_add(&out, data, len);
+	ret = write_whole(c, file, &out);
 	free(file);
 	kopt_buf_release(&out);
 	return ret;
 }
 
+int kopt_cache_put(struct kopt_cache *c, const char *name,
+		   const git_oid *key, const char *data, size_t len)
+{
+	struct kopt_cache_held *h;
+
+	if (!c->dir || !name_ok(name) || zero_key(key))
+		return -1;
+	pthread_mutex_lock(&c->lock);
+	if (!c->holding) {
+		pthread_mutex_unlock(&c->lock);
+		return put_file(c, name, key, data, len);
+	}
+	KOPT_ALLOC_GROW(c->held, c->held_nr + 1, c->held_alloc);
+	h = &c->held[c->held_nr++];
+	h->name = kopt_strdup(name);
+	h->key = *key;
+	h->data = kopt_malloc(len ? len : 1);
+	memcpy(h->data, data, len);
+	h->len = len;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+void kopt_cache_hold(struct kopt_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->holding = c->dir != NULL;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static int cmp_held(const void *a, const void *b)
+{
+	return strcmp(((const struct kopt_cache_held *)a)->name,
+		      ((const struct kopt_cache_held *)b)->name);
+}
+
+static void pack_add(struct kopt_buf *out, const char *name, const char *hex,
+		     const char *data, size_t len, uint64_t sum)
+{
+	kopt_buf_addf(out, "%s\n%.*s\n%zu\n%016" PRIx64 "\n", name,
+		      GIT_OID_HEXSZ, hex, len, sum);
+	kopt_buf_add(out, data, len);
+}
+
+/*
+ * A new pack: the held entries and the old pack's entries of other
+ * names, in name order; the pack is read again at the next lookup.
+ */
+static void pack_write(struct kopt_cache *c)
+{
+	const struct kopt_cache_pack *old = pack_of(c);
+	struct kopt_buf out = KOPT_BUF_INIT;
+	char hex[GIT_OID_HEXSZ + 1], *file;
+	size_t i = 0, j = 0;
+
+	qsort(c->held, c->held_nr, sizeof(*c->held), cmp_held);
+	kopt_buf_addstr(&out, PACK_HEADER);
+	while (i < c->held_nr || (old && j < old->nr)) {
+		int cmp = i >= c->held_nr ? 1 : !old || j >= old->nr ? -1 :
+			  strcmp(c->held[i].name, old->e[j].name);
+		if (cmp > 0) {
+			const struct pack_entry *e = &old->e[j++];
+			pack_add(&out, e->name, e->hex, e->data, e->len,
+				 e->sum);
+			continue;
+		}
+		if (cmp == 0)
+			j++;
+		/* a name put twice in one hold: one of them (each is
+		   right for its key) */
+		while (i + 1 < c->held_nr &&
+		       !strcmp(c->held[i].name, c->held[i + 1].name))
+			i++;
+		git_oid_tostr(hex, sizeof(hex), &c->held[i].key);
+		pack_add(&out, c->held[i].name, hex, c->held[i].data,
+			 c->held[i].len,
+			 checksum(c->held[i].data, c->held[i].len));
+		i++;
+	}
+	file = kopt_xstrfmt("%s" PACK_NAME, c->dir);
+	write_whole(c, file, &out);
+	free(file);
+	kopt_buf_release(&out);
+	pthread_mutex_lock(&c->lock);
+	pack_free(c->pack);
+	c->pack = NULL;
+	c->pack_read = 0;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void kopt_cache_flush(struct kopt_cache *c)
+{
+	size_t i;
+
+	pthread_mutex_lock(&c->lock);
+	c->holding = 0;
+	pthread_mutex_unlock(&c->lock);
+	if (c->held_nr >= KOPT_CACHE_PACK_MIN)
+		pack_write(c);
+	else
+		for (i = 0; i < c->held_nr; i++)
+			put_file(c, c->held[i].name, &c->held[i].key,
+				 c->held[i].data, c->held[i].len);
+	for (i = 0; i < c->held_nr; i++) {
+		free(c->held[i].name);
+		free(c->held[i].data);
+	}
+	free(c->held);
+	c->held = NULL;
+	c->held_nr = c->held_alloc = 0;
+}
+
 void kopt_cache_release(struct kopt_cache *c)
 {
+	kopt_cache_flush(c);
+	pack_free(c->pack);
 	free(c->dir);
+	pthread_mutex_destroy(&c->lock);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -21,6 +21,16 @@
  * alone.  Names are limited to letters, digits, '.', '_' and '-' (not
  * first); others are never cached.
  *
+ * Many entries made at once (a first run over every kernel) go into one
+ * file instead, <cache>/.pack ("<pack header>\n", then per entry its
+ * name, key, length and checksum lines and its bytes): between
+ * kopt_cache_hold() and kopt_cache_flush(), puts are held in memory, and
+ * the flush writes KOPT_CACHE_PACK_MIN or more of them as a new pack
+ * (with the old pack's entries of other names), fewer as files of their
+ * own.  A lookup reads the pack once per cache opened, then the name's
+ * own file: either hits when its key is the key asked for (keys come
+ * from the inputs, so wherever an entry lies it is right).
+ *
  *	kopt_cache_open(&c, repo, "analyze");
  *	kopt_cache_key(&key, &keytext);
  *	if (kopt_cache_get(&c, name, &key, &data)) ...   a hit, into data
@@ -31,18 +41,33 @@
  * nothing is written).  Nothing prints.
  */
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include <git2.h>
 
 #include "buf.h"
 
+struct kopt_cache_pack;
+struct kopt_cache_held;
+
 struct kopt_cache {
 	char *dir;              /* with a trailing '/'; NULL: disabled */
 	int dir_made;           /* an entry was stored: `dir` exists */
+	/* under lock: */
+	pthread_mutex_t lock;
+	int pack_read;          /* the pack was looked for */
+	struct kopt_cache_pack *pack;   /* what it holds, or NULL */
+	int holding;            /* between hold and flush */
+	struct kopt_cache_held *held;   /* puts held */
+	size_t held_nr, held_alloc;
 };
 
-#define KOPT_CACHE_INIT { NULL, 0 }
+#define KOPT_CACHE_INIT { NULL, 0, PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0, \
+			  NULL, 0, 0 }
+
+/* Held puts from this many on are written as one pack. */
+#define KOPT_CACHE_PACK_MIN 32
 
 void kopt_cache_open(struct kopt_cache *c, git_repository *repo,
 		     const char *name);
@@ -56,9 +81,16 @@ int kopt_cache_get(struct kopt_cache *c, const char *name,
  * 1 when there is an entry for `name`, under whatever key (one lstat()):
  * without one, a caller need not work out a key before reading.
  */
-int kopt_cache_has(const struct kopt_cache *c, const char *name);
+int kopt_cache_has(struct kopt_cache *c, const char *name);
 int kopt_cache_put(struct kopt_cache *c, const char *name,
 		   const git_oid *key, const char *data, size_t len);
+/*
+ * Hold the puts that follow in memory, from any thread, until
+ * kopt_cache_flush() writes them (one pack, or a file each; see above).
+ * Release flushes too.
+ */
+void kopt_cache_hold(struct kopt_cache *c);
+void kopt_cache_flush(struct kopt_cache *c);
 void kopt_cache_release(struct kopt_cache *c);
 
 /*

@@ -374,7 +374,16 @@ void kopt_overview_load_many(struct kopt_overview *out, int *rets,
 {
 	struct load_many lm = { out, rets, caught, src, kernels, cfg, skip };
 
+	/* what the loads store is written at once: one pack for many */
+	if (src->overview)
+		kopt_cache_hold(src->overview);
+	if (src->cache)
+		kopt_cache_hold(src->cache);
 	kopt_parallel(nr, threads, load_one, &lm);
+	if (src->overview)
+		kopt_cache_flush(src->overview);
+	if (src->cache)
+		kopt_cache_flush(src->cache);
 }
 
 int kopt_overview_load_all(struct kopt_overview *out, int *rets,

@@ -3,7 +3,9 @@
  * (a kernel's analysis, devlogs' and results files'): a cache file of
  * any bytes is read, or ignored when damaged; its text, and the input
  * itself, are read as an analysis summary, a devlog summary and a
- * results summary; an entry put reads back.
+ * results summary; an entry put reads back.  The same bytes as the pack
+ * (<cache>/.pack) are read or ignored the same way, and entries held and
+ * flushed as a new pack read back.
  */
 #include "fuzz.h"
 
@@ -21,7 +23,7 @@
 #include "results.h"
 
 static git_repository *repo;
-static char *file;
+static char *file, *pack;
 static git_oid key;
 
 static void setup(void)
@@ -33,6 +35,7 @@ static void setup(void)
 	if (!mkdtemp(dir) || git_repository_init(&repo, dir, 0))
 		abort();
 	file = kopt_xstrfmt("%skopt/fuzz/k", git_repository_path(repo));
+	pack = kopt_xstrfmt("%skopt/fuzz/.pack", git_repository_path(repo));
 	if (kopt_mkdir_parents(file))
 		abort();
 	kopt_buf_addstr(&in, "devlog 0123\n");
@@ -40,9 +43,9 @@ static void setup(void)
 	kopt_buf_release(&in);
 }
 
-static void write_file(const uint8_t *data, size_t size)
+static void write_file(const char *path, const uint8_t *data, size_t size)
 {
-	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
 
 	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size))
 		abort();
@@ -73,11 +76,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_init();
 	if (!repo)
 		setup();
-	write_file(data, size);
+	write_file(file, data, size);
+	write_file(pack, data, size);
 	kopt_cache_open(&c, repo, "fuzz");
 	if (kopt_cache_get(&c, "k", &key, &got))
 		read_summaries(got.buf, got.len);
+	kopt_cache_has(&c, "k");
+	kopt_cache_has(&c, "n7");
 	read_summaries((const char *)data, size);
+
+	/* held entries, flushed as one pack over whatever was there */
+	kopt_cache_hold(&c);
+	for (int i = 0; i < KOPT_CACHE_PACK_MIN; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "n%d", i);
+		FUZZ_CHECK(!kopt_cache_put(&c, name, &key, name, strlen(name)),
+			   "a put was not held");
+	}
+	kopt_cache_flush(&c);
+	for (int i = 0; i < KOPT_CACHE_PACK_MIN; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "n%d", i);
+		FUZZ_CHECK(kopt_cache_get(&c, name, &key, &got) &&
+			   got.len == strlen(name) &&
+			   !memcmp(got.buf, name, got.len),
+			   "an entry of the pack does not read back");
+	}
 
 	/* an entry put is there when the cache is read again */
 	FUZZ_CHECK(!kopt_cache_put(&c, "k", &key, "some\ttext\n", 10),

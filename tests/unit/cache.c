@@ -98,6 +98,109 @@ static void test_put_get(void **state)
 	kopt_buf_release(&got);
 }
 
+static int exists(const char *cache, const char *name)
+{
+	struct stat st;
+	char *path = kopt_xstrfmt("%s/.git/kopt/%s/%s", dir, cache, name);
+	int ret = !lstat(path, &st);
+
+	free(path);
+	return ret;
+}
+
+/* Many entries held make one pack; few, a file each; both read back. */
+static void test_pack(void **state)
+{
+	struct kopt_cache c;
+	struct kopt_buf got = KOPT_BUF_INIT, text = KOPT_BUF_INIT;
+	char name[32], *path;
+	git_oid k1, k2;
+	int i;
+
+	(void)state;
+	key_of(&k1, "devlog 1111\n");
+	key_of(&k2, "devlog 2222\n");
+	kopt_cache_open(&c, repo, "p");
+	kopt_cache_hold(&c);
+	for (i = 0; i < KOPT_CACHE_PACK_MIN + 8; i++) {
+		snprintf(name, sizeof(name), "kernel-%02d", i);
+		assert_int_equal(kopt_cache_put(&c, name, &k1, name,
+						strlen(name)), 0);
+	}
+	/* held: nothing written yet */
+	assert_false(exists("p", ".pack"));
+	kopt_cache_flush(&c);
+	assert_true(exists("p", ".pack"));
+	assert_false(exists("p", "kernel-00"));
+	/* the pack is read again after it was written */
+	assert_int_equal(kopt_cache_get(&c, "kernel-07", &k1, &got), 1);
+	assert_string_equal(got.buf, "kernel-07");
+	kopt_cache_release(&c);
+
+	kopt_cache_open(&c, repo, "p");
+	assert_int_equal(kopt_cache_has(&c, "kernel-39"), 1);
+	assert_int_equal(kopt_cache_has(&c, "kernel-40"), 0);
+	assert_int_equal(kopt_cache_get(&c, "kernel-39", &k1, &got), 1);
+	assert_string_equal(got.buf, "kernel-39");
+	assert_int_equal(kopt_cache_get(&c, "kernel-39", &k2, &got), 0);
+	/* a later put of one name: its own file, which wins by its key */
+	assert_int_equal(kopt_cache_put(&c, "kernel-03", &k2, "new", 3), 0);
+	assert_true(exists("p", "kernel-03"));
+	assert_int_equal(kopt_cache_get(&c, "kernel-03", &k2, &got), 1);
+	assert_string_equal(got.buf, "new");
+	/* ... and the pack's entry is still right for its own key */
+	assert_int_equal(kopt_cache_get(&c, "kernel-03", &k1, &got), 1);
+	/* few held: a file each, the pack left as it was */
+	kopt_cache_hold(&c);
+	assert_int_equal(kopt_cache_put(&c, "few", &k1, "f", 1), 0);
+	kopt_cache_flush(&c);
+	assert_true(exists("p", "few"));
+	/* many again: a new pack keeps the old one's other names */
+	kopt_cache_hold(&c);
+	for (i = 0; i < KOPT_CACHE_PACK_MIN; i++) {
+		snprintf(name, sizeof(name), "other-%02d", i);
+		assert_int_equal(kopt_cache_put(&c, name, &k2, "o", 1), 0);
+	}
+	assert_int_equal(kopt_cache_put(&c, "kernel-05", &k2, "five", 4), 0);
+	kopt_cache_release(&c);	/* flushes */
+	kopt_cache_open(&c, repo, "p");
+	assert_int_equal(kopt_cache_get(&c, "kernel-04", &k1, &got), 1);
+	assert_int_equal(kopt_cache_get(&c, "kernel-05", &k2, &got), 1);
+	assert_string_equal(got.buf, "five");
+	assert_int_equal(kopt_cache_get(&c, "kernel-05", &k1, &got), 0);
+	assert_int_equal(kopt_cache_get(&c, "other-31", &k2, &got), 1);
+	kopt_cache_release(&c);
+
+	/* a damaged pack is no pack: misses, and the next flush replaces it */
+	path = kopt_xstrfmt("%s/.git/kopt/p/.pack", dir);
+	assert_int_equal(kopt_buf_read_file(&text, path), 0);
+	text.buf[text.len - 1] ^= 1;	/* the last entry's one byte */
+	assert_int_equal(kopt_write_file_atomic(path, text.buf, text.len,
+						0644), 0);
+	kopt_cache_open(&c, repo, "p");
+	assert_int_equal(kopt_cache_get(&c, "other-31", &k2, &got), 0);
+	assert_int_equal(kopt_cache_get(&c, "other-30", &k2, &got), 1);
+	kopt_cache_release(&c);
+	kopt_buf_reset(&text);
+	kopt_buf_addstr(&text, "git-kopt cache pack 1 " KOPT_VERSION "\nk\n");
+	assert_int_equal(kopt_write_file_atomic(path, text.buf, text.len,
+						0644), 0);
+	kopt_cache_open(&c, repo, "p");
+	assert_int_equal(kopt_cache_get(&c, "kernel-04", &k1, &got), 0);
+	assert_int_equal(kopt_cache_has(&c, "kernel-04"), 0);
+	kopt_cache_hold(&c);
+	for (i = 0; i < KOPT_CACHE_PACK_MIN; i++) {
+		snprintf(name, sizeof(name), "kernel-%02d", i);
+		assert_int_equal(kopt_cache_put(&c, name, &k1, "x", 1), 0);
+	}
+	kopt_cache_flush(&c);
+	assert_int_equal(kopt_cache_get(&c, "kernel-04", &k1, &got), 1);
+	kopt_cache_release(&c);
+	free(path);
+	kopt_buf_release(&got);
+	kopt_buf_release(&text);
+}
+
 static void test_damaged_or_disabled(void **state)
 {
 	static const char *const bad[] = {
@@ -298,6 +401,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_put_get),
+		cmocka_unit_test(test_pack),
 		cmocka_unit_test(test_damaged_or_disabled),
 		cmocka_unit_test(test_fields),
 		cmocka_unit_test(test_whole),
