@@ -611,6 +611,19 @@ done:
  * what a cache hit gives them): 0; -1 when a part would not read back as
  * it is, and the caller goes through the text.
  */
+/* Whether slim() can make `a` what its summary reads back as. */
+static int slim_ok(const struct kopt_analysis *a)
+{
+	size_t i;
+
+	if (a->has_devlog && !kopt_devlog_slim_ok(&a->devlog))
+		return 0;
+	for (i = 0; i < a->versions_nr; i++)
+		if (!kopt_results_slim_ok(&a->versions[i].results))
+			return 0;
+	return 1;
+}
+
 static int slim(struct kopt_analysis *a)
 {
 	struct kopt_buf label = KOPT_BUF_INIT;
@@ -648,7 +661,7 @@ int kopt_analysis_load_keyed(struct kopt_analysis *out,
 	struct kopt_buf text = KOPT_BUF_INIT, in = KOPT_BUF_INIT;
 	double noise_pct = cfg ? cfg->noise_pct : KOPT_DEFAULT_NOISE_PCT;
 	const git_oid *key = keyp;
-	int ret, read_keyed = 1;
+	int ret, read_keyed = 1, store, fits;
 
 	*after_keyed = 0;
 	if (keyed && key && kopt_cache_get(src->cache, kernel, key, &text)) {
@@ -671,12 +684,6 @@ int kopt_analysis_load_keyed(struct kopt_analysis *out,
 			 &read_keyed);
 	if (!ret && src->cache && !src->tree) {
 		/*
-		 * The views see what a hit gives them: the model rebuilt
-		 * from its summary, whether it was stored or not.
-		 */
-		kopt_buf_reset(&text);
-		kopt_analysis_summary(&text, out);
-		/*
 		 * A file changed since the key was taken, or while it was
 		 * read (its stat data is taken after the read): what was read
 		 * has another key, and is not stored under this one.
@@ -685,10 +692,22 @@ int kopt_analysis_load_keyed(struct kopt_analysis *out,
 			kopt_cache_key(after, &in);
 			*after_keyed = 1;
 		}
-		if (*after_keyed && key && git_oid_equal(after, key))
+		store = *after_keyed && key && git_oid_equal(after, key);
+		/*
+		 * The views see what a hit gives them: the model rebuilt
+		 * from its summary, whether it was stored or not (in place
+		 * when it can be; the text is made only when it is stored
+		 * or read back).
+		 */
+		fits = slim_ok(out);
+		if (store || !fits) {
+			kopt_buf_reset(&text);
+			kopt_analysis_summary(&text, out);
+		}
+		if (store)
 			kopt_cache_put(src->cache, kernel, key, text.buf,
 				       text.len);
-		if (!slim(out)) {
+		if (fits && !slim(out)) {
 			link_versions(out);
 		} else {
 			kopt_analysis_release(out);

@@ -2641,9 +2641,8 @@ bad:
 	return KOPT_EINVALID;
 }
 
-int kopt_devlog_slim(struct kopt_devlog *dl, const char *label)
+int kopt_devlog_slim_ok(const struct kopt_devlog *dl)
 {
-	struct kopt_devlog out = KOPT_DEVLOG_INIT;
 	size_t i;
 
 	for (i = 0; i < dl->versions_nr; i++) {
@@ -2652,8 +2651,18 @@ int kopt_devlog_slim(struct kopt_devlog *dl, const char *label)
 		    !kopt_cache_whole_ok((double)v->number,
 					 -KOPT_CACHE_WHOLE_MAX,
 					 KOPT_CACHE_WHOLE_MAX))
-			return -1;
+			return 0;
 	}
+	return 1;
+}
+
+int kopt_devlog_slim(struct kopt_devlog *dl, const char *label)
+{
+	struct kopt_devlog out = KOPT_DEVLOG_INIT;
+	size_t i;
+
+	if (!kopt_devlog_slim_ok(dl))
+		return -1;
 	out.label = kopt_strdup(label);
 	out.title = dl->title;
 	out.overview = dl->overview;

@@ -197,8 +197,10 @@ int kopt_devlog_from_summary(struct kopt_devlog *out, const char *data,
  * Make `dl` what kopt_devlog_from_summary() reads back from its summary
  * without KOPT_DEVLOG_SUMMARY_PERFS, in place, without the text: 0; or
  * -1, `dl` unchanged, when a field would not read back.
+ * kopt_devlog_slim_ok() is 1 when it would succeed.
  */
 int kopt_devlog_slim(struct kopt_devlog *dl, const char *label);
+int kopt_devlog_slim_ok(const struct kopt_devlog *dl);
 
 /* A readable dump of the model, for golden tests and debugging. */
 void kopt_devlog_dump(struct kopt_buf *out, const struct kopt_devlog *dl);

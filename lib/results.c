@@ -2375,23 +2375,34 @@ static double slim_num(double v)
 	return isnan(v) ? NAN : v;
 }
 
+int kopt_results_slim_ok(const struct kopt_results *r)
+{
+	size_t i;
+
+	if (!r->kernel || !r->version)
+		return 1;
+	for (i = 0; i < r->entries_nr; i++) {
+		const struct kopt_results_entry *e = &r->entries[i];
+		if (!slim_long(e->b) || !slim_long(e->s) || !slim_long(e->t) ||
+		    !slim_long(e->b_requested))
+			return 0;
+	}
+	return 1;
+}
+
 int kopt_results_slim(struct kopt_results *r)
 {
 	struct kopt_results out = KOPT_RESULTS_INIT;
 	size_t i;
 	int m;
 
+	if (!kopt_results_slim_ok(r))
+		return -1;
 	if (!r->kernel || !r->version) {
 		/* no summary at all: nothing reads back */
 		kopt_results_release(r);
 		*r = out;
 		return 0;
-	}
-	for (i = 0; i < r->entries_nr; i++) {
-		const struct kopt_results_entry *e = &r->entries[i];
-		if (!slim_long(e->b) || !slim_long(e->s) || !slim_long(e->t) ||
-		    !slim_long(e->b_requested))
-			return -1;
 	}
 	out.kernel = r->kernel;
 	out.version = r->version;

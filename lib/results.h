@@ -244,8 +244,10 @@ void kopt_results_summary(struct kopt_buf *out, const struct kopt_results *r);
  * Make `r` what kopt_results_from_summary() reads back from its summary,
  * in place, without the text: 0; or -1, `r` unchanged, when a field
  * would not read back (the caller then goes through the text).
+ * kopt_results_slim_ok() is 1 when it would succeed.
  */
 int kopt_results_slim(struct kopt_results *r);
+int kopt_results_slim_ok(const struct kopt_results *r);
 int kopt_results_from_summary(struct kopt_results *out, const char *data,
 			      size_t len);
 

@@ -907,6 +907,16 @@ static void test_slim(void **state)
 		assert_int_equal(kopt_devlog_from_summary(&back, text.buf,
 							  text.len, "k.md"),
 				 0);
+		assert_int_equal(kopt_devlog_slim_ok(&dl), 1);
+		if (dl.versions_nr) {
+			/* a version without a title would not read back */
+			char *title = dl.versions[0].title;
+			dl.versions[0].title = NULL;
+			assert_int_equal(kopt_devlog_slim_ok(&dl), 0);
+			assert_int_equal(kopt_devlog_slim(&dl, "k.md"), -1);
+			assert_non_null(dl.text.buf);	/* unchanged */
+			dl.versions[0].title = title;
+		}
 		assert_int_equal(kopt_devlog_slim(&dl, "k.md"), 0);
 		kopt_devlog_dump(&a, &dl);
 		kopt_devlog_summary(&a, &dl, KOPT_DEVLOG_SUMMARY_PERFS);

@@ -822,6 +822,7 @@ static void test_slim(void **state)
 	kopt_results_summary(&text, &r);
 	assert_int_equal(kopt_results_from_summary(&back, text.buf, text.len),
 			 0);
+	assert_int_equal(kopt_results_slim_ok(&r), 1);
 	assert_int_equal(kopt_results_slim(&r), 0);
 	assert_same_slim(&r, &back);
 	assert_same_slim(&back, &r);
@@ -839,12 +840,14 @@ static void test_slim(void **state)
 
 	/* a number the summary would not read back: left as it was */
 	r.entries[0].b = 1L << 60;
+	assert_int_equal(kopt_results_slim_ok(&r), 0);
 	assert_int_equal(kopt_results_slim(&r), -1);
 	assert_int_equal(r.entries[0].b, 1L << 60);
 
 	/* no kernel: no summary, nothing */
 	free(r.kernel);
 	r.kernel = NULL;
+	assert_int_equal(kopt_results_slim_ok(&r), 1);
 	assert_int_equal(kopt_results_slim(&r), 0);
 	assert_int_equal(r.entries_nr, 0);
 	assert_null(r.version);
