@@ -605,12 +605,6 @@ done:
 	return ret;
 }
 
-/*
- * What kopt_analysis_from_summary() would read back from the summary of
- * a fresh analysis, made in place without the text (the views then see
- * what a cache hit gives them): 0; -1 when a part would not read back as
- * it is, and the caller goes through the text.
- */
 /* Whether slim() can make `a` what its summary reads back as. */
 static int slim_ok(const struct kopt_analysis *a)
 {
@@ -624,6 +618,12 @@ static int slim_ok(const struct kopt_analysis *a)
 	return 1;
 }
 
+/*
+ * What kopt_analysis_from_summary() would read back from the summary of
+ * a fresh analysis, made in place without the text (the views then see
+ * what a cache hit gives them): 0; -1 when a part would not read back as
+ * it is, and the caller goes through the text.
+ */
 static int slim(struct kopt_analysis *a)
 {
 	struct kopt_buf label = KOPT_BUF_INIT;

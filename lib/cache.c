@@ -220,8 +220,9 @@ static const struct pack_entry *pack_find(const struct kopt_cache_pack *pk,
 int kopt_cache_get(struct kopt_cache *c, const char *name,
 		   const git_oid *key, struct kopt_buf *out)
 {
-	char hex[GIT_OID_HEXSZ + 1], *file, *p, *end, *q;
+	char hex[GIT_OID_HEXSZ + 1], *file;
 	const struct pack_entry *pe;
+	const char *p, *end, *data;
 	size_t hl = strlen(HEADER);
 	unsigned long long len, sum;
 	int hit = 0;
@@ -246,19 +247,11 @@ int kopt_cache_get(struct kopt_cache *c, const char *name,
 	p += hl;
 	if (memcmp(p, hex, GIT_OID_HEXSZ) || p[GIT_OID_HEXSZ] != '\n')
 		goto done;
-	p += GIT_OID_HEXSZ + 1;
-	if (*p < '0' || *p > '9')
+	data = parse_len_sum(p + GIT_OID_HEXSZ + 1, end, &len, &sum);
+	if (!data || len != (unsigned long long)(end - data) ||
+	    sum != checksum(data, (size_t)len))
 		goto done;
-	errno = 0;
-	len = strtoull(p, &q, 10);
-	if (errno || *q != '\n' || (size_t)(end - q) < 18 || q[17] != '\n')
-		goto done;
-	sum = strtoull(q + 1, &p, 16);
-	q += 18;
-	if (p != q - 1 || len != (unsigned long long)(end - q) ||
-	    sum != checksum(q, (size_t)len))
-		goto done;
-	memmove(out->buf, q, (size_t)len);
+	memmove(out->buf, data, (size_t)len);
 	kopt_buf_setlen(out, (size_t)len);
 	hit = 1;
 done:
@@ -309,6 +302,15 @@ static int write_whole(struct kopt_cache *c, const char *file,
 	return ret;
 }
 
+/* An entry's key, length and checksum lines, then its bytes. */
+static void add_entry(struct kopt_buf *out, const char *hex, const char *data,
+		      size_t len, uint64_t sum)
+{
+	kopt_buf_addf(out, "%.*s\n%zu\n%016" PRIx64 "\n", GIT_OID_HEXSZ,
+		      hex, len, sum);
+	kopt_buf_add(out, data, len);
+}
+
 static int put_file(struct kopt_cache *c, const char *name,
 		    const git_oid *key, const char *data, size_t len)
 {
@@ -318,9 +320,8 @@ static int put_file(struct kopt_cache *c, const char *name,
 
 	file = kopt_xstrfmt("%s%s", c->dir, name);
 	git_oid_tostr(hex, sizeof(hex), key);
-	kopt_buf_addf(&out, "%s%s\n%zu\n%016" PRIx64 "\n", HEADER, hex, len,
-		      checksum(data, len));
-	kopt_buf_add(&out, data, len);
+	kopt_buf_addstr(&out, HEADER);
+	add_entry(&out, hex, data, len, checksum(data, len));
 	ret = write_whole(c, file, &out);
 	free(file);
 	kopt_buf_release(&out);
@@ -366,9 +367,8 @@ static int cmp_held(const void *a, const void *b)
 static void pack_add(struct kopt_buf *out, const char *name, const char *hex,
 		     const char *data, size_t len, uint64_t sum)
 {
-	kopt_buf_addf(out, "%s\n%.*s\n%zu\n%016" PRIx64 "\n", name,
-		      GIT_OID_HEXSZ, hex, len, sum);
-	kopt_buf_add(out, data, len);
+	kopt_buf_addf(out, "%s\n", name);
+	add_entry(out, hex, data, len, sum);
 }
 
 /*

@@ -270,6 +270,27 @@ int kopt_inject_gnode_disables(CUgraphNodeType t)
 	       t == CU_GRAPH_NODE_TYPE_MEMCPY;
 }
 
+CUresult kopt_inject_graph_enable(CUgraphExec exec,
+				  const struct kopt_inject_unrolled *u,
+				  unsigned on)
+{
+	CUresult r;
+
+	for (size_t i = 0; i < u->n; i++) {
+		if (!kopt_inject_gnode_disables(u->nodes[i].type))
+			continue;
+		r = cuGraphNodeSetEnabled(exec, u->nodes[i].node, on);
+		if (r == CUDA_SUCCESS || on)
+			continue;
+		while (i-- > 0)	/* the graph as it was */
+			if (kopt_inject_gnode_disables(u->nodes[i].type))
+				cuGraphNodeSetEnabled(exec, u->nodes[i].node,
+						      1);
+		return r;
+	}
+	return CUDA_SUCCESS;
+}
+
 /* Room for one more copy in u; NULL out of memory or past MAX_NODES. */
 static struct kopt_inject_gnode *next_gnode(struct kopt_inject_unrolled *u,
 					    size_t *cap, char *why,

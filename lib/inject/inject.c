@@ -991,10 +991,7 @@ static void graph_launch_enter(CUcontext ctx, CUgraphExec exec,
 static void give_up_graph(struct kopt_inject_unrolled *u, const char *why)
 {
 	if (!u->source_gone) {
-		for (size_t i = 0; i < u->n; i++)
-			if (kopt_inject_gnode_disables(u->nodes[i].type))
-				cuGraphNodeSetEnabled(u->exec,
-						      u->nodes[i].node, 1);
+		kopt_inject_graph_enable(u->exec, u, 1);
 		kopt_inject_warning("graph-not-unrolled", "a CUDA graph is "
 				    "launched as a graph again: %s; its "
 				    "kernels not sampled yet stay unmeasured",
@@ -1031,16 +1028,9 @@ static void graph_instantiated(CUgraphExec exec, CUgraph graph)
 			  plan_find(u.nodes[i].name, u.nodes[i].grid,
 				    u.nodes[i].block) != NULL;
 	pthread_mutex_unlock(&g.lock);
-	for (i = 0; wanted && i < u.n; i++)
-		if (kopt_inject_gnode_disables(u.nodes[i].type) &&
-		    (r = cuGraphNodeSetEnabled(exec, u.nodes[i].node, 0)) !=
-		    CUDA_SUCCESS)
-			break;
+	if (wanted)
+		r = kopt_inject_graph_enable(exec, &u, 0);
 	if (wanted && r != CUDA_SUCCESS) {
-		while (i-- > 0)
-			if (kopt_inject_gnode_disables(u.nodes[i].type))
-				cuGraphNodeSetEnabled(exec, u.nodes[i].node,
-						      1);
 		kopt_inject_warning("graph-not-unrolled", "the nodes of a "
 				    "CUDA graph cannot be disabled "
 				    "(cuGraphNodeSetEnabled: %d); its kernels "
@@ -1059,11 +1049,7 @@ static void graph_instantiated(CUgraphExec exec, CUgraph graph)
 				u.n);
 	} else {
 		if (wanted)	/* out of memory: the graph runs as it was */
-			for (i = 0; i < u.n; i++)
-				if (kopt_inject_gnode_disables(
-					    u.nodes[i].type))
-					cuGraphNodeSetEnabled(exec,
-						u.nodes[i].node, 1);
+			kopt_inject_graph_enable(exec, &u, 1);
 		kopt_inject_graph_free(&u);
 	}
 	pthread_mutex_unlock(&g.lock);
@@ -1137,10 +1123,8 @@ static void graph_updated(CUgraphExec exec, CUgraph graph)
 		kopt_inject_graph_free(u);
 		u->nodes = fresh.nodes;
 		u->n = fresh.n;
-		for (size_t i = 0; !u->source_gone && i < u->n; i++)
-			if (kopt_inject_gnode_disables(u->nodes[i].type))
-				cuGraphNodeSetEnabled(exec, u->nodes[i].node,
-						      0);
+		if (!u->source_gone)
+			kopt_inject_graph_enable(exec, u, 0);
 		kopt_inject_log("graph launched node by node: updated");
 	}
 	pthread_mutex_unlock(&g.lock);
@@ -1158,6 +1142,62 @@ static void child_graph_changed(CUgraphExec exec)
 	if ((u = unrolled_of(exec)))
 		give_up_graph(u, "a child graph node took new parameters");
 	pthread_mutex_unlock(&g.lock);
+}
+
+/* cuGraphExecNodeSetParams: the one call for every kind of node. */
+static void node_params_changed(const cuGraphExecNodeSetParams_params *e)
+{
+	const CUgraphNodeParams *np = e->nodeParams;
+	const CUDA_KERNEL_NODE_PARAMS_v3 *v3;
+	CUDA_MEMSET_NODE_PARAMS ms;
+	CUDA_KERNEL_NODE_PARAMS k;
+
+	if (!np)
+		return;
+	switch (np->type) {
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		memset(&ms, 0, sizeof(ms));
+		ms.dst = np->memset.dst, ms.pitch = np->memset.pitch;
+		ms.value = np->memset.value;
+		ms.elementSize = np->memset.elementSize;
+		ms.width = np->memset.width, ms.height = np->memset.height;
+		graph_node_changed(e->hGraphExec, e->hNode, NULL, &ms, NULL,
+				   NULL);
+		break;
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL,
+				   &np->memcpy.copyParams, NULL);
+		break;
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+		graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL, NULL,
+				   &np->eventRecord.event);
+		break;
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+		graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL, NULL,
+				   &np->eventWait.event);
+		break;
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		child_graph_changed(e->hGraphExec);
+		break;
+	case CU_GRAPH_NODE_TYPE_KERNEL:
+		v3 = &np->kernel;
+		memset(&k, 0, sizeof(k));
+		k.func = v3->func;
+		k.gridDimX = v3->gridDimX, k.gridDimY = v3->gridDimY;
+		k.gridDimZ = v3->gridDimZ;
+		k.blockDimX = v3->blockDimX, k.blockDimY = v3->blockDimY;
+		k.blockDimZ = v3->blockDimZ;
+		k.sharedMemBytes = v3->sharedMemBytes;
+		k.kernelParams = v3->kernelParams;
+		k.extra = v3->extra;
+		k.kern = v3->kern;
+		k.ctx = v3->ctx;
+		graph_node_changed(e->hGraphExec, e->hNode, &k, NULL, NULL,
+				   NULL);
+		break;
+	default:
+		break;
+	}
 }
 
 /* The first two fields of every cuGraphInstantiate* call's parameters. */
@@ -1233,67 +1273,9 @@ static void on_graph_change(CUpti_CallbackId cbid,
 				   e->copyParams, NULL);
 		break;
 	}
-	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams: {
-		const cuGraphExecNodeSetParams_params *e = p;
-		const CUDA_KERNEL_NODE_PARAMS_v3 *v3;
-		CUDA_KERNEL_NODE_PARAMS k;
-		if (e->nodeParams &&
-		    e->nodeParams->type == CU_GRAPH_NODE_TYPE_MEMSET) {
-			const CUDA_MEMSET_NODE_PARAMS_v2 *m =
-				&e->nodeParams->memset;
-			CUDA_MEMSET_NODE_PARAMS ms;
-			memset(&ms, 0, sizeof(ms));
-			ms.dst = m->dst, ms.pitch = m->pitch;
-			ms.value = m->value, ms.elementSize = m->elementSize;
-			ms.width = m->width, ms.height = m->height;
-			graph_node_changed(e->hGraphExec, e->hNode, NULL, &ms,
-					   NULL, NULL);
-			break;
-		}
-		if (e->nodeParams &&
-		    e->nodeParams->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
-			graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL,
-					   &e->nodeParams->memcpy.copyParams,
-					   NULL);
-			break;
-		}
-		if (e->nodeParams &&
-		    e->nodeParams->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
-			graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL,
-					   NULL,
-					   &e->nodeParams->eventRecord.event);
-			break;
-		}
-		if (e->nodeParams &&
-		    e->nodeParams->type == CU_GRAPH_NODE_TYPE_WAIT_EVENT) {
-			graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL,
-					   NULL, &e->nodeParams->eventWait.event);
-			break;
-		}
-		if (e->nodeParams &&
-		    e->nodeParams->type == CU_GRAPH_NODE_TYPE_GRAPH) {
-			child_graph_changed(e->hGraphExec);
-			break;
-		}
-		if (!e->nodeParams ||
-		    e->nodeParams->type != CU_GRAPH_NODE_TYPE_KERNEL)
-			break;
-		v3 = &e->nodeParams->kernel;
-		memset(&k, 0, sizeof(k));
-		k.func = v3->func;
-		k.gridDimX = v3->gridDimX, k.gridDimY = v3->gridDimY;
-		k.gridDimZ = v3->gridDimZ;
-		k.blockDimX = v3->blockDimX, k.blockDimY = v3->blockDimY;
-		k.blockDimZ = v3->blockDimZ;
-		k.sharedMemBytes = v3->sharedMemBytes;
-		k.kernelParams = v3->kernelParams;
-		k.extra = v3->extra;
-		k.kern = v3->kern;
-		k.ctx = v3->ctx;
-		graph_node_changed(e->hGraphExec, e->hNode, &k, NULL, NULL,
-				   NULL);
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams:
+		node_params_changed(p);
 		break;
-	}
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecEventRecordNodeSetEvent: {
 		const cuGraphExecEventRecordNodeSetEvent_params *e = p;
 		graph_node_changed(e->hGraphExec, e->hNode, NULL, NULL, NULL,

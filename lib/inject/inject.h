@@ -184,6 +184,14 @@ const char *kopt_inject_gnode_kind(CUgraphNodeType t);
 const char *kopt_inject_gnode_call(CUgraphNodeType t);
 /* Whether a node of this type is disabled in the executable graph. */
 int kopt_inject_gnode_disables(CUgraphNodeType t);
+/*
+ * Enable (on) or disable the nodes of u that are disabled in exec.
+ * Enabling goes on past a failure; a failure to disable enables again
+ * the nodes disabled before it and is returned.
+ */
+CUresult kopt_inject_graph_enable(CUgraphExec exec,
+				  const struct kopt_inject_unrolled *u,
+				  unsigned on);
 /* A kernel node's copy from its parameters; 0, or -1 with why. */
 int kopt_inject_gnode_set(struct kopt_inject_gnode *n,
 			  const CUDA_KERNEL_NODE_PARAMS *p, char *why,

@@ -12,20 +12,10 @@ setup() {
 	setup_kernel
 	write_devlog
 	write_results mla-decode v0 null 95.1 140
-	local i=0 f p
 	# 2 kernels a devlog of the corpus: more than KOPT_CACHE_PACK_MIN (32)
-	for p in a b; do
-		for f in "$FIXTURES"/devlog/corpus/*.md; do
-			i=$((i + 1))
-			git kopt kernel add "$p$i" --language cuda-c \
-				--source "$p$i/{version}" --run 'true' \
-				--target 'decode duration_us <= 30' >/dev/null
-			cp "$f" "docs/kernels/$p$i.md"
-			write_results "$p$i" v0 null $((40 + i)) 100
-			write_results "$p$i" v1 v0 $((30 + i)) 90
-		done
-	done
-	[ "$i" -gt 32 ]
+	add_corpus_kernels a 1
+	add_corpus_kernels b "$corpus_next"
+	[ "$corpus_next" -gt 33 ]
 	git add -A
 	git commit -q -m "kernels"
 	KOPT_NO_CACHE=1 git kopt analyze >"$BATS_TEST_TMPDIR/want.out"

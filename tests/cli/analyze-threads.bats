@@ -11,17 +11,8 @@ setup() {
 	write_devlog
 	write_results mla-decode v0 null 95.1 140
 	write_results mla-decode v1 v0 41.3 120
-	local i=0 f
 	# kernels with devlogs of every shape, some that only cmark reads
-	for f in "$FIXTURES"/devlog/corpus/*.md; do
-		i=$((i + 1))
-		git kopt kernel add "k$i" --language cuda-c \
-			--source "k$i/{version}" --run 'true' \
-			--target 'decode duration_us <= 30' >/dev/null
-		cp "$f" "docs/kernels/k$i.md"
-		write_results "k$i" v0 null $((40 + i)) 100
-		write_results "k$i" v1 v0 $((30 + i)) 90
-	done
+	add_corpus_kernels k 1
 	git add -A
 	git commit -q -m "kernels"
 }

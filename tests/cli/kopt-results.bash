@@ -36,3 +36,20 @@ write_devlog() {
 hide_ids() {
 	sed -E 's/\b[0-9a-f]{7,40}\b/<id>/g'
 }
+
+# add_corpus_kernels <prefix> <first>: a kernel <prefix><n> for each devlog
+# of the corpus (n from <first> on), with that devlog and two results
+# files; sets corpus_next to the next n.
+add_corpus_kernels() {
+	local p=$1 i=$2 f
+	for f in "$FIXTURES"/devlog/corpus/*.md; do
+		git kopt kernel add "$p$i" --language cuda-c \
+			--source "$p$i/{version}" --run 'true' \
+			--target 'decode duration_us <= 30' >/dev/null
+		cp "$f" "docs/kernels/$p$i.md"
+		write_results "$p$i" v0 null $((40 + i)) 100
+		write_results "$p$i" v1 v0 $((30 + i)) 90
+		i=$((i + 1))
+	done
+	corpus_next=$i
+}
