@@ -1405,9 +1405,9 @@ static struct block *add_block(const struct prepared *pp, struct block **bl,
 {
 	struct block *b;
 
-	/* about a block in four prepared lines: room for them once */
+	/* blocks are parted by blank lines, most: room for them once */
 	if (!*alloc)
-		KOPT_ALLOC_GROW(*bl, pp->nr / 4 + 16, *alloc);
+		KOPT_ALLOC_GROW(*bl, pp->nr / 2 + 16, *alloc);
 	KOPT_ALLOC_GROW(*bl, *nr + 1, *alloc);
 	b = &(*bl)[(*nr)++];
 	memset(b, 0, sizeof(*b));
