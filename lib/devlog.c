@@ -190,19 +190,23 @@ static int ci_prefix(const char *s, size_t len, const char *prefix)
  * Plain text of a line of Markdown: emphasis markers, backticks and
  * HTML comments dropped, spaces squeezed, trimmed.
  */
+/* The bytes clean_inline() looks at: the others are copied as they are */
+static const unsigned char clean_special[256] = {
+	['<'] = 1, ['*'] = 1, ['`'] = 1, ['_'] = 1, [' '] = 1, ['\t'] = 1,
+};
+
 static void clean_inline(struct kopt_buf *out, const char *p, size_t len)
 {
 	size_t i = 0, start = out->len;
+	char *d;
 
 	/* the text only shrinks: room for it once, then byte by byte */
 	kopt_buf_grow(out, len);
+	d = out->buf + out->len;
 	while (i < len) {
-		switch (p[i]) {
-		case '<': case '*': case '`': case '_': case ' ': case '\t':
-			break;
-		default:
+		if (!clean_special[(unsigned char)p[i]]) {
 			/* most bytes: as they are */
-			out->buf[out->len++] = p[i++];
+			*d++ = p[i++];
 			continue;
 		}
 		if (p[i] == '<' && len - i >= 4 && !memcmp(p + i, "<!--", 4)) {
@@ -224,16 +228,17 @@ static void clean_inline(struct kopt_buf *out, const char *p, size_t len)
 			continue;
 		}
 		if (p[i] == ' ' || p[i] == '\t') {
-			if (out->len > start && out->buf[out->len - 1] != ' ')
-				out->buf[out->len++] = ' ';
+			if (d > out->buf + start && d[-1] != ' ')
+				*d++ = ' ';
 			i++;
 			continue;
 		}
-		out->buf[out->len++] = p[i++];
+		*d++ = p[i++];
 	}
-	while (out->len > start && out->buf[out->len - 1] == ' ')
-		out->len--;
-	out->buf[out->len] = '\0';
+	while (d > out->buf + start && d[-1] == ' ')
+		d--;
+	*d = '\0';
+	out->len = (size_t)(d - out->buf);
 }
 
 /* Text of a node: literals of text and code, breaks as spaces. */
@@ -640,12 +645,31 @@ static int metric_of_lower(const char *s, size_t len)
 #undef AT
 
 /* The metric that name[0, len) names, or -1 */
+/*
+ * The last names seen, by thread: devlogs repeat their tables' row
+ * names, table after table, and a name's metric never changes.
+ */
+#define METRIC_MEMO 16
+#define METRIC_MEMO_NAME 32
+static __thread struct {
+	unsigned char len;      /* 0: empty */
+	signed char metric;
+	char name[METRIC_MEMO_NAME];
+} metric_memo[METRIC_MEMO];
+
 static int metric_of_span(const char *name, size_t len)
 {
 	char small[64], *s;
-	size_t i;
+	size_t i, h = 0;
 	int m;
 
+	if (len && len < METRIC_MEMO_NAME) {
+		h = (len * 31 + (unsigned char)name[0] * 7 +
+		     (unsigned char)name[len - 1]) % METRIC_MEMO;
+		if (metric_memo[h].len == len &&
+		    !memcmp(metric_memo[h].name, name, len))
+			return metric_memo[h].metric;
+	}
 	/* a name of a table's row is short: no allocation for it */
 	s = len < sizeof(small) ? small : kopt_malloc(len + 1);
 	/* ASCII is enough: every name looked for is ASCII */
@@ -656,6 +680,11 @@ static int metric_of_span(const char *name, size_t len)
 	m = metric_of_lower(s, len);
 	if (s != small)
 		free(s);
+	if (len && len < METRIC_MEMO_NAME) {
+		metric_memo[h].len = (unsigned char)len;
+		metric_memo[h].metric = (signed char)m;
+		memcpy(metric_memo[h].name, name, len);
+	}
 	return m;
 }
 
