@@ -204,7 +204,7 @@ static struct kopt_analysis_version *add_version(struct kopt_analysis *a,
 	size_t i;
 
 	for (i = 0; i < a->versions_nr; i++)
-		if (!strcmp(a->versions[i].name, name))
+		if (kopt_str_eq(a->versions[i].name, name))
 			return &a->versions[i];
 	KOPT_ALLOC_GROW(a->versions, a->versions_nr + 1, a->versions_alloc);
 	v = &a->versions[a->versions_nr++];
@@ -243,10 +243,13 @@ static void link_versions(struct kopt_analysis *out)
 		const struct kopt_analysis_version *p = NULL;
 		v->parent = -1;
 		if (v->has_results && v->results.parent)
+			/* names are unique (add_version()) */
 			for (j = 0; j < out->versions_nr; j++)
-				if (!strcmp(out->versions[j].name,
-					    v->results.parent))
+				if (kopt_str_eq(out->versions[j].name,
+						v->results.parent)) {
 					v->parent = (int)j;
+					break;
+				}
 		if (v->parent >= 0 && out->versions[v->parent].has_results)
 			p = &out->versions[v->parent];
 		if (v->has_results)

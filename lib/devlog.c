@@ -140,7 +140,8 @@ static void split_lines(struct kopt_devlog *dl)
 	int crlf = 0, lf = 0, any_cr;
 
 	dl->lines_nr = 0;
-	KOPT_ALLOC_GROW(dl->line_start, 2, alloc);
+	/* lines of 32 bytes or more, most: room for them once */
+	KOPT_ALLOC_GROW(dl->line_start, n / 32 + 16, alloc);
 	dl->line_start[0] = 0;
 	dl->line_start[1] = 0;
 	/* no CR in the text (most): no line needs a look for one */
@@ -189,19 +190,23 @@ static int ci_prefix(const char *s, size_t len, const char *prefix)
  * Plain text of a line of Markdown: emphasis markers, backticks and
  * HTML comments dropped, spaces squeezed, trimmed.
  */
+/* The bytes clean_inline() looks at: the others are copied as they are */
+static const unsigned char clean_special[256] = {
+	['<'] = 1, ['*'] = 1, ['`'] = 1, ['_'] = 1, [' '] = 1, ['\t'] = 1,
+};
+
 static void clean_inline(struct kopt_buf *out, const char *p, size_t len)
 {
 	size_t i = 0, start = out->len;
+	char *d;
 
 	/* the text only shrinks: room for it once, then byte by byte */
 	kopt_buf_grow(out, len);
+	d = out->buf + out->len;
 	while (i < len) {
-		switch (p[i]) {
-		case '<': case '*': case '`': case '_': case ' ': case '\t':
-			break;
-		default:
+		if (!clean_special[(unsigned char)p[i]]) {
 			/* most bytes: as they are */
-			out->buf[out->len++] = p[i++];
+			*d++ = p[i++];
 			continue;
 		}
 		if (p[i] == '<' && len - i >= 4 && !memcmp(p + i, "<!--", 4)) {
@@ -223,16 +228,17 @@ static void clean_inline(struct kopt_buf *out, const char *p, size_t len)
 			continue;
 		}
 		if (p[i] == ' ' || p[i] == '\t') {
-			if (out->len > start && out->buf[out->len - 1] != ' ')
-				out->buf[out->len++] = ' ';
+			if (d > out->buf + start && d[-1] != ' ')
+				*d++ = ' ';
 			i++;
 			continue;
 		}
-		out->buf[out->len++] = p[i++];
+		*d++ = p[i++];
 	}
-	while (out->len > start && out->buf[out->len - 1] == ' ')
-		out->len--;
-	out->buf[out->len] = '\0';
+	while (d > out->buf + start && d[-1] == ' ')
+		d--;
+	*d = '\0';
+	out->len = (size_t)(d - out->buf);
 }
 
 /* Text of a node: literals of text and code, breaks as spaces. */
@@ -358,7 +364,6 @@ static int match_key(const char *ctx, size_t len, size_t i, char key,
 		     long *out, long *asked)
 {
 	size_t j;
-	char *end;
 	long v;
 
 	if (tolower((unsigned char)ctx[i]) != key)
@@ -375,13 +380,15 @@ static int match_key(const char *ctx, size_t len, size_t i, char key,
 		j++;
 	if (j >= len || !isdigit((unsigned char)ctx[j]))
 		return 0;
-	errno = 0;
-	v = strtol(ctx + j, &end, 10);
 	/* a whole number as the summary keeps it exactly (to 2^53) */
-	if (errno || v <= 0 || v > (long)KOPT_CACHE_WHOLE_MAX)
+	for (v = 0; j < len && isdigit((unsigned char)ctx[j]); j++) {
+		v = v * 10 + (ctx[j] - '0');
+		if (v > (long)KOPT_CACHE_WHOLE_MAX)
+			return 0;
+	}
+	if (v <= 0)
 		return 0;
 	*out = v;
-	j = end - ctx;
 	while (j < len && ctx[j] == ' ')
 		j++;
 	if (asked && j < len && ctx[j] == '(' &&
@@ -410,14 +417,15 @@ static int config_key(char c)
 	}
 }
 
-/* A lower-case needle in s[0, len), without case */
+/* A lower-case needle that starts with a letter in s[0, len), without case */
 static int ci_contains(const char *s, size_t len, const char *needle)
 {
 	size_t n = strlen(needle), i;
 
+	/* c | 0x20 is the letter's lower case, and no other byte's */
 	for (i = 0; i + n <= len; i++)
-		if (tolower((unsigned char)s[i]) == needle[0] &&
-		    !strncasecmp(s + i, needle, n))
+		if ((s[i] | 0x20) == needle[0] &&
+		    !strncasecmp(s + i + 1, needle + 1, n - 1))
 			return 1;
 	return 0;
 }
@@ -444,22 +452,20 @@ static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
 			else if (p[e] == ')' && depth-- == 0)
 				break;
 		}
-		kopt_buf_add(&ctx, p + o, e - o);
+		clean_inline(&ctx, p + o, e - o);
 	} else {
 		/* "**Performance @ b=32, s=1, t=4096**:" */
 		size_t o = 0;
 		while (o < len && isalpha((unsigned char)p[o]))
 			o++;
-		kopt_buf_add(&ctx, p + o, len - o);
+		clean_inline(&ctx, p + o, len - o);
 	}
-	kopt_buf_reset(&item);
-	clean_inline(&item, ctx.buf, ctx.len);
-	kopt_buf_reset(&ctx);
-	kopt_buf_addbuf(&ctx, &item);
 	while (ctx.len && strchr(":@ ", ctx.buf[ctx.len - 1]))
 		kopt_buf_setlen(&ctx, ctx.len - 1);
-	while (ctx.len && strchr(":@ -", ctx.buf[0]))
-		kopt_buf_splice(&ctx, 0, 1, NULL, 0);
+	for (i = 0; i < ctx.len && strchr(":@ -", ctx.buf[i]); i++)
+		;
+	if (i)
+		kopt_buf_splice(&ctx, 0, i, NULL, 0);
 	if (keep)
 		pf->context = kopt_strdup(ctx.buf);
 
@@ -534,45 +540,157 @@ static void parse_perf_context(struct kopt_devlog_perf *pf, const char *p,
 /* ------------------------------------------------------------------ */
 /* Performance table */
 
-static int metric_of(const char *name)
+/* The keywords of metric_of(), one bit each */
+enum {
+	MK_DURATION = 1 << 0, MK_TFLOP = 1 << 1, MK_GBPS = 1 << 2,
+	MK_OCC = 1 << 3, MK_TENSOR = 1 << 4, MK_DRAM = 1 << 5, MK_L2 = 1 << 6,
+	MK_SPILL = 1 << 7, MK_REG = 1 << 8, MK_WAVE = 1 << 9,
+	MK_ROOFLINE = 1 << 10
+};
+
+/* s[i, len) starts with w */
+#define AT(w) (len - i >= sizeof(w) - 1 && !memcmp(s + i, w, sizeof(w) - 1))
+
+/*
+ * The metric a row's name (lower case) names: the keywords it holds, in
+ * one pass, then the first kind in the order below that has one.
+ */
+static int metric_of_lower(const char *s, size_t len)
+{
+	static const struct {
+		unsigned bit;
+		int metric;
+	} order[] = {
+		{ MK_DURATION, KOPT_METRIC_DURATION_US },
+		{ MK_TFLOP, KOPT_METRIC_TFLOPS },
+		{ MK_GBPS, KOPT_METRIC_GBPS },
+		{ MK_OCC, KOPT_METRIC_OCC_PCT },
+		{ MK_TENSOR, KOPT_METRIC_TC_PCT },
+		{ MK_DRAM, KOPT_METRIC_DRAM_PCT },
+		{ MK_L2, KOPT_METRIC_L2_HIT_PCT },
+		{ MK_SPILL, KOPT_METRIC_SPILL_BYTES },
+		{ MK_REG, KOPT_METRIC_REGS },
+		{ MK_WAVE, KOPT_METRIC_WAVES },
+		{ MK_ROOFLINE, KOPT_METRIC_ROOFLINE_PCT },
+	};
+	unsigned seen = 0;
+	size_t i, k;
+
+	if (kopt_str_eq(s, "occ"))
+		seen |= MK_OCC;
+	if (s[0] == 't' && s[1] == 'c')
+		seen |= MK_TENSOR;
+	for (i = 0; i < len; i++) {
+		switch (s[i]) {
+		case 'b':
+			if (AT("bandwidth"))
+				seen |= MK_GBPS;
+			break;
+		case 'd':
+			if (AT("duration"))
+				seen |= MK_DURATION;
+			else if (AT("dram"))
+				seen |= MK_DRAM;
+			break;
+		case 'g':
+			if (AT("gb/s") || AT("gbps"))
+				seen |= MK_GBPS;
+			break;
+		case 'l':
+			if (AT("latency"))
+				seen |= MK_DURATION;
+			else if (AT("l2"))
+				seen |= MK_L2;
+			else if (AT("local"))
+				seen |= MK_SPILL;
+			break;
+		case 'o':
+			if (AT("occupancy") || AT("occ%") || AT("occ."))
+				seen |= MK_OCC;
+			break;
+		case 'r':
+			if (AT("reg"))
+				seen |= MK_REG;
+			else if (AT("roofline"))
+				seen |= MK_ROOFLINE;
+			break;
+		case 's':
+			if (AT("spill"))
+				seen |= MK_SPILL;
+			break;
+		case 't':
+			if (AT("time"))
+				seen |= MK_DURATION;
+			else if (AT("tflop"))
+				seen |= MK_TFLOP;
+			else if (AT("tb/s"))
+				seen |= MK_GBPS;
+			else if (AT("tensor"))
+				seen |= MK_TENSOR;
+			break;
+		case 'w':
+			if (AT("wave"))
+				seen |= MK_WAVE;
+			break;
+		default:
+			break;
+		}
+	}
+	for (k = 0; seen && k < KOPT_ARRAY_SIZE(order); k++)
+		if (seen & order[k].bit)
+			return order[k].metric;
+	return -1;
+}
+
+#undef AT
+
+/* The metric that name[0, len) names, or -1 */
+/*
+ * The last names seen, by thread: devlogs repeat their tables' row
+ * names, table after table, and a name's metric never changes.
+ */
+#define METRIC_MEMO 16
+#define METRIC_MEMO_NAME 32
+static __thread struct {
+	unsigned char len;      /* 0: empty */
+	signed char metric;
+	char name[METRIC_MEMO_NAME];
+} metric_memo[METRIC_MEMO];
+
+static int metric_of_span(const char *name, size_t len)
 {
 	char small[64], *s;
-	size_t i, len = strlen(name);
-	int m = -1;
+	size_t i, h = 0;
+	int m;
 
+	if (len && len < METRIC_MEMO_NAME) {
+		h = (len * 31 + (unsigned char)name[0] * 7 +
+		     (unsigned char)name[len - 1]) % METRIC_MEMO;
+		if (metric_memo[h].len == len &&
+		    !memcmp(metric_memo[h].name, name, len))
+			return metric_memo[h].metric;
+	}
 	/* a name of a table's row is short: no allocation for it */
 	s = len < sizeof(small) ? small : kopt_malloc(len + 1);
-	/* ASCII is enough: every name looked for below is ASCII */
-	for (i = 0; i <= len; i++)
+	/* ASCII is enough: every name looked for is ASCII */
+	for (i = 0; i < len; i++)
 		s[i] = name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 :
 			name[i];
-	if (strstr(s, "duration") || strstr(s, "time") || strstr(s, "latency"))
-		m = KOPT_METRIC_DURATION_US;
-	else if (strstr(s, "tflop"))
-		m = KOPT_METRIC_TFLOPS;
-	else if (strstr(s, "gb/s") || strstr(s, "gbps") || strstr(s, "tb/s") ||
-		 strstr(s, "bandwidth"))
-		m = KOPT_METRIC_GBPS;
-	else if (strstr(s, "occupancy") || !strcmp(s, "occ") ||
-		 strstr(s, "occ%") || strstr(s, "occ.") )
-		m = KOPT_METRIC_OCC_PCT;
-	else if (!strncmp(s, "tc", 2) || strstr(s, "tensor"))
-		m = KOPT_METRIC_TC_PCT;
-	else if (strstr(s, "dram"))
-		m = KOPT_METRIC_DRAM_PCT;
-	else if (strstr(s, "l2"))
-		m = KOPT_METRIC_L2_HIT_PCT;
-	else if (strstr(s, "spill") || strstr(s, "local"))
-		m = KOPT_METRIC_SPILL_BYTES;
-	else if (strstr(s, "reg"))
-		m = KOPT_METRIC_REGS;
-	else if (strstr(s, "wave"))
-		m = KOPT_METRIC_WAVES;
-	else if (strstr(s, "roofline"))
-		m = KOPT_METRIC_ROOFLINE_PCT;
+	s[len] = '\0';
+	m = metric_of_lower(s, len);
 	if (s != small)
 		free(s);
+	if (len && len < METRIC_MEMO_NAME) {
+		metric_memo[h].len = (unsigned char)len;
+		metric_memo[h].metric = (signed char)m;
+		memcpy(metric_memo[h].name, name, len);
+	}
 	return m;
+}
+
+static int metric_of(const char *name)
+{
+	return metric_of_span(name, strlen(name));
 }
 
 static double parse_value(int metric, const char *v)
@@ -629,12 +747,15 @@ static char *cell_text(cmark_node *row, int col)
 }
 
 /* Which column holds the value and which the change, from the header. */
-static void header_cell(const char *h, int i, int *value_col, int *vs_col)
+static void header_cell(const char *h, size_t len, int i, int *value_col,
+			int *vs_col)
 {
-	if (i > 0 && strcasestr(h, "value"))
+	if (i > 0 && ci_contains(h, len, "value"))
 		*value_col = i;
-	else if (i > 0 && (strcasestr(h, "vs") || strcasestr(h, "previous") ||
-			   strcasestr(h, "change") || strcasestr(h, "delta")))
+	else if (i > 0 && (ci_contains(h, len, "vs") ||
+			   ci_contains(h, len, "previous") ||
+			   ci_contains(h, len, "change") ||
+			   ci_contains(h, len, "delta")))
 		*vs_col = i;
 }
 
@@ -682,7 +803,7 @@ static void parse_table(struct kopt_devlog_perf *pf, cmark_node *table,
 	for (c = cmark_node_first_child(row), i = 0; c;
 	     c = cmark_node_next(c), i++) {
 		char *h = node_text_dup(c);
-		header_cell(h, i, &value_col, &vs_col);
+		header_cell(h, strlen(h), i, &value_col, &vs_col);
 		free(h);
 	}
 	for (row = cmark_node_next(row); row; row = cmark_node_next(row))
@@ -771,23 +892,33 @@ struct prepared {
 	struct kopt_buf text;
 	int *orig;
 	size_t nr, alloc;
-	size_t *at;             /* offset of line n in text (quick reading) */
+	size_t *at;             /* offset of line n in text, and at[nr] its
+				 * end */
+	size_t at_alloc;
 };
 
 static void prep_line(struct prepared *pp, const char *p, size_t len,
 		      int orig)
 {
 	struct kopt_buf *t = &pp->text;
+	size_t n;
 
 	KOPT_ALLOC_GROW(pp->orig, pp->nr + 2, pp->alloc);
 	if (!pp->nr)
 		pp->orig[pp->nr++] = 0;   /* line numbers are 1-based */
+	n = pp->nr;
 	pp->orig[pp->nr++] = orig;
-	kopt_buf_grow(t, len + 1);
+	KOPT_ALLOC_GROW(pp->at, n + 2, pp->at_alloc);
+	pp->at[0] = 0;
+	/* prepare() made room for the text: a call only past it */
+	if (t->len + len + 2 > t->alloc)
+		kopt_buf_grow(t, len + 1);
+	pp->at[n] = t->len;
 	memcpy(t->buf + t->len, p, len);
 	t->len += len;
 	t->buf[t->len++] = '\n';
 	t->buf[t->len] = '\0';
+	pp->at[n + 1] = t->len;
 }
 
 /*
@@ -855,14 +986,18 @@ static void prepare(struct prepared *pp, const struct kopt_devlog *dl)
 	size_t fence_n = 0;
 	int i, in_comment = 0, in_table = 0, last_blank = 1;
 
-	/* the copy is about the text's size: room for it once */
-	kopt_buf_grow(&pp->text, dl->text.len + dl->lines_nr / 8 + 64);
+	/* the copy is the text and at most a line added before each: room
+	 * for it once, and for the lines' numbers */
+	kopt_buf_grow(&pp->text, dl->text.len + dl->lines_nr + 64);
+	KOPT_ALLOC_GROW(pp->orig, 2 * (size_t)dl->lines_nr + 2, pp->alloc);
+	KOPT_ALLOC_GROW(pp->at, 2 * (size_t)dl->lines_nr + 3, pp->at_alloc);
 	for (i = 1; i <= dl->lines_nr; i++) {
 		size_t len, nlen = 0, vlen;
 		const char *p = line_at(dl, i, &len), *v, *next = NULL;
 		/* line_blank(dl, i - 1), kept from the line before */
 		int prev_blank = i == 1 || i - 1 <= dl->front_matter_last ||
 				 last_blank;
+		int bar, opens_table;
 		char ch;
 		size_t n;
 
@@ -897,21 +1032,23 @@ static void prepare(struct prepared *pp, const struct kopt_devlog *dl)
 			prep_line(pp, p, len, i);
 			continue;
 		}
-		if (in_table && (blank(p, len) || !memchr(p, '|', len))) {
+		/* one look for a pipe, and at the line below, a line */
+		bar = memchr(p, '|', len) != NULL;
+		if (in_table && (last_blank || !bar)) {
 			in_table = 0;
-			if (!blank(p, len)) {
+			if (!last_blank) {
 				prep_line(pp, "", 0, i);
 				prev_blank = 1;
 			}
 		}
+		opens_table = !in_table && bar && next &&
+			      delimiter_row(next, nlen);
 		if (!prev_blank && len && p[0] != ' ' && p[0] != '\t' &&
 		    match_label(p, len, &v, &vlen) != L_NONE)
 			prep_line(pp, "", 0, i);
-		else if (!prev_blank && !in_table && memchr(p, '|', len) &&
-			 next && delimiter_row(next, nlen))
+		else if (!prev_blank && opens_table)
 			prep_line(pp, "", 0, i);
-		if (!in_table && next && memchr(p, '|', len) &&
-		    delimiter_row(next, nlen))
+		if (opens_table)
 			in_table = 1;
 		if (fence_of(p, len, 0, &ch, &n)) {
 			fence = ch;
@@ -955,6 +1092,20 @@ struct block {
 enum { S_NONE, S_PARA, S_FENCE, S_COMMENT, S_TABLE, S_LIST, S_CODE };
 
 #define GIVE_UP (-1)
+
+/* A line's first byte that could make it other than a table's row */
+static inline int may_end_table(char c)
+{
+	switch (c) {
+	case '#': case '>': case '`': case '~': case '<': case '=': case '-':
+	case '*': case '+': case '_': case '\\': case '\0':
+	case '0': case '1': case '2': case '3': case '4':
+	case '5': case '6': case '7': case '8': case '9':
+		return 1;
+	default:
+		return 0;
+	}
+}
 #define SCAN_MAX_CELLS 64       /* a wider table is left to cmark */
 
 /* Nothing in p[0, len) that cmark's inline parser would read. */
@@ -1009,7 +1160,8 @@ static inline int thematic_break(const char *p, size_t len, size_t ind)
 	size_t i, n = 0;
 	char c;
 
-	if (ind > 3 || ind >= len || !strchr("*-_", p[ind]))
+	if (ind > 3 || ind >= len ||
+	    (p[ind] != '*' && p[ind] != '-' && p[ind] != '_'))
 		return 0;
 	c = p[ind];
 	for (i = ind; i < len; i++) {
@@ -1043,7 +1195,8 @@ static inline int bullet_item(const char *p, size_t len, size_t ind,
 {
 	size_t s = 0;
 
-	if (ind > 3 || ind >= len || !strchr("-+*", p[ind]))
+	if (ind > 3 || ind >= len ||
+	    (p[ind] != '-' && p[ind] != '+' && p[ind] != '*'))
 		return 0;
 	if (ind + 1 < len && p[ind + 1] != ' ' && p[ind + 1] != '\t')
 		return 0;
@@ -1135,10 +1288,11 @@ static int table_start(const char *p, size_t len, size_t ind)
  * The cells of a table row from `ind`, as cmark-gfm splits and trims
  * them (there is no backslash: that is left to cmark); each as offsets
  * in cell[2 * k], cell[2 * k + 1] while k < max.  The number of cells;
- * without `cell`, GIVE_UP when a cell holds inline syntax.
+ * without `cell`, GIVE_UP when a cell holds inline syntax.  `stop`: no
+ * more than `max` cells are looked for (nor counted).
  */
 static int row_cells(const char *p, size_t len, size_t ind, size_t *cell,
-		     int max)
+		     int max, int stop)
 {
 	size_t i = ind;
 	int n = 0;
@@ -1165,6 +1319,8 @@ static int row_cells(const char *p, size_t len, size_t ind, size_t *cell,
 			cell[2 * n + 1] = e;
 		}
 		n++;
+		if (stop && n == max)
+			break;
 		i = j;
 		if (pipe) {
 			i++;
@@ -1220,27 +1376,31 @@ static void parse_table_lines(struct kopt_devlog_perf *pf,
 	size_t cell[2 * SCAN_MAX_CELLS], len;
 	const char *p = prep_at(pp, b->rows, &len);
 	int value_col = 1, vs_col = -1, ncols, n, i;
-	char *h;
 
-	ncols = row_cells(p, len, indent_of(p, len), cell, SCAN_MAX_CELLS);
-	for (i = 0; i < ncols; i++) {
-		h = cell_dup(p, cell, i, ncols, ncols);
-		header_cell(h, i, &value_col, &vs_col);
-		free(h);
-	}
+	ncols = row_cells(p, len, indent_of(p, len), cell, SCAN_MAX_CELLS,
+			  0);
+	for (i = 0; i < ncols && i < SCAN_MAX_CELLS; i++)
+		header_cell(p + cell[2 * i], cell[2 * i + 1] - cell[2 * i], i,
+			    &value_col, &vs_col);
 	for (i = 2; i < b->rows_nr; i++) {
 		p = prep_at(pp, b->rows + i, &len);
-		n = row_cells(p, len, indent_of(p, len), cell, SCAN_MAX_CELLS);
+		/* the views' reading needs the name and the value only */
+		n = row_cells(p, len, indent_of(p, len), cell,
+			      keep ? SCAN_MAX_CELLS : value_col + 1, !keep);
 		if (n > ncols)
 			n = ncols;
 		if (!keep) {
-			char name[64], value[64], *big1 = NULL, *big2 = NULL;
-			row_metric(pf, cell_in(name, sizeof(name), &big1, p,
-					       cell, 0, n, ncols),
-				   cell_in(value, sizeof(value), &big2, p,
-					   cell, value_col, n, ncols));
-			free(big1);
-			free(big2);
+			/* row_metric() without a copy of the name */
+			char value[64], *big = NULL;
+			const char *v;
+			int m = n < 1 ? -1 :
+				metric_of_span(p + cell[0], cell[1] - cell[0]);
+			if (m < 0 || kopt_results_has(pf->metrics[m]))
+				continue;
+			v = cell_in(value, sizeof(value), &big, p, cell,
+				    value_col, n, ncols);
+			pf->metrics[m] = parse_value(m, v ? v : "");
+			free(big);
 			continue;
 		}
 		add_row(pf, cell_dup(p, cell, 0, n, ncols),
@@ -1274,6 +1434,9 @@ static struct block *add_block(const struct prepared *pp, struct block **bl,
 {
 	struct block *b;
 
+	/* blocks are parted by blank lines, most: room for them once */
+	if (!*alloc)
+		KOPT_ALLOC_GROW(*bl, pp->nr / 2 + 16, *alloc);
 	KOPT_ALLOC_GROW(*bl, *nr + 1, *alloc);
 	b = &(*bl)[(*nr)++];
 	memset(b, 0, sizeof(*b));
@@ -1318,21 +1481,11 @@ static int add_heading(const struct prepared *pp, struct block **bl,
 static int scan_blocks(struct prepared *pp, struct block **bl, size_t *nr,
 		       size_t *alloc)
 {
-	const char *text = pp->text.buf;
-	size_t n, i, lines = 0, w = 0, fence_n = 0, para = 0, table = 0;
+	size_t n, w = 0, fence_n = 0, para = 0, table = 0;
 	int state = S_NONE, blank_seen = 0, para_lines = 0;
 	char fence = 0, bullet = 0;
 
-	/* where each prepared line starts (each ends in '\n') */
-	pp->at = kopt_calloc(pp->nr + 1, sizeof(*pp->at));
-	for (i = 0; lines + 1 < pp->nr; i++) {
-		const char *nl = memchr(text + i, '\n', pp->text.len - i);
-		if (!nl)
-			break;
-		i = nl - text;
-		pp->at[++lines + 1] = i + 1;
-	}
-
+	/* prep_line() noted where each prepared line starts */
 	for (n = 1; n < pp->nr; n++) {
 		size_t len, ind, k, tmp;
 		const char *p = prep_at(pp, n, &len);
@@ -1368,10 +1521,9 @@ static int scan_blocks(struct prepared *pp, struct block **bl, size_t *nr,
 			state = S_NONE;
 			break;
 		case S_TABLE:
-			if (ind >= 4 || strchr("#>`~<=-*+_\\", p[ind]) ||
-			    isdigit((unsigned char)p[ind]))
+			if (ind >= 4 || may_end_table(p[ind]))
 				return GIVE_UP;
-			r = row_cells(p, len, ind, NULL, 0);
+			r = row_cells(p, len, ind, NULL, 0, 0);
 			if (r <= 0 || r > SCAN_MAX_CELLS)
 				return GIVE_UP;
 			(*bl)[table].rows_nr++;
@@ -1436,7 +1588,7 @@ static int scan_blocks(struct prepared *pp, struct block **bl, size_t *nr,
 					return GIVE_UP;
 				h = prep_at(pp, n - 1, &hlen);
 				r = row_cells(h, hlen, indent_of(h, hlen),
-					      NULL, 0);
+					      NULL, 0, 0);
 				if (r == GIVE_UP)
 					return GIVE_UP;
 				if ((size_t)r != k) {
@@ -1851,7 +2003,7 @@ static void on_heading(struct walk *w, const struct block *b)
 						   &note)) {
 		struct kopt_devlog_version *v;
 		for (k = 0; k < dl->versions_nr; k++)
-			if (!strcmp(dl->versions[k].name, name))
+			if (kopt_str_eq(dl->versions[k].name, name))
 				break;
 		if (k < dl->versions_nr) {
 			kopt_error("%s:%d: version '%s' has a second heading "
@@ -2069,7 +2221,16 @@ static int line_of_byte(const char *p, size_t pos)
 }
 
 #define BYTES_1 0x0101010101010101ULL
+#define BYTES_7F 0x7f7f7f7f7f7f7f7fULL
 #define BYTES_80 0x8080808080808080ULL
+
+/* 0x80 in each byte of w (ASCII: below 0x80) that is c */
+static inline uint64_t byte_is(uint64_t w, unsigned char c)
+{
+	uint64_t x = w ^ (c * BYTES_1);
+
+	return ~(x + BYTES_7F) & BYTES_80;
+}
 
 /*
  * The first line with a byte that is not UTF-8, or 0; *ctl is set when
@@ -2097,8 +2258,20 @@ static int bad_utf8_line(const struct kopt_devlog *dl, int *nul, int *ctl)
 				i += 8;
 				continue;
 			}
-			/* eight of ASCII with a line ending, say: one look
-			 * at each, not a word again at each */
+			/* eight of ASCII with line endings or tabs only: a
+			 * look at the word's bytes all at once (exact for
+			 * bytes below 0x80: no carry crosses a byte) */
+			if (!(w & BYTES_80)) {
+				uint64_t low = ~(w + 0x60 * BYTES_1) & BYTES_80;
+				uint64_t ok = byte_is(w, '\n') |
+					      byte_is(w, '\r') |
+					      byte_is(w, '\t');
+				if (!(low & ~ok)) {
+					i += 8;
+					continue;
+				}
+			}
+			/* a NUL or a control character: at each byte */
 			if (!(w & BYTES_80)) {
 				for (k = i; k < i + 8; k++) {
 					c = p[k];
@@ -2280,7 +2453,7 @@ static void free_blocks(struct block *bl, size_t nr)
 static int parse_devlog(struct kopt_devlog *out, const char *data,
 			size_t len, const char *label, int view)
 {
-	struct prepared pp = { KOPT_BUF_INIT, NULL, 0, 0, NULL };
+	struct prepared pp = { KOPT_BUF_INIT, NULL, 0, 0, NULL, 0 };
 	struct walk w = { 0 };
 	struct block *bl = NULL;
 	size_t nr = 0, alloc = 0, i;
@@ -2455,13 +2628,26 @@ int kopt_devlog_write(const struct kopt_devlog *dl, const char *path)
 /* ------------------------------------------------------------------ */
 /* Lookups */
 
+/*
+ * strcasecmp(a, b) == 0, inline: names of versions ("v12", "v3") most
+ * often differ within their first bytes
+ */
+static inline int same_name_ci(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++)
+		if (*a != *b && tolower((unsigned char)*a) !=
+		    tolower((unsigned char)*b))
+			return 0;
+	return *a == *b;
+}
+
 const struct kopt_devlog_version *
 kopt_devlog_find_version(const struct kopt_devlog *dl, const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < dl->versions_nr; i++)
-		if (!strcasecmp(dl->versions[i].name, name))
+		if (same_name_ci(dl->versions[i].name, name))
 			return &dl->versions[i];
 	return NULL;
 }

@@ -97,6 +97,68 @@ static const char *trial_of(const struct kopt_config *cfg,
 	return NULL;
 }
 
+/*
+ * The entries of a devlog version's performance blocks, added to out.
+ * `borrow`: the entries point at the devlog's and the configuration's
+ * strings and carry only what kopt_results_find_like() compares and the
+ * numbers; the caller frees only the array (borrowed_release()).
+ */
+static void devlog_entries(struct kopt_results *out,
+			   const struct kopt_devlog_version *v,
+			   const struct kopt_config *cfg, int borrow)
+{
+	size_t i;
+	int m;
+
+	for (i = 0; i < v->perfs_nr; i++) {
+		const struct kopt_devlog_perf *pf = &v->perfs[i];
+		const char *trial;
+		struct kopt_results_entry e;
+		if (!pf->has_config)
+			continue;
+		trial = trial_of(cfg, pf);
+		kopt_results_entry_init(&e);
+		e.b = pf->b;
+		e.s = pf->s;
+		e.t = pf->t;
+		e.b_requested = pf->b_requested ? pf->b_requested : pf->b;
+		e.replayed = pf->replayed;
+		e.from_devlog = 1;
+		for (m = 0; m < KOPT_METRIC__NR; m++)
+			e.metrics[m] = pf->metrics[m];
+		if (borrow) {
+			e.trial = (char *)trial;
+			e.device.name = pf->device;
+		} else {
+			e.trial = trial ? kopt_strdup(trial) : NULL;
+			e.device.name = pf->device ? kopt_strdup(pf->device) :
+				       NULL;
+		}
+		/* a second table of the same block adds nothing new */
+		if (kopt_results_find_like(out, &e)) {
+			if (!borrow)
+				kopt_results_entry_release(&e);
+			continue;
+		}
+		if (!borrow) {
+			e.bottleneck = pf->bottleneck ?
+				       kopt_strdup(pf->bottleneck) : NULL;
+			e.root_cause = pf->root_cause ?
+				       kopt_strdup(pf->root_cause) : NULL;
+		}
+		KOPT_ALLOC_GROW(out->entries, out->entries_nr + 1,
+				out->entries_alloc);
+		out->entries[out->entries_nr++] = e;
+	}
+}
+
+static void borrowed_release(struct kopt_results *r)
+{
+	free(r->entries);
+	r->entries = NULL;
+	r->entries_nr = r->entries_alloc = 0;
+}
+
 size_t kopt_numbers_from_devlog(struct kopt_results *out,
 				const struct kopt_devlog *dl,
 				const char *kernel, const char *version,
@@ -105,8 +167,6 @@ size_t kopt_numbers_from_devlog(struct kopt_results *out,
 	const struct kopt_results init = KOPT_RESULTS_INIT;
 	const struct kopt_devlog_version *v;
 	const char *parent;
-	size_t i;
-	int m;
 
 	kopt_results_release(out);
 	*out = init;
@@ -116,36 +176,7 @@ size_t kopt_numbers_from_devlog(struct kopt_results *out,
 		return 0;
 	parent = kopt_numbers_devlog_parent(dl, version);
 	out->parent = parent ? kopt_strdup(parent) : NULL;
-	for (i = 0; i < v->perfs_nr; i++) {
-		const struct kopt_devlog_perf *pf = &v->perfs[i];
-		const char *trial = trial_of(cfg, pf);
-		struct kopt_results_entry e;
-		if (!pf->has_config)
-			continue;
-		kopt_results_entry_init(&e);
-		e.trial = trial ? kopt_strdup(trial) : NULL;
-		e.b = pf->b;
-		e.s = pf->s;
-		e.t = pf->t;
-		e.b_requested = pf->b_requested ? pf->b_requested : pf->b;
-		e.replayed = pf->replayed;
-		e.from_devlog = 1;
-		e.device.name = pf->device ? kopt_strdup(pf->device) : NULL;
-		for (m = 0; m < KOPT_METRIC__NR; m++)
-			e.metrics[m] = pf->metrics[m];
-		e.bottleneck = pf->bottleneck ? kopt_strdup(pf->bottleneck) :
-			       NULL;
-		e.root_cause = pf->root_cause ? kopt_strdup(pf->root_cause) :
-			       NULL;
-		/* a second table of the same block adds nothing new */
-		if (kopt_results_find_like(out, &e)) {
-			kopt_results_entry_release(&e);
-			continue;
-		}
-		KOPT_ALLOC_GROW(out->entries, out->entries_nr + 1,
-				out->entries_alloc);
-		out->entries[out->entries_nr++] = e;
-	}
+	devlog_entries(out, v, cfg, 0);
 	return out->entries_nr;
 }
 
@@ -191,16 +222,22 @@ kopt_numbers_version(struct kopt_results *out, struct kopt_results *file,
 	struct kopt_results written = KOPT_RESULTS_INIT;
 	double noise = cfg ? cfg->noise_pct : KOPT_DEFAULT_NOISE_PCT;
 
-	kopt_numbers_from_devlog(&written, dl, kernel, version, cfg);
 	if (file && file->entries_nr) {
+		const struct kopt_devlog_version *v;
 		kopt_results_release(out);
 		*out = *file;
 		*file = init;
-		if (disagree && written.entries_nr)
-			disagreements(disagree, out, &written, noise);
-		kopt_results_release(&written);
+		/* the devlog's numbers only to compare: borrowed */
+		if (disagree && dl &&
+		    (v = kopt_devlog_find_version(dl, version))) {
+			devlog_entries(&written, v, cfg, 1);
+			if (written.entries_nr)
+				disagreements(disagree, out, &written, noise);
+			borrowed_release(&written);
+		}
 		return kopt_numbers_results_source(out);
 	}
+	kopt_numbers_from_devlog(&written, dl, kernel, version, cfg);
 	kopt_results_release(out);
 	if (file && !written.entries_nr) {
 		/* a results file without entries is still the file's */

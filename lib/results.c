@@ -652,7 +652,7 @@ static int same_trial(const char *a, const char *b)
 {
 	if (!a || !b)
 		return !a && !b;
-	return !strcmp(a, b);
+	return kopt_str_eq(a, b);
 }
 
 
@@ -2094,6 +2094,9 @@ int kopt_results_same_device(const char *a, const char *b)
 	int same;
 
 	if (!a || !b || !*a || !*b)
+		return 1;
+	/* the key is made from the name: one name, one key */
+	if (kopt_str_eq(a, b))
 		return 1;
 	if (device_key_small(sa, a, &pa, &la) &&
 	    device_key_small(sb, b, &pb, &lb))

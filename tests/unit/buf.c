@@ -127,6 +127,12 @@ static void test_string_helpers(void **state)
 	assert_true(kopt_ends_with("x.json", ".json"));
 	assert_true(kopt_skip_prefix("Kopt-Step: design", "Kopt-Step: ", &rest));
 	assert_string_equal(rest, "design");
+	assert_true(kopt_str_eq("v12", "v12"));
+	assert_true(kopt_str_eq("", ""));
+	assert_false(kopt_str_eq("v1", "v12"));
+	assert_false(kopt_str_eq("v12", "v1"));
+	assert_false(kopt_str_eq("v1", "V1"));
+	assert_false(kopt_str_eq("", "v"));
 }
 
 static void write_bytes(const char *path, const char *data, size_t len)

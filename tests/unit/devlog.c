@@ -645,6 +645,62 @@ static void test_lookups(void **state)
 			 KOPT_ENOTFOUND);
 }
 
+/*
+ * Every kind of row name a performance table may use, read by both
+ * readers: the first kind in the order of the checks wins when a name
+ * holds two ("time TC": duration), and a name of none is no metric.
+ */
+static void test_row_names(void **state)
+{
+	static const char text[] =
+		"# k\n\n## Development log\n\n### V1: x\n\n"
+		"**Performance** (H200, b=1, s=1, t=1):\n\n"
+		"| Metric | Value |\n|---|---|\n"
+		"| Kernel time TC | 2 ms |\n"
+		"| Achieved TFLOPs | 11 |\n"
+		"| HBM Bandwidth | 1.5 TB/s |\n"
+		"| Occ. | 41% |\n"
+		"| tc util | 7% |\n"
+		"| DRAM % | 62 |\n"
+		"| L2 hit rate | 71 |\n"
+		"| Local memory | 8 |\n"
+		"| Registers | 128 |\n"
+		"| Waves per SM | 0.5 |\n"
+		"| % of Roofline | 45 |\n"
+		"| Something else | 3 |\n"
+		"| TENSOR pipe | 99 |\n";
+	int view;
+
+	(void)state;
+	for (view = 0; view < 2; view++) {
+		struct kopt_devlog dl = KOPT_DEVLOG_INIT;
+		const struct kopt_devlog_version *v;
+		const double *m;
+		assert_int_equal(view ?
+				 kopt_devlog_parse_view(&dl, text,
+							strlen(text), "t") :
+				 kopt_devlog_parse(&dl, text, strlen(text),
+						   "t"), 0);
+		v = kopt_devlog_find_version(&dl, "v1");
+		assert_non_null(v);
+		assert_int_equal(v->perfs_nr, 1);
+		m = v->perfs[0].metrics;
+		assert_true(m[KOPT_METRIC_DURATION_US] == 2000.0);
+		assert_true(m[KOPT_METRIC_TFLOPS] == 11.0);
+		assert_true(m[KOPT_METRIC_GBPS] == 1500.0);
+		assert_true(m[KOPT_METRIC_OCC_PCT] == 41.0);
+		/* the first row of a kind counts: "tc util", not "TENSOR" */
+		assert_true(m[KOPT_METRIC_TC_PCT] == 7.0);
+		assert_true(m[KOPT_METRIC_DRAM_PCT] == 62.0);
+		assert_true(m[KOPT_METRIC_L2_HIT_PCT] == 71.0);
+		assert_true(m[KOPT_METRIC_SPILL_BYTES] == 8.0);
+		assert_true(m[KOPT_METRIC_REGS] == 128.0);
+		assert_true(m[KOPT_METRIC_WAVES] == 0.5);
+		assert_true(m[KOPT_METRIC_ROOFLINE_PCT] == 45.0);
+		kopt_devlog_release(&dl);
+	}
+}
+
 /* a heading's version number follows the version rule: no "V01" */
 static void test_heading_versions(void **state)
 {
@@ -952,6 +1008,7 @@ int main(void)
 		MESSAGES_TEST(test_bad_input),
 		MESSAGES_TEST(test_heading_versions),
 		MESSAGES_TEST(test_lookups),
+		MESSAGES_TEST(test_row_names),
 		MESSAGES_TEST(test_too_large),
 		MESSAGES_TEST(test_created_from),
 		MESSAGES_TEST(test_view_fixtures),
