@@ -131,6 +131,7 @@ static int read_config(struct kopt_inject_config *c)
 	c->verbose = env_number("KOPT_INJECT_VERBOSE", 0, 0, 1);
 	c->early = env_number("KOPT_INJECT_EARLY", 1, 0, 1);
 	c->warm_start = env_number("KOPT_INJECT_WARM_START", 0, 0, 1);
+	c->unroll = env_number("KOPT_INJECT_UNROLL", 1, 0, 1);
 	if (!out || !*out)
 		return -1;
 	c->out = expand_out(out);
@@ -771,15 +772,18 @@ static int profiler_ready(CUcontext ctx)
  */
 static void launch_enter(CUcontext ctx, const char *name, CUfunction f,
 			 const uint32_t grid[3], const uint32_t block[3],
-			 uint32_t smem, CUstream stream)
+			 uint32_t smem, CUstream stream, int node)
 {
 	struct kopt_inject_kernel *k;
 	uint64_t index;
 	CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
 	int captured;
+	/* a first run's launch of a graph's node is no call of the program */
+	int unrolled = node && !g.plan_active;
 
 	pthread_mutex_lock(&g.lock);
-	g.calls++;
+	if (!unrolled)
+		g.calls++;
 	if (g.finished)
 		goto done;
 	if (!ctx)
@@ -790,6 +794,7 @@ static void launch_enter(CUcontext ctx, const char *name, CUfunction f,
 	if (!k)
 		goto done;
 	index = k->calls++;
+	k->calls_unrolled += (uint64_t)unrolled;
 	if (g.rp.state != KOPT_INJECT_RP_OFF && ctx != g.rp.ctx) {
 		/* the profiler follows a launch that wants a sample */
 		int want = !g.win.open && wants_sample(k, index) &&
@@ -901,6 +906,69 @@ static struct kopt_inject_unrolled *unrolled_of(CUgraphExec exec)
 }
 
 /*
+ * Whether this run launches graphs node by node: a second run, for the
+ * graph kernels of its plan; a first run, for every graph whose kernels
+ * want samples, until they have them (KOPT_INJECT_UNROLL=0: never), so
+ * that a program whose kernels run only from graphs needs no second run.
+ */
+static int unrolls_graphs(void)
+{
+	if (g.plan_active)
+		return g.plan_graphs != 0;
+	return g.cfg.unroll && g.cfg.n_metrics && g.cfg.samples;
+}
+
+/*
+ * With g.lock held, in a first run: a graph's kernel node that may still
+ * get a sample (as wants_sample() would give it one).
+ */
+static int node_wants_samples(const struct kopt_inject_gnode *n)
+{
+	const struct kopt_inject_kernel *k;
+
+	if (!n->name || g.rp.state == KOPT_INJECT_RP_FAILED ||
+	    g.rp.state == KOPT_INJECT_RP_DONE)
+		return 0;
+	k = kopt_inject_table_find(&g.kernels, n->name, n->grid, n->block,
+				   kopt_inject_key_hash(n->name, n->grid,
+							n->block));
+	if (!k)
+		return passes_filter(n->name) &&
+		       g.kernels_profiled < g.cfg.max_kernels;
+	if (!k->eligible ||
+	    (k->eligible < 0 && !passes_filter(k->key.name)))
+		return 0;
+	if (k->n_samples + k->failed >= g.cfg.samples)
+		return 0;
+	return k->n_samples || k->failed || k->planned ||
+	       g.kernels_profiled < g.cfg.max_kernels;
+}
+
+/* With g.lock held: how many of u's kernel nodes want samples */
+static size_t graph_wants_samples(const struct kopt_inject_unrolled *u)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < u->n; i++)
+		n += (size_t)node_wants_samples(&u->nodes[i]);
+	return n;
+}
+
+/*
+ * With g.lock held: a first run's graph whose kernels have their samples
+ * is launched as a graph again (its nodes enabled: launches queued
+ * before are not changed by that).
+ */
+static void graph_sampled(struct kopt_inject_unrolled *u)
+{
+	kopt_inject_graph_enable(u->exec, u, 1);
+	kopt_inject_log("graph of %zu nodes launched as a graph again: its "
+			"kernels have their samples", u->n);
+	kopt_inject_graph_free(u);
+	*u = g.unrolled[--g.n_unrolled];
+}
+
+/*
  * With g.lock held: a graph launch's kernels are timed by the Activity
  * API but cannot be ranges (CUPTI's auto range fails the Stop of a pass
  * that holds a graph launch, and kernel replay makes no range of it), so
@@ -940,6 +1008,10 @@ static void graph_launch_enter(CUcontext ctx, CUgraphExec exec,
 	g.graph_launches++;
 	end_pass_before_graph();
 	u = g.finished ? NULL : unrolled_of(exec);
+	if (u && u->sampled) {
+		graph_sampled(u);
+		u = NULL;
+	}
 	if (u) {
 		/* the table may grow meanwhile; this graph's nodes stay */
 		nodes = u->nodes;
@@ -956,7 +1028,7 @@ static void graph_launch_enter(CUcontext ctx, CUgraphExec exec,
 
 		if (kernel) {
 			launch_enter(ctx, n->name, n->f, n->grid, n->block,
-				     n->smem, stream);
+				     n->smem, stream, 1);
 		} else {	/* a memset, a copy or an event: outside any
 				   pass */
 			pthread_mutex_lock(&g.lock);
@@ -979,6 +1051,11 @@ static void graph_launch_enter(CUcontext ctx, CUgraphExec exec,
 	}
 	pthread_mutex_lock(&g.lock);
 	end_pass_before_graph();
+	/* a first run's graph: as a graph again once its kernels are done
+	   (from its next launch: this one is queued without its nodes) */
+	if (!g.plan_active && (u = unrolled_of(exec)) && !u->source_gone &&
+	    !graph_wants_samples(u))
+		u->sampled = 1;
 	pthread_mutex_unlock(&g.lock);
 }
 
@@ -1017,24 +1094,37 @@ static void graph_instantiated(CUgraphExec exec, CUgraph graph)
 	CUresult r = CUDA_SUCCESS;
 
 	if (kopt_inject_graph_read(graph, &u, why, sizeof(why)) < 0) {
-		kopt_inject_warning("graph-not-unrolled", "a CUDA graph "
-				    "cannot be launched node by node: %s; "
-				    "its kernels stay unmeasured", why);
+		/* a first run's graph: a second run says it, if it must */
+		if (g.plan_active)
+			kopt_inject_warning("graph-not-unrolled", "a CUDA "
+					    "graph cannot be launched node by "
+					    "node: %s; its kernels stay "
+					    "unmeasured", why);
+		else
+			kopt_inject_log("graph left as a graph: %s", why);
 		return;
 	}
 	pthread_mutex_lock(&g.lock);
-	for (i = 0; i < u.n; i++)
-		wanted += u.nodes[i].name &&
-			  plan_find(u.nodes[i].name, u.nodes[i].grid,
-				    u.nodes[i].block) != NULL;
+	if (g.plan_active)
+		for (i = 0; i < u.n; i++)
+			wanted += u.nodes[i].name &&
+				  plan_find(u.nodes[i].name, u.nodes[i].grid,
+					    u.nodes[i].block) != NULL;
+	else
+		wanted = graph_wants_samples(&u);
 	pthread_mutex_unlock(&g.lock);
 	if (wanted)
 		r = kopt_inject_graph_enable(exec, &u, 0);
 	if (wanted && r != CUDA_SUCCESS) {
-		kopt_inject_warning("graph-not-unrolled", "the nodes of a "
-				    "CUDA graph cannot be disabled "
-				    "(cuGraphNodeSetEnabled: %d); its kernels "
-				    "stay unmeasured", (int)r);
+		if (g.plan_active)
+			kopt_inject_warning("graph-not-unrolled", "the nodes "
+					    "of a CUDA graph cannot be "
+					    "disabled (cuGraphNodeSetEnabled: "
+					    "%d); its kernels stay unmeasured",
+					    (int)r);
+		else
+			kopt_inject_log("graph left as a graph: its nodes "
+					"cannot be disabled (%d)", (int)r);
 		wanted = 0;
 	}
 	pthread_mutex_lock(&g.lock);
@@ -1212,7 +1302,7 @@ static void on_graph_change(CUpti_CallbackId cbid,
 {
 	const void *p = cb->functionParams;
 
-	if (!g.plan_graphs || !p || !cb->functionReturnValue ||
+	if (!unrolls_graphs() || !p || !cb->functionReturnValue ||
 	    *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
 		return;
 	switch (cbid) {
@@ -1361,7 +1451,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		return;
 	}
 	launch_enter(cb->context, cb->symbolName, f, grid, block, smem,
-		     stream);
+		     stream, 0);
 }
 
 /* ---- the end ---- */
@@ -1489,7 +1579,7 @@ static int subscribe(void)
 		if (r != CUPTI_SUCCESS)
 			return kopt_inject_cupti_fail("cuptiEnableCallback", r);
 	}
-	for (size_t i = 0; g.plan_graphs &&
+	for (size_t i = 0; unrolls_graphs() &&
 	     i < sizeof(graph_calls) / sizeof(graph_calls[0]); i++) {
 		r = kc.cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_DRIVER_API,
 					   graph_calls[i]);

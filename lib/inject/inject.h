@@ -74,6 +74,8 @@ struct kopt_inject_config {
 	int verbose;
 	int early;		/* set up at context creation, on a thread */
 	int warm_start;		/* ... and pay the first Start there too */
+	int unroll;		/* a first run launches graphs node by node
+				   until their kernels have their samples */
 	char *plan;		/* KOPT_INJECT_FIRST_RUN, or NULL */
 };
 
@@ -166,6 +168,9 @@ struct kopt_inject_unrolled {
 	CUgraphExec exec;
 	CUgraph source;		/* the graph it was instantiated from */
 	int source_gone;	/* ... destroyed since */
+	int sampled;		/* first run: its kernels have their samples;
+				   launched as a graph again from its next
+				   launch */
 	struct kopt_inject_gnode *nodes;
 	size_t n;
 };
@@ -228,6 +233,8 @@ struct kopt_inject_kernel {
 				   could not move to (another device, or
 				   KOPT_INJECT_MAX_MOVES) */
 	uint64_t calls_captured;  /* launch calls captured into a graph */
+	uint64_t calls_unrolled;  /* first run: launches the library made
+				     of a graph's node (no program call) */
 	int in_plan;		/* the plan names it */
 	uint64_t plan_calls;	/* ... launched this often in the first run */
 	int plan_kernel_replay;	/* its next sample in kernel replay */

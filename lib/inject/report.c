@@ -274,6 +274,9 @@ static const char *not_profiled(const struct kopt_inject_kernel *k,
 		return "graph";
 	if (k->eligible == 0)
 		return "filtered";
+	/* launched by a first run node by node, from its graph */
+	if (k->calls_unrolled)
+		return "graph";
 	if (g.plan_active && !k->in_plan)
 		return "not-planned";
 	if (k->failed)
@@ -321,7 +324,9 @@ static cJSON *kernel_json(const struct kopt_inject_kernel *k,
 		cJSON_AddNullToObject(o, "waves");
 	cJSON_AddNumberToObject(o, "launches",
 				(double)(e ? e->count : k->calls));
-	cJSON_AddNumberToObject(o, "launch_calls", (double)(k ? k->calls : 0));
+	/* the program's calls: not a first run's launches of graph nodes */
+	cJSON_AddNumberToObject(o, "launch_calls",
+				(double)(k ? k->calls - k->calls_unrolled : 0));
 	a = cJSON_AddArrayToObject(o, "durations_ns");
 	if (e) {
 		qsort(e->d, e->n_d, sizeof(*e->d), by_corr);
@@ -528,7 +533,7 @@ int kopt_inject_report_write(void)
 	cJSON_AddNumberToObject(o, "launch_calls_other_context",
 				(double)g.calls_other_ctx);
 	cJSON_AddNumberToObject(o, "graph_launches", (double)g.graph_launches);
-	if (g.plan_graphs)
+	if (g.plan_graphs || g.node_launches)
 		cJSON_AddNumberToObject(o, "graph_node_launches",
 					(double)g.node_launches);
 	cJSON_AddItemToObject(root, "config", config_json());

@@ -215,6 +215,28 @@ error: $GPU/graph-kernels-first-run.json: 'scale' runs only from a CUDA graph, a
 	PY
 }
 
+@test "child graphs launched node by node in a first run: every stage measured in one run" {
+	run --separate-stderr git kopt profile child v0 --trial decode \
+		--no-devlog --replay "$GPU/child-graphs-first-run-unrolled.json"
+	assert_success
+	refute_output --partial "launched from a CUDA graph"
+	python3 - <<-'PY'
+	import json
+	e = json.load(open("docs/kernels/child/results/v0.json"))["entries"][0]
+	names = [s["name"] for s in e["stages"]]
+	# in the program's order: the graph's kernels run before the check
+	assert names == ["produce", "child_fill", "child_scale", "nested_square",
+	                 "wait_consume", "tally", "check_square"], names
+	assert all(s.get("not_measured") is None for s in e["stages"]), e["stages"]
+	# the graph's kernels: durations of every execution, not of one
+	# sample's launches
+	assert all(s["launches"] == 20 for s in e["stages"]), \
+		[s["launches"] for s in e["stages"]]
+	PY
+	# one run: no second run in the capture
+	python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); assert "second_run" not in d and d["process"]["graph_node_launches"] == 200' "$GPU/child-graphs-first-run-unrolled.json"
+}
+
 @test "a PyTorch CUDA graph (memset nodes among its kernels): every stage measured" {
 	run --separate-stderr git kopt profile fwd v0 --trial decode \
 		--no-devlog --replay "$GPU/torch-graph-node-by-node.json"
