@@ -1069,10 +1069,15 @@ static void give_up_graph(struct kopt_inject_unrolled *u, const char *why)
 {
 	if (!u->source_gone) {
 		kopt_inject_graph_enable(u->exec, u, 1);
-		kopt_inject_warning("graph-not-unrolled", "a CUDA graph is "
-				    "launched as a graph again: %s; its "
-				    "kernels not sampled yet stay unmeasured",
-				    why);
+		/* a first run's graph: its kernels are left to a second */
+		if (g.plan_active)
+			kopt_inject_warning("graph-not-unrolled", "a CUDA "
+					    "graph is launched as a graph "
+					    "again: %s; its kernels not "
+					    "sampled yet stay unmeasured", why);
+		else
+			kopt_inject_log("graph launched as a graph again: %s",
+					why);
 	} else {
 		kopt_inject_error("graph-unroll-lost", "", 0,
 				  "a CUDA graph launched node by node changed "
