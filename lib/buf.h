@@ -68,7 +68,9 @@ int kopt_buf_read_file_stat(struct kopt_buf *sb, const char *path,
 
 /* Helpers on plain strings. */
 int kopt_starts_with(const char *s, const char *prefix);
-
+int kopt_ends_with(const char *s, const char *suffix);
+/* If `s` starts with `prefix`, point *out past it and return 1. */
+int kopt_skip_prefix(const char *s, const char *prefix, const char **out);
 /*
  * strcmp(a, b) == 0 without the call: for the short names (versions,
  * trials) that lookups compare in their inner loops.
@@ -81,9 +83,6 @@ static inline int kopt_str_eq(const char *a, const char *b)
 	}
 	return *a == *b;
 }
-int kopt_ends_with(const char *s, const char *suffix);
-/* If `s` starts with `prefix`, point *out past it and return 1. */
-int kopt_skip_prefix(const char *s, const char *prefix, const char **out);
 char *kopt_strdup(const char *s);
 char *kopt_strndup(const char *s, size_t n);
 char *kopt_xstrfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

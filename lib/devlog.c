@@ -186,15 +186,15 @@ static int ci_prefix(const char *s, size_t len, const char *prefix)
 	       !strncasecmp(s, prefix, n);
 }
 
-/*
- * Plain text of a line of Markdown: emphasis markers, backticks and
- * HTML comments dropped, spaces squeezed, trimmed.
- */
 /* The bytes clean_inline() looks at: the others are copied as they are */
 static const unsigned char clean_special[256] = {
 	['<'] = 1, ['*'] = 1, ['`'] = 1, ['_'] = 1, [' '] = 1, ['\t'] = 1,
 };
 
+/*
+ * Plain text of a line of Markdown: emphasis markers, backticks and
+ * HTML comments dropped, spaces squeezed, trimmed.
+ */
 static void clean_inline(struct kopt_buf *out, const char *p, size_t len)
 {
 	size_t i = 0, start = out->len;
@@ -644,7 +644,6 @@ static int metric_of_lower(const char *s, size_t len)
 
 #undef AT
 
-/* The metric that name[0, len) names, or -1 */
 /*
  * The last names seen, by thread: devlogs repeat their tables' row
  * names, table after table, and a name's metric never changes.
@@ -657,6 +656,7 @@ static __thread struct {
 	char name[METRIC_MEMO_NAME];
 } metric_memo[METRIC_MEMO];
 
+/* The metric that name[0, len) names, or -1 */
 static int metric_of_span(const char *name, size_t len)
 {
 	char small[64], *s;
@@ -1092,6 +1092,7 @@ struct block {
 enum { S_NONE, S_PARA, S_FENCE, S_COMMENT, S_TABLE, S_LIST, S_CODE };
 
 #define GIVE_UP (-1)
+#define SCAN_MAX_CELLS 64       /* a wider table is left to cmark */
 
 /* A line's first byte that could make it other than a table's row */
 static inline int may_end_table(char c)
@@ -1106,7 +1107,6 @@ static inline int may_end_table(char c)
 		return 0;
 	}
 }
-#define SCAN_MAX_CELLS 64       /* a wider table is left to cmark */
 
 /* Nothing in p[0, len) that cmark's inline parser would read. */
 /*
