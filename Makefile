@@ -140,6 +140,7 @@ git-kopt: $(PROGRAM)
 # The injection library's window rules need no CUDA: tested everywhere.
 $(BUILD)/tests/unit/window.t: $(BUILD)/lib/inject/window.o
 $(BUILD)/tests/unit/graph-order.t: $(BUILD)/lib/inject/order.o
+$(BUILD)/tests/unit/inject-avail.t: $(BUILD)/lib/inject/avail.o
 
 # Every unit test program can run only the tests KOPT_TEST_FILTER names.
 UNIT_SUPPORT = $(BUILD)/tests/unit/support/filter.o
@@ -251,5 +252,6 @@ clean:
 	fuzz fuzz-build fuzz-bins
 
 -include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(BUILD)/lib/inject/window.d $(BUILD)/lib/inject/order.d \
+	$(BUILD)/lib/inject/avail.d \
 	$(UNIT_SUPPORT:.o=.d) $(FUZZ_BINS:=.d) \
 	$(UNIT_BINS:.t=.d)

@@ -20,6 +20,7 @@
 
 #include "builtin.h"
 #include "term-progress.h"
+#include "cache.h"
 #include "capture.h"
 #include "device.h"
 #include "devlog.h"
@@ -524,6 +525,7 @@ struct profile_job {
 	struct kopt_buf src;            /* the version's source directory */
 	char *tree;                     /* its git tree id, or NULL */
 	char *inject;
+	char *inject_cache;
 	struct kopt_device dev;
 	int have_dev;
 	struct kopt_bench m;
@@ -810,6 +812,8 @@ static void prepare(struct profile_job *j, int argc, const char **argv,
 		j->m.version = j->version;
 		j->m.top = ctx->top;
 		j->m.inject_lib = j->inject;
+		j->inject_cache = kopt_cache_dir(ctx->repo, "inject");
+		j->m.inject_cache = j->inject_cache;
 		j->m.timeout_s = j->cfg->timeout_s;
 		j->m.verbose = j->verbose;
 		j->m.gpu = j->cfg->gpu;
@@ -1075,6 +1079,7 @@ static void release_job(struct profile_job *j)
 	free(j->dpath);
 	free(j->parent);
 	free(j->inject);
+	free(j->inject_cache);
 	free(j->tree);
 }
 

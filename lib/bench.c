@@ -322,6 +322,9 @@ static int run_once(struct kopt_bench *m, long b, long s, long t,
 	out->command = kopt_strdup(cmd.buf);
 	kopt_strvec_pushf(&env, "CUDA_INJECTION64_PATH=%s", m->inject_lib);
 	kopt_strvec_pushf(&env, "KOPT_INJECT_OUT=%s", out->capture);
+	if (m->inject_cache)
+		kopt_strvec_pushf(&env, "KOPT_INJECT_CACHE=%s",
+				  m->inject_cache);
 	if (first)
 		kopt_strvec_pushf(&env, "KOPT_INJECT_FIRST_RUN=%s", first);
 	ret = on_cluster(m) ? run_cluster(m, cmd.buf, &env, &end) :

@@ -47,13 +47,15 @@ struct kopt_bench {
 	const char *version;
 	const char *top;        /* work tree, with a trailing '/' */
 	const char *inject_lib; /* path of libkopt-inject.so */
+	const char *inject_cache; /* what the library keeps between runs
+				     (KOPT_INJECT_CACHE), or NULL */
 	int timeout_s;
 	int verbose;            /* the benchmark's output to stderr */
 	int gpu;
 	struct kopt_executor *ex; /* where runs go; NULL: this machine */
 };
 
-#define KOPT_BENCH_INIT { NULL, NULL, NULL, NULL, 600, 0, 0, NULL }
+#define KOPT_BENCH_INIT { NULL, NULL, NULL, NULL, NULL, 600, 0, 0, NULL }
 
 struct kopt_bench_run {
 	long b, s, t;           /* what ran */

@@ -63,17 +63,22 @@ static uint64_t checksum(const char *data, size_t len)
 	return h;
 }
 
-void kopt_cache_open(struct kopt_cache *c, git_repository *repo,
-		     const char *name)
+char *kopt_cache_dir(git_repository *repo, const char *name)
 {
 	const char *nc = getenv("KOPT_NO_CACHE");
 
+	if (!repo || (nc && *nc && strcmp(nc, "0")))
+		return NULL;
+	return kopt_xstrfmt("%skopt/%s/", git_repository_path(repo), name);
+}
+
+void kopt_cache_open(struct kopt_cache *c, git_repository *repo,
+		     const char *name)
+{
 	struct kopt_cache init = KOPT_CACHE_INIT;
 
 	*c = init;
-	if (!repo || (nc && *nc && strcmp(nc, "0")))
-		return;
-	c->dir = kopt_xstrfmt("%skopt/%s/", git_repository_path(repo), name);
+	c->dir = kopt_cache_dir(repo, name);
 }
 
 void kopt_cache_key(git_oid *out, const struct kopt_buf *inputs)

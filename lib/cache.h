@@ -71,6 +71,12 @@ struct kopt_cache {
 
 void kopt_cache_open(struct kopt_cache *c, git_repository *repo,
 		     const char *name);
+/*
+ * The directory of the cache `name`, "<git dir>/kopt/<name>/" (owned by
+ * the caller), or NULL when caches are off (KOPT_NO_CACHE) or there is no
+ * repository.
+ */
+char *kopt_cache_dir(git_repository *repo, const char *name);
 /* The key of a text that lists every input (a blob id of it). */
 void kopt_cache_key(git_oid *out, const struct kopt_buf *inputs);
 /* 1 and the text stored for `name` (into `out`) if `key` matches, else 0. */

@@ -132,6 +132,10 @@ static int read_config(struct kopt_inject_config *c)
 	c->early = env_number("KOPT_INJECT_EARLY", 1, 0, 1);
 	c->warm_start = env_number("KOPT_INJECT_WARM_START", 0, 0, 1);
 	c->unroll = env_number("KOPT_INJECT_UNROLL", 1, 0, 1);
+	{
+		const char *cache = getenv("KOPT_INJECT_CACHE");
+		c->cache = cache && *cache ? strdup(cache) : NULL;
+	}
 	if (!out || !*out)
 		return -1;
 	c->out = expand_out(out);
@@ -728,6 +732,7 @@ static void end_pass(void)
 static int begin_pass(void)
 {
 	if (kopt_inject_rp_start(&g.rp) < 0) {
+		kopt_inject_rp_forget_avail(&g.rp);
 		abandon_window("the profiler did not start");
 		return -1;
 	}

@@ -74,6 +74,8 @@ struct kopt_inject_config {
 	int verbose;
 	int early;		/* set up at context creation, on a thread */
 	int warm_start;		/* ... and pay the first Start there too */
+	char *cache;		/* KOPT_INJECT_CACHE: where the counter
+				   availability image is kept, or NULL */
 	int unroll;		/* a first run launches graphs node by node
 				   until their kernels have their samples */
 	char *plan;		/* KOPT_INJECT_FIRST_RUN, or NULL */
@@ -279,6 +281,8 @@ struct kopt_inject_rp {
 	uint32_t device;	/* CUPTI's device index of ctx */
 	char chip[64];
 	uint8_t *avail;
+	int avail_kept;		/* the image of an earlier run (avail.h) */
+	char avail_key[192];	/* what it was kept under, or "" */
 	CUpti_Profiler_Host_Object *host;
 	const char *metrics[KOPT_INJECT_MAX_METRICS];
 	size_t n_metrics;	/* names the chip knows */
@@ -335,6 +339,9 @@ int kopt_inject_rp_collect(struct kopt_inject_rp *rp, size_t n,
 /* Drop a sample that will not be finished; ready for the next. */
 int kopt_inject_rp_reset(struct kopt_inject_rp *rp);
 void kopt_inject_rp_disable(struct kopt_inject_rp *rp);
+/* A profiler set up from a kept counter availability image failed: the
+   image is dropped, for the next run to read it again. */
+void kopt_inject_rp_forget_avail(struct kopt_inject_rp *rp);
 
 
 /* Notes: the output's "errors" and "warnings". */

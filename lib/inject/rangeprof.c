@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "avail.h"
 #include "inject.h"
 #include "../banned.h"
 
@@ -105,6 +106,39 @@ static int check_device(CUdevice dev)
 	return -1;
 }
 
+/*
+ * What the counter availability image depends on, as the key it is kept
+ * under (avail.h): the chip, the device, the driver and CUPTI.  0, or
+ * -1 (nothing kept, nothing taken) when one of them is not known.
+ */
+static int avail_key(struct kopt_inject_rp *rp, CUcontext ctx)
+{
+	CUdevice dev;
+	CUuuid u;
+	int driver = 0;
+	uint32_t cupti = 0;
+	const unsigned char *b = (const unsigned char *)u.bytes;
+
+	rp->avail_key[0] = '\0';
+	if (cuCtxPushCurrent(ctx) != CUDA_SUCCESS)
+		return -1;
+	if (cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+	    cuDeviceGetUuid(&u, dev) != CUDA_SUCCESS ||
+	    cuDriverGetVersion(&driver) != CUDA_SUCCESS ||
+	    kc.cuptiGetVersion(&cupti) != CUPTI_SUCCESS) {
+		cuCtxPopCurrent(NULL);
+		return -1;
+	}
+	cuCtxPopCurrent(NULL);
+	snprintf(rp->avail_key, sizeof(rp->avail_key),
+		 "%s GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x driver %d cupti %u", rp->chip,
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+		 b[10], b[11], b[12], b[13], b[14], b[15], driver,
+		 (unsigned)cupti);
+	return 0;
+}
+
 static int host_setup(struct kopt_inject_rp *rp, CUcontext ctx,
 		      const char *const *metrics, size_t n_metrics)
 {
@@ -114,15 +148,28 @@ static int host_setup(struct kopt_inject_rp *rp, CUcontext ctx,
 	PARAMS(cs, Profiler_Host_GetConfigImageSize);
 	PARAMS(ci, Profiler_Host_GetConfigImage);
 	PARAMS(np, Profiler_Host_GetNumOfPasses);
+	size_t n = 0;
 
 	ca.ctx = ctx;
 	kopt_inject_log("set-up: chip %s", rp->chip);
-	CALL(cuptiProfilerGetCounterAvailability, &ca);
-	rp->avail = calloc(1, ca.counterAvailabilityImageSize);
-	if (!rp->avail)
-		return -1;
-	ca.pCounterAvailabilityImage = rp->avail;
-	CALL(cuptiProfilerGetCounterAvailability, &ca);
+	if (g.cfg.cache && avail_key(rp, ctx) == 0 &&
+	    kopt_inject_avail_load(g.cfg.cache, rp->avail_key, &rp->avail,
+				   &n) == 0) {
+		rp->avail_kept = 1;
+		kopt_inject_log("set-up: counter availability of an earlier "
+				"run (%zu bytes)", n);
+	} else {
+		CALL(cuptiProfilerGetCounterAvailability, &ca);
+		rp->avail = calloc(1, ca.counterAvailabilityImageSize);
+		if (!rp->avail)
+			return -1;
+		ca.pCounterAvailabilityImage = rp->avail;
+		CALL(cuptiProfilerGetCounterAvailability, &ca);
+		if (g.cfg.cache && rp->avail_key[0])
+			kopt_inject_avail_store(g.cfg.cache, rp->avail_key,
+						rp->avail,
+						ca.counterAvailabilityImageSize);
+	}
 
 	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
 	hi.pChipName = rp->chip;
@@ -231,14 +278,26 @@ int kopt_inject_rp_setup(struct kopt_inject_rp *rp, CUcontext ctx,
 	CALL(cuptiDeviceGetChipName, &cn);
 	snprintf(rp->chip, sizeof(rp->chip), "%s", cn.pChipName);
 	if (host_setup(rp, ctx, metrics, n_metrics) < 0 ||
-	    target_setup(rp, ctx) < 0)
+	    target_setup(rp, ctx) < 0) {
+		/* perhaps the kept image: the next run reads it again */
+		kopt_inject_rp_forget_avail(rp);
 		return -1;
+	}
 	rp->state = KOPT_INJECT_RP_READY;
 	rp->setup_s = kopt_inject_now() - t0;
 	kopt_inject_log("range profiler on %s: %zu metrics, %zu passes, "
 			"set up in %.3f s", rp->chip, rp->n_metrics,
 			rp->passes, rp->setup_s);
 	return 0;
+}
+
+void kopt_inject_rp_forget_avail(struct kopt_inject_rp *rp)
+{
+	if (rp->avail_kept && g.cfg.cache) {
+		kopt_inject_avail_drop(g.cfg.cache, rp->avail_key);
+		kopt_inject_log("counter availability of an earlier run "
+				"dropped");
+	}
 }
 
 int kopt_inject_rp_start(struct kopt_inject_rp *rp)

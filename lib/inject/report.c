@@ -200,6 +200,11 @@ static cJSON *profiler_json(void)
 		cJSON_AddItemToArray(a, cJSON_CreateString(rp->metrics[i]));
 	cJSON_AddNumberToObject(o, "passes", (double)rp->passes);
 	cJSON_AddNumberToObject(o, "setup_seconds", rp->setup_s);
+	/* the counter availability: read from the device, or kept from an
+	   earlier run (KOPT_INJECT_CACHE) */
+	if (rp->avail)
+		cJSON_AddStringToObject(o, "counter_availability",
+					rp->avail_kept ? "kept" : "read");
 	cJSON_AddNumberToObject(o, "setup_wait_seconds", g.setup_wait_s);
 	cJSON_AddNumberToObject(o, "profile_seconds", g.profile_s);
 	cJSON_AddNumberToObject(o, "kernels_profiled", g.kernels_profiled);

@@ -15,6 +15,8 @@ setup() {
 	mode=$1 b=$2
 	case $mode in
 	ok) cp "$CAPTURE" "$KOPT_INJECT_OUT"; echo "bench ok" ;;
+	env) echo "cache=${KOPT_INJECT_CACHE-unset}" >cache.env
+		cp "$CAPTURE" "$KOPT_INJECT_OUT" ;;
 	check) echo "check FAILED: rel_err 0.5"; exit 1 ;;
 	crash) kill -SEGV $$ ;;
 	hang) sleep 30 ;;
@@ -72,6 +74,19 @@ kernel() {
 	assert_output "built v0"
 	run python3 -c 'import json; e = json.load(open("docs/kernels/k/results/v0.json"))["entries"][0]; print(e["replayed"], e["stages"][0]["name"])'
 	assert_output "False mla_decode_v1_kernel"
+}
+
+@test "the library keeps what it may reuse in the repository's kopt cache" {
+	kernel env ""
+	run --separate-stderr git kopt profile k v0
+	assert_success
+	run cat cache.env
+	assert_output "cache=$(git rev-parse --absolute-git-dir)/kopt/inject/"
+	# caches off: nothing kept, the library reads it again each run
+	KOPT_NO_CACHE=1 run --separate-stderr git kopt profile k v0
+	assert_success
+	run cat cache.env
+	assert_output "cache=unset"
 }
 
 @test "a build that fails stops everything, with its output" {
