@@ -73,7 +73,8 @@ struct kopt_inject_config {
 	size_t n_filter;	/* 0: every kernel may be profiled */
 	int verbose;
 	int early;		/* set up at context creation, on a thread */
-	int warm_start;		/* ... and pay the first Start there too */
+	int warm_start;		/* ... and pay the first Start there too:
+				   1 always, 2 if nothing was launched yet */
 	char *cache;		/* KOPT_INJECT_CACHE: where the counter
 				   availability image is kept, or NULL */
 	int unroll;		/* a first run launches graphs node by node
