@@ -349,17 +349,7 @@ static void read_device(CUcontext ctx)
 			*attrs[i].out = -1;
 	if (cuDeviceGetName(d->name, sizeof(d->name), dev) != CUDA_SUCCESS)
 		d->name[0] = '\0';
-	{
-		CUuuid u;
-		const unsigned char *b = (const unsigned char *)u.bytes;
-		if (cuDeviceGetUuid(&u, dev) == CUDA_SUCCESS)
-			snprintf(d->uuid, sizeof(d->uuid),
-				 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-"
-				 "%02x%02x-%02x%02x%02x%02x%02x%02x",
-				 b[0], b[1], b[2], b[3], b[4], b[5], b[6],
-				 b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-				 b[14], b[15]);
-	}
+	kopt_inject_device_uuid(dev, d->uuid);
 	if (cuDeviceTotalMem(&mem, dev) == CUDA_SUCCESS)
 		d->memory_bytes = mem;
 	cuDriverGetVersion(&d->driver_version);

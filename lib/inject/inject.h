@@ -118,6 +118,9 @@ struct kopt_inject_plan_item {
 	int graph;		/* the first run saw it only in graphs */
 };
 
+/* A device's UUID as nvidia-smi writes it ("GPU-xxxxxxxx-..."); 0, or
+   -1 with out untouched. */
+int kopt_inject_device_uuid(CUdevice dev, char out[48]);
 uint64_t kopt_inject_key_hash(const char *name, const uint32_t grid[3],
 			      const uint32_t block[3]);
 void *kopt_inject_table_find(const struct kopt_inject_table *t,

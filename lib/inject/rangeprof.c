@@ -111,30 +111,20 @@ static int check_device(CUdevice dev)
  * under (avail.h): the chip, the device, the driver and CUPTI.  0, or
  * -1 (nothing kept, nothing taken) when one of them is not known.
  */
-static int avail_key(struct kopt_inject_rp *rp, CUcontext ctx)
+static int avail_key(struct kopt_inject_rp *rp)
 {
-	CUdevice dev;
-	CUuuid u;
+	char uuid[48];
 	int driver = 0;
 	uint32_t cupti = 0;
-	const unsigned char *b = (const unsigned char *)u.bytes;
 
 	rp->avail_key[0] = '\0';
-	if (cuCtxPushCurrent(ctx) != CUDA_SUCCESS)
-		return -1;
-	if (cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
-	    cuDeviceGetUuid(&u, dev) != CUDA_SUCCESS ||
+	/* CUPTI's device index is the device's ordinal (check_device()) */
+	if (kopt_inject_device_uuid((CUdevice)rp->device, uuid) < 0 ||
 	    cuDriverGetVersion(&driver) != CUDA_SUCCESS ||
-	    kc.cuptiGetVersion(&cupti) != CUPTI_SUCCESS) {
-		cuCtxPopCurrent(NULL);
+	    kc.cuptiGetVersion(&cupti) != CUPTI_SUCCESS)
 		return -1;
-	}
-	cuCtxPopCurrent(NULL);
 	snprintf(rp->avail_key, sizeof(rp->avail_key),
-		 "%s GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-		 "%02x%02x%02x%02x%02x%02x driver %d cupti %u", rp->chip,
-		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
-		 b[10], b[11], b[12], b[13], b[14], b[15], driver,
+		 "%s %s driver %d cupti %u", rp->chip, uuid, driver,
 		 (unsigned)cupti);
 	return 0;
 }
@@ -152,7 +142,7 @@ static int host_setup(struct kopt_inject_rp *rp, CUcontext ctx,
 
 	ca.ctx = ctx;
 	kopt_inject_log("set-up: chip %s", rp->chip);
-	if (g.cfg.cache && avail_key(rp, ctx) == 0 &&
+	if (g.cfg.cache && avail_key(rp) == 0 &&
 	    kopt_inject_avail_load(g.cfg.cache, rp->avail_key, &rp->avail,
 				   &n) == 0) {
 		rp->avail_kept = 1;
@@ -174,7 +164,7 @@ static int host_setup(struct kopt_inject_rp *rp, CUcontext ctx,
 	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
 	hi.pChipName = rp->chip;
 	hi.pCounterAvailabilityImage = rp->avail;
-	kopt_inject_log("set-up: counter availability read");
+	kopt_inject_log("set-up: counter availability ready");
 	CALL(cuptiProfilerHostInitialize, &hi);
 	rp->host = hi.pHostObject;
 	kopt_inject_log("set-up: host object made");

@@ -35,6 +35,20 @@ void kopt_inject_log(const char *fmt, ...)
 
 /* ---- tables ---- */
 
+int kopt_inject_device_uuid(CUdevice dev, char out[48])
+{
+	CUuuid u;
+	const unsigned char *b = (const unsigned char *)u.bytes;
+
+	if (cuDeviceGetUuid(&u, dev) != CUDA_SUCCESS)
+		return -1;
+	snprintf(out, 48, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
+		 b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+		 b[14], b[15]);
+	return 0;
+}
+
 uint64_t kopt_inject_key_hash(const char *name, const uint32_t grid[3],
 			      const uint32_t block[3])
 {
