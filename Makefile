@@ -62,8 +62,8 @@ endif
 # The program is linked position-dependent: a position-independent one
 # has 400 KiB of pointer tables (mostly the static archives') relocated
 # and copied at every start, 1.5 ms a process on a machine whose page
-# faults are slow (bench/README.md, "Start-up").  PIE=1 links it
-# position-independent.
+# faults are slow (bench/README.md, analyze, "After (2026-12-04,
+# evening)").  PIE=1 links it position-independent.
 PIE ?= 0
 ifeq ($(PIE),0)
 PROGRAM_LDFLAGS = -no-pie
