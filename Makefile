@@ -59,6 +59,16 @@ PKG_LIBS := -Wl,--wrap=mbedtls_x509_crt_parse_file \
 	$(GSSAPI_SO) -ldl -lm -lpthread
 endif
 
+# The program is linked position-dependent: a position-independent one
+# has 400 KiB of pointer tables (mostly the static archives') relocated
+# and copied at every start, 1.5 ms a process on a machine whose page
+# faults are slow (bench/README.md, analyze, "After (2026-12-04,
+# evening)").  PIE=1 links it position-independent.
+PIE ?= 0
+ifeq ($(PIE),0)
+PROGRAM_LDFLAGS = -no-pie
+endif
+
 KOPT_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
 	-Wno-missing-field-initializers \
 	-Ilib -Icmd -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP \
@@ -131,7 +141,8 @@ $(BUILD)/lib/device.o: $(BUILD)/gen/calibrate_ptx.h
 
 $(PROGRAM): $(CMD_OBJS) $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(QUIET_LINK)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(QUIET_LINK)$(CC) $(CFLAGS) $(LDFLAGS) $(PROGRAM_LDFLAGS) -o $@ $^ \
+		$(PKG_LIBS)
 
 # A copy at the top for running from the source tree.
 git-kopt: $(PROGRAM)

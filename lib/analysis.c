@@ -62,10 +62,14 @@ void kopt_source_tree(struct kopt_source *src, git_repository *repo,
 	src->rev = rev;
 }
 
-/* kopt_source_read(), and the stat data of a work-tree file once read. */
-static int source_read(const struct kopt_source *src, const char *path,
-		       struct kopt_buf *out, struct kopt_buf *label,
-		       struct stat *st)
+/*
+ * kopt_source_read(), and the stat data of a work-tree file once read;
+ * `dir`, when not NULL, the work tree's directory of `path` open, and
+ * `name` the file's name in it.
+ */
+static int source_read_in(const struct kopt_source *src, const char *path,
+			  DIR *dir, const char *name, struct kopt_buf *out,
+			  struct kopt_buf *label, struct stat *st)
 {
 	kopt_buf_reset(out);
 	if (label) {
@@ -96,9 +100,13 @@ static int source_read(const struct kopt_source *src, const char *path,
 	} else {
 		struct kopt_buf full = KOPT_BUF_INIT;
 		int ret, e;
-		kopt_buf_addstr(&full, src->top ? src->top : "");
-		kopt_buf_addstr(&full, path);
-		ret = kopt_buf_read_file_stat(out, full.buf, st);
+		if (dir) {
+			ret = kopt_buf_read_file_at(out, dirfd(dir), name, st);
+		} else {
+			kopt_buf_addstr(&full, src->top ? src->top : "");
+			kopt_buf_addstr(&full, path);
+			ret = kopt_buf_read_file_stat(out, full.buf, st);
+		}
 		e = errno;
 		kopt_buf_release(&full);
 		if (!ret)
@@ -109,6 +117,13 @@ static int source_read(const struct kopt_source *src, const char *path,
 	}
 }
 
+static int source_read(const struct kopt_source *src, const char *path,
+		       struct kopt_buf *out, struct kopt_buf *label,
+		       struct stat *st)
+{
+	return source_read_in(src, path, NULL, NULL, out, label, st);
+}
+
 int kopt_source_read(const struct kopt_source *src, const char *path,
 		     struct kopt_buf *out, struct kopt_buf *label)
 {
@@ -117,8 +132,13 @@ int kopt_source_read(const struct kopt_source *src, const char *path,
 	return source_read(src, path, out, label, &st);
 }
 
-int kopt_source_list(const struct kopt_source *src, const char *dir,
-		     struct kopt_strvec *out)
+/*
+ * kopt_source_list(); in a work tree, with `keep`, the directory left
+ * open in *keep for source_read_in() (NULL when it is not open), for the
+ * caller to close.
+ */
+static int source_list(const struct kopt_source *src, const char *dir,
+		       struct kopt_strvec *out, DIR **keep)
 {
 	if (src->tree) {
 		git_tree_entry *te = NULL;
@@ -150,10 +170,19 @@ int kopt_source_list(const struct kopt_source *src, const char *dir,
 		while ((de = readdir(d)))
 			if (de->d_name[0] != '.')
 				kopt_strvec_push(out, de->d_name);
-		closedir(d);
+		if (keep)
+			*keep = d;
+		else
+			closedir(d);
 	}
 	kopt_strvec_sort(out);
 	return 0;
+}
+
+int kopt_source_list(const struct kopt_source *src, const char *dir,
+		     struct kopt_strvec *out)
+{
+	return source_list(src, dir, out, NULL);
 }
 
 static int load_devlog(struct kopt_devlog *out, const struct kopt_source *src,
@@ -177,11 +206,11 @@ static int load_devlog(struct kopt_devlog *out, const struct kopt_source *src,
 
 static int load_results(struct kopt_results *out,
 			const struct kopt_source *src, const char *path,
-			const char *kernel, const char *version,
-			struct kopt_buf *data, struct kopt_buf *label,
-			struct stat *st)
+			DIR *dir, const char *name, const char *kernel,
+			const char *version, struct kopt_buf *data,
+			struct kopt_buf *label, struct stat *st)
 {
-	int r = source_read(src, path, data, label, st);
+	int r = source_read_in(src, path, dir, name, data, label, st);
 
 	if (r)
 		return r;
@@ -319,6 +348,7 @@ static int load_files(struct kopt_analysis *out, const struct kopt_source *src,
 	struct kopt_buf label = KOPT_BUF_INIT;
 	struct kopt_strvec files = KOPT_STRVEC_INIT;
 	struct stat st;
+	DIR *dir = NULL;
 	git_oid id;
 	size_t i;
 	int ret = 0, r;
@@ -338,7 +368,7 @@ static int load_files(struct kopt_analysis *out, const struct kopt_source *src,
 
 	kopt_buf_reset(&path);
 	kopt_path_results_dir(&path, kernel);
-	kopt_source_list(src, path.buf, &files);
+	source_list(src, path.buf, &files, &dir);
 	for (i = 0; i < files.nr; i++) {
 		struct kopt_buf file = KOPT_BUF_INIT;
 		char *version;
@@ -354,8 +384,8 @@ static int load_files(struct kopt_analysis *out, const struct kopt_source *src,
 		kopt_buf_addch(&file, '/');
 		kopt_buf_addstr(&file, files.v[i]);
 		v = add_version(out, version);
-		r = load_results(&v->results, src, file.buf, kernel, version,
-				 &data, &label, &st);
+		r = load_results(&v->results, src, file.buf, dir, files.v[i],
+				 kernel, version, &data, &label, &st);
 		if (!r)
 			v->has_file = 1;
 		else if (r != KOPT_ENOTFOUND)
@@ -369,6 +399,8 @@ static int load_files(struct kopt_analysis *out, const struct kopt_source *src,
 		kopt_buf_release(&file);
 		free(version);
 	}
+	if (dir)
+		closedir(dir);
 	for (i = 0; out->has_devlog && i < out->devlog.versions_nr; i++)
 		add_version(out, out->devlog.versions[i].name);
 	if (out->versions_nr)
@@ -434,6 +466,7 @@ int kopt_analysis_key(git_oid *out, const struct kopt_source *src,
 	struct kopt_buf ver = KOPT_BUF_INIT;
 	struct kopt_strvec files = KOPT_STRVEC_INIT;
 	struct stat st;
+	DIR *dir = NULL;
 	git_oid id;
 	size_t i, dirlen;
 	int r, ok = 1;
@@ -452,7 +485,7 @@ int kopt_analysis_key(git_oid *out, const struct kopt_source *src,
 	kopt_path_results_dir(&path, kernel);
 	kopt_buf_addch(&path, '/');
 	dirlen = path.len;
-	kopt_source_list(src, path.buf, &files);
+	source_list(src, path.buf, &files, &dir);
 	for (i = 0; ok && i < files.nr; i++) {
 		size_t n = strlen(files.v[i]);
 		if (!kopt_ends_with(files.v[i], ".json"))
@@ -463,13 +496,18 @@ int kopt_analysis_key(git_oid *out, const struct kopt_source *src,
 			continue;
 		kopt_buf_setlen(&path, dirlen);
 		kopt_buf_add(&path, files.v[i], n);
-		r = kopt_index_worktree_id(&id, &st, src->index, src->top,
-					   path.buf);
+		r = dir ? kopt_index_worktree_id_at(&id, &st, src->index,
+						    src->top, path.buf,
+						    dirfd(dir), files.v[i]) :
+			  kopt_index_worktree_id(&id, &st, src->index,
+						 src->top, path.buf);
 		if (r)
 			ok = 0;
 		else
 			key_add(&in, "results", files.v[i], &id);
 	}
+	if (dir)
+		closedir(dir);
 	if (ok)
 		kopt_cache_key(out, &in);
 	kopt_buf_release(&in);

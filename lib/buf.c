@@ -305,7 +305,13 @@ static int read_fd(struct kopt_buf *sb, int fd, struct stat *st)
 int kopt_buf_read_file_stat(struct kopt_buf *sb, const char *path,
 			    struct stat *st)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
+	return kopt_buf_read_file_at(sb, AT_FDCWD, path, st);
+}
+
+int kopt_buf_read_file_at(struct kopt_buf *sb, int dirfd, const char *path,
+			  struct stat *st)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC), e;
 
 	if (fd < 0)
 		return -1;

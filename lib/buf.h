@@ -65,6 +65,13 @@ int kopt_buf_read_file(struct kopt_buf *sb, const char *path);
 struct stat;
 int kopt_buf_read_file_stat(struct kopt_buf *sb, const char *path,
 			    struct stat *st);
+/*
+ * The same, `path` relative to the directory open as `dirfd` (AT_FDCWD:
+ * the current one): a caller reading many files of one directory spares
+ * the system the walk of its path for each.
+ */
+int kopt_buf_read_file_at(struct kopt_buf *sb, int dirfd, const char *path,
+			  struct stat *st);
 
 /* Helpers on plain strings. */
 int kopt_starts_with(const char *s, const char *prefix);

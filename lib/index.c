@@ -529,28 +529,48 @@ int kopt_index_clean_id(git_oid *out, const struct kopt_index *idx,
 	return 1;
 }
 
+/*
+ * kopt_index_worktree_id(); with `name`, the file's lstat data taken as
+ * `name` in the directory open as `dirfd`.
+ */
+static int worktree_id(git_oid *out, struct stat *st,
+		       const struct kopt_index *idx, const char *top,
+		       const char *path, int dirfd, const char *name)
+{
+	struct kopt_buf full = KOPT_BUF_INIT;
+	int ret = 0;
+
+	kopt_buf_addstr(&full, top ? top : "");
+	if (!name) {
+		kopt_buf_addstr(&full, path);
+		name = full.buf;
+	}
+	if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) < 0) {
+		ret = errno == ENOENT || errno == ENOTDIR ? KOPT_ENOTFOUND : -1;
+	} else if (!S_ISREG(st->st_mode)) {
+		ret = KOPT_EUNSUPPORTED;
+	} else if (!kopt_index_clean_id(out, idx, path, st)) {
+		if (name != full.buf)
+			kopt_buf_addstr(&full, path);
+		if (git_odb_hashfile(out, full.buf, GIT_OBJECT_BLOB) < 0) {
+			git_error_clear();
+			ret = -1;
+		}
+	}
+	kopt_buf_release(&full);
+	return ret;
+}
+
 int kopt_index_worktree_id(git_oid *out, struct stat *st,
 			   const struct kopt_index *idx, const char *top,
 			   const char *path)
 {
-	struct kopt_buf buf = KOPT_BUF_INIT;
-	char *full;
-	int ret = 0;
+	return worktree_id(out, st, idx, top, path, AT_FDCWD, NULL);
+}
 
-	kopt_buf_addstr(&buf, top ? top : "");
-	kopt_buf_addstr(&buf, path);
-	full = kopt_buf_detach(&buf, NULL);
-
-	if (lstat(full, st) < 0)
-		ret = errno == ENOENT || errno == ENOTDIR ? KOPT_ENOTFOUND : -1;
-	else if (!S_ISREG(st->st_mode))
-		ret = KOPT_EUNSUPPORTED;
-	else if (kopt_index_clean_id(out, idx, path, st))
-		;
-	else if (git_odb_hashfile(out, full, GIT_OBJECT_BLOB) < 0) {
-		git_error_clear();
-		ret = -1;
-	}
-	free(full);
-	return ret;
+int kopt_index_worktree_id_at(git_oid *out, struct stat *st,
+			      const struct kopt_index *idx, const char *top,
+			      const char *path, int dirfd, const char *name)
+{
+	return worktree_id(out, st, idx, top, path, dirfd, name);
 }

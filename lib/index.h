@@ -121,6 +121,14 @@ int kopt_index_worktree_id(git_oid *out, struct stat *st,
 			   const char *path);
 
 /*
+ * The same, the file's lstat data taken as `name` in the directory open
+ * as `dirfd` (its last component: the system walks no path for it).
+ */
+int kopt_index_worktree_id_at(git_oid *out, struct stat *st,
+			      const struct kopt_index *idx, const char *top,
+			      const char *path, int dirfd, const char *name);
+
+/*
  * The cache-tree, in git's order (a directory, then each of its
  * subtrees with theirs, children sorted by name length, then name):
  * node 0 is the top; NULL when the index has none.
