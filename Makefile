@@ -40,15 +40,15 @@ PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(filter-out libcurl,$(PKGS)) \
 # hooks and the cycle start git-kopt dozens of times.  Where their static
 # archives are installed (Debian's -dev packages ship them) they are
 # linked in; STATIC=0 links them dynamically.  What lib/gitinit.c spares
-# libgit2's start (CA loading, HAVEGE, libssh2) is then a link-time wrap.
+# libgit2's start (CA loading, HAVEGE, libssh2) is then a link-time wrap,
+# and libgit2's GSS-API (libgssapi_krb5 and six more libraries) is loaded
+# by lib/gitinit.c on its first use instead of at every start.
 STATIC ?= auto
 STATIC_ARCHIVES = git2 mbedtls mbedx509 mbedcrypto http_parser ssh2 crypto \
 	pcre2-8 z cmark-gfm-extensions cmark-gfm
-GSSAPI_SO := $(shell $(CC) -print-file-name=libgssapi_krb5.so.2)
 ifeq ($(STATIC),auto)
 STATIC := $(if $(strip $(foreach a,$(STATIC_ARCHIVES),$(if $(filter /%,\
-	$(shell $(CC) -print-file-name=lib$(a).a)),,$(a))) \
-	$(if $(filter /%,$(GSSAPI_SO)),,gssapi)),0,1)
+	$(shell $(CC) -print-file-name=lib$(a).a)),,$(a)))),0,1)
 endif
 ifeq ($(STATIC),1)
 PKG_LIBS := -Wl,--wrap=mbedtls_x509_crt_parse_file \
@@ -56,7 +56,7 @@ PKG_LIBS := -Wl,--wrap=mbedtls_x509_crt_parse_file \
 	-Wl,--wrap=libssh2_init \
 	-Wl,-Bstatic $(STATIC_ARCHIVES:%=-l%) -Wl,-Bdynamic \
 	$(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) \
-	$(GSSAPI_SO) -ldl -lm -lpthread
+	-ldl -lm -lpthread
 endif
 
 # The program is linked position-dependent: a position-independent one

@@ -1,5 +1,6 @@
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/types.h>
@@ -87,6 +88,105 @@ int __wrap_libssh2_init(int flags)
 		return 0;
 	return __real_libssh2_init(flags);
 }
+
+/*
+ * libgit2's Negotiate authentication (HTTP over Kerberos) calls the
+ * GSS-API, which is MIT Kerberos's libgssapi_krb5 and six libraries it
+ * needs: mapped at every start, they cost a process about 1 ms.
+ * git-kopt opens no connection through libgit2, so the library is
+ * loaded here on the first call that needs it, and each call goes on to
+ * its function there.  Without it, a call fails as the GSS-API fails
+ * (GSS_S_FAILURE), and libgit2 offers no Negotiate authentication.
+ * The types are the GSS-API's C binding (RFC 2744).
+ */
+typedef uint32_t OM_uint32;
+typedef struct kopt_gss_oid {
+	OM_uint32 length;
+	void *elements;
+} *gss_OID;
+typedef struct kopt_gss_buffer {
+	size_t length;
+	void *value;
+} *gss_buffer_t;
+typedef struct kopt_gss_oid_set {
+	size_t count;
+	gss_OID elements;
+} *gss_OID_set;
+typedef void *gss_name_t, *gss_ctx_id_t, *gss_cred_id_t,
+	*gss_channel_bindings_t;
+
+#define KOPT_GSS_S_FAILURE ((OM_uint32)13 << 16)
+
+/* GSS_C_NT_HOSTBASED_SERVICE: { 1 2 840 113554 1 2 1 4 } */
+static struct kopt_gss_oid hostbased_service = {
+	10, "\x2a\x86\x48\x86\xf7\x12\x01\x02\x01\x04"
+};
+gss_OID GSS_C_NT_HOSTBASED_SERVICE = &hostbased_service;
+
+static void *gss_fn(const char *name)
+{
+	static void *lib;
+	static int tried;
+
+	if (!tried) {
+		tried = 1;
+		lib = dlopen("libgssapi_krb5.so.2", RTLD_NOW | RTLD_LOCAL);
+	}
+	return lib ? dlsym(lib, name) : NULL;
+}
+
+/*
+ * Each function: its pointer in the library, found once (NULL: the
+ * GSS-API is not there, and `none` is the answer).
+ */
+#define GSS_FORWARD(name, none, params, args) \
+OM_uint32 name params; \
+OM_uint32 name params \
+{ \
+	static OM_uint32 (*fn) params; \
+	if (!fn) { \
+		void *sym = gss_fn(#name); \
+		if (!sym) { \
+			*minor = 0; \
+			return none; \
+		} \
+		memcpy(&fn, &sym, sizeof(fn)); \
+	} \
+	return fn args; \
+}
+
+GSS_FORWARD(gss_init_sec_context, KOPT_GSS_S_FAILURE,
+	    (OM_uint32 *minor, gss_cred_id_t cred, gss_ctx_id_t *ctx,
+	     gss_name_t target, gss_OID mech, OM_uint32 flags,
+	     OM_uint32 time_req, gss_channel_bindings_t bindings,
+	     gss_buffer_t input, gss_OID *actual_mech, gss_buffer_t output,
+	     OM_uint32 *ret_flags, OM_uint32 *time_rec),
+	    (minor, cred, ctx, target, mech, flags, time_req, bindings, input,
+	     actual_mech, output, ret_flags, time_rec))
+GSS_FORWARD(gss_import_name, KOPT_GSS_S_FAILURE,
+	    (OM_uint32 *minor, gss_buffer_t name, gss_OID type,
+	     gss_name_t *out),
+	    (minor, name, type, out))
+GSS_FORWARD(gss_display_status, KOPT_GSS_S_FAILURE,
+	    (OM_uint32 *minor, OM_uint32 status, int type, gss_OID mech,
+	     OM_uint32 *more, gss_buffer_t out),
+	    (minor, status, type, mech, more, out))
+GSS_FORWARD(gss_indicate_mechs, KOPT_GSS_S_FAILURE,
+	    (OM_uint32 *minor, gss_OID_set *set),
+	    (minor, set))
+/* nothing was made without the library: nothing to release */
+GSS_FORWARD(gss_delete_sec_context, 0,
+	    (OM_uint32 *minor, gss_ctx_id_t *ctx, gss_buffer_t out),
+	    (minor, ctx, out))
+GSS_FORWARD(gss_release_buffer, 0,
+	    (OM_uint32 *minor, gss_buffer_t buf),
+	    (minor, buf))
+GSS_FORWARD(gss_release_name, 0,
+	    (OM_uint32 *minor, gss_name_t *name),
+	    (minor, name))
+GSS_FORWARD(gss_release_oid_set, 0,
+	    (OM_uint32 *minor, gss_OID_set *set),
+	    (minor, set))
 #else
 int mbedtls_x509_crt_parse_file(struct mbedtls_x509_crt *chain,
 				const char *path);
