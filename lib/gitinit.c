@@ -1,5 +1,6 @@
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/random.h>
@@ -123,35 +124,36 @@ static struct kopt_gss_oid hostbased_service = {
 };
 gss_OID GSS_C_NT_HOSTBASED_SERVICE = &hostbased_service;
 
+static void *gss_lib;
+static pthread_once_t gss_once = PTHREAD_ONCE_INIT;
+
+static void gss_load(void)
+{
+	gss_lib = dlopen("libgssapi_krb5.so.2", RTLD_NOW | RTLD_LOCAL);
+}
+
 static void *gss_fn(const char *name)
 {
-	static void *lib;
-	static int tried;
-
-	if (!tried) {
-		tried = 1;
-		lib = dlopen("libgssapi_krb5.so.2", RTLD_NOW | RTLD_LOCAL);
-	}
-	return lib ? dlsym(lib, name) : NULL;
+	pthread_once(&gss_once, gss_load);
+	return gss_lib ? dlsym(gss_lib, name) : NULL;
 }
 
 /*
- * Each function: its pointer in the library, found once (NULL: the
- * GSS-API is not there, and `none` is the answer).
+ * Each function: its pointer in the library (none there: `none` is the
+ * answer).  Only a Negotiate authentication calls them, a few times.
  */
 #define GSS_FORWARD(name, none, params, args) \
 OM_uint32 name params; \
 OM_uint32 name params \
 { \
-	static OM_uint32 (*fn) params; \
-	if (!fn) { \
-		void *sym = gss_fn(#name); \
-		if (!sym) { \
+	OM_uint32 (*fn) params; \
+	void *sym = gss_fn(#name); \
+	if (!sym) { \
+		if (minor) \
 			*minor = 0; \
-			return none; \
-		} \
-		memcpy(&fn, &sym, sizeof(fn)); \
+		return none; \
 	} \
+	memcpy(&fn, &sym, sizeof(fn)); \
 	return fn args; \
 }
 

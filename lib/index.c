@@ -540,18 +540,16 @@ static int worktree_id(git_oid *out, struct stat *st,
 	struct kopt_buf full = KOPT_BUF_INIT;
 	int ret = 0;
 
+	/* the whole path: to stat without a directory, and to hash */
 	kopt_buf_addstr(&full, top ? top : "");
-	if (!name) {
-		kopt_buf_addstr(&full, path);
+	kopt_buf_addstr(&full, path);
+	if (!name)
 		name = full.buf;
-	}
 	if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) < 0) {
 		ret = errno == ENOENT || errno == ENOTDIR ? KOPT_ENOTFOUND : -1;
 	} else if (!S_ISREG(st->st_mode)) {
 		ret = KOPT_EUNSUPPORTED;
 	} else if (!kopt_index_clean_id(out, idx, path, st)) {
-		if (name != full.buf)
-			kopt_buf_addstr(&full, path);
 		if (git_odb_hashfile(out, full.buf, GIT_OBJECT_BLOB) < 0) {
 			git_error_clear();
 			ret = -1;
