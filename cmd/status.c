@@ -83,7 +83,6 @@ static char *newest_version(struct kopt_ctx *ctx, git_tree *head,
 	struct kopt_buf dir = KOPT_BUF_INIT;
 	char *newest = NULL;
 	size_t i;
-	long n = -1;
 
 	if (head && !kopt_layout_versions(&tmp, ctx->repo, head, l))
 		for (i = 0; i < tmp.nr; i++)
@@ -93,18 +92,22 @@ static char *newest_version(struct kopt_ctx *ctx, git_tree *head,
 		for (i = 0; i < tmp.nr; i++)
 			add_unique(&all, tmp.v[i]);
 	kopt_strvec_clear(&tmp);
-	/* folders in the work tree (a design not committed is no version) */
-	for (i = 0; i < all.nr; i++) {
+	/*
+	 * The newest with a folder in the work tree (a design not
+	 * committed is no version): from the highest number down, the
+	 * first folder there.
+	 */
+	qsort(all.v, all.nr, sizeof(*all.v), kopt_version_cmp);
+	for (i = all.nr; !newest && i-- > 0;) {
 		struct stat st;
 		char *path;
+		if (kopt_version_number(all.v[i]) < 0)
+			break;
 		kopt_buf_reset(&dir);
 		kopt_layout_dir(&dir, l, all.v[i]);
 		path = kopt_ctx_path(ctx, dir.buf);
-		if (!stat(path, &st) && kopt_version_number(all.v[i]) > n) {
-			n = kopt_version_number(all.v[i]);
-			free(newest);
+		if (!stat(path, &st))
 			newest = kopt_strdup(all.v[i]);
-		}
 		free(path);
 	}
 	kopt_strvec_clear(&all);
