@@ -128,19 +128,28 @@ static void numbers_file(struct kopt_buf *rel, const char *kernel,
 /*
  * The version's numbers file is committed as it is: its id in the work
  * tree (the index's for a clean file, as git status finds it) is HEAD's.
+ * When the index holds HEAD's tree (`index_is_head`), HEAD's id is the
+ * index's, and no tree is read.
  */
 static int results_committed(struct kopt_ctx *ctx, git_tree *head,
-			     const struct kopt_source *src, const char *kernel,
+			     int index_is_head, const struct kopt_source *src,
+			     const char *kernel,
 			     const struct kopt_overview_version *v)
 {
 	struct kopt_buf rel = KOPT_BUF_INIT;
+	struct kopt_index_entry e;
 	git_tree_entry *te = NULL;
 	struct stat st;
 	git_oid id;
 	int same = 0;
 
 	numbers_file(&rel, kernel, v);
-	if (head && !git_tree_entry_bypath(&te, head, rel.buf))
+	if (head && index_is_head)
+		same = !kopt_index_worktree_id(&id, &st, src->index, ctx->top,
+					       rel.buf) &&
+		       !kopt_index_find(&e, src->index, rel.buf) &&
+		       git_oid_equal(&id, &e.id);
+	else if (head && !git_tree_entry_bypath(&te, head, rel.buf))
 		same = !kopt_index_worktree_id(&id, &st, src->index, ctx->top,
 					       rel.buf) &&
 		       git_oid_equal(&id, git_tree_entry_id(te));
@@ -263,8 +272,9 @@ static void newer_with_numbers(struct row *r, const struct kopt_overview *ov)
  */
 static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		       const struct kopt_kernel *k, git_tree *head,
-		       const struct kopt_history *h, const struct kopt_source *src,
-		       struct row *r, struct kopt_overview *ovp, int ret)
+		       int index_is_head, const struct kopt_history *h,
+		       const struct kopt_source *src, struct row *r,
+		       struct kopt_overview *ovp, int ret)
 {
 	struct kopt_overview ov = *ovp;
 	const struct kopt_overview_version *res = NULL;
@@ -297,7 +307,8 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		r->disagree = res->disagree;
 		r->verdict = res->verdict;
 	}
-	r->committed = res && results_committed(ctx, head, src, k->name, res);
+	r->committed = res && results_committed(ctx, head, index_is_head, src,
+						k->name, res);
 	r->target_met = targets_met(k, &ov);
 	next_step(r, k, cfg, src, res);
 	kopt_overview_release(&ov);
@@ -381,7 +392,7 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 	git_tree *head = NULL;
 	struct kopt_overview *ov;
 	struct kopt_error_catch *cv, *caught;
-	int *rets;
+	int *rets, index_is_head;
 	char *skip;
 	size_t i, nr;
 
@@ -419,13 +430,15 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 	}
 	kopt_overview_load_many(ov, rets, caught, &src, cfg->kernels, nr, cfg,
 				kopt_parallel_threads(cfg->threads), skip);
+	index_is_head = head && kopt_index_is_tree(src.index, git_tree_id(head));
 	for (i = 0; i < nr; i++) {
 		kopt_error_catch_replay(&cv[i]);
 		kopt_error_catch_release(&cv[i]);
 		kopt_error_catch_replay(&caught[i]);
 		kopt_error_catch_release(&caught[i]);
 		if (!skip[i])
-			kernel_row(ctx, cfg, &cfg->kernels[i], head, &h, &src,
+			kernel_row(ctx, cfg, &cfg->kernels[i], head,
+				   index_is_head, &h, &src,
 				   &rows[i], &ov[i], rets[i]);
 	}
 	free(ov);
