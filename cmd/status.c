@@ -83,7 +83,6 @@ static char *newest_version(struct kopt_ctx *ctx, git_tree *head,
 	struct kopt_buf dir = KOPT_BUF_INIT;
 	char *newest = NULL;
 	size_t i;
-	long n = -1;
 
 	if (head && !kopt_layout_versions(&tmp, ctx->repo, head, l))
 		for (i = 0; i < tmp.nr; i++)
@@ -93,18 +92,22 @@ static char *newest_version(struct kopt_ctx *ctx, git_tree *head,
 		for (i = 0; i < tmp.nr; i++)
 			add_unique(&all, tmp.v[i]);
 	kopt_strvec_clear(&tmp);
-	/* folders in the work tree (a design not committed is no version) */
-	for (i = 0; i < all.nr; i++) {
+	/*
+	 * The newest with a folder in the work tree (a design not
+	 * committed is no version): from the highest number down, the
+	 * first folder there.
+	 */
+	qsort(all.v, all.nr, sizeof(*all.v), kopt_version_cmp);
+	for (i = all.nr; !newest && i-- > 0;) {
 		struct stat st;
 		char *path;
+		if (kopt_version_number(all.v[i]) < 0)
+			break;
 		kopt_buf_reset(&dir);
 		kopt_layout_dir(&dir, l, all.v[i]);
 		path = kopt_ctx_path(ctx, dir.buf);
-		if (!stat(path, &st) && kopt_version_number(all.v[i]) > n) {
-			n = kopt_version_number(all.v[i]);
-			free(newest);
+		if (!stat(path, &st))
 			newest = kopt_strdup(all.v[i]);
-		}
 		free(path);
 	}
 	kopt_strvec_clear(&all);
@@ -125,19 +128,28 @@ static void numbers_file(struct kopt_buf *rel, const char *kernel,
 /*
  * The version's numbers file is committed as it is: its id in the work
  * tree (the index's for a clean file, as git status finds it) is HEAD's.
+ * When the index holds HEAD's tree (`index_is_head`), HEAD's id is the
+ * index's, and no tree is read.
  */
 static int results_committed(struct kopt_ctx *ctx, git_tree *head,
-			     const struct kopt_source *src, const char *kernel,
+			     int index_is_head, const struct kopt_source *src,
+			     const char *kernel,
 			     const struct kopt_overview_version *v)
 {
 	struct kopt_buf rel = KOPT_BUF_INIT;
+	struct kopt_index_entry e;
 	git_tree_entry *te = NULL;
 	struct stat st;
 	git_oid id;
 	int same = 0;
 
 	numbers_file(&rel, kernel, v);
-	if (head && !git_tree_entry_bypath(&te, head, rel.buf))
+	if (head && index_is_head)
+		same = !kopt_index_worktree_id(&id, &st, src->index, ctx->top,
+					       rel.buf) &&
+		       !kopt_index_find(&e, src->index, rel.buf) &&
+		       git_oid_equal(&id, &e.id);
+	else if (head && !git_tree_entry_bypath(&te, head, rel.buf))
 		same = !kopt_index_worktree_id(&id, &st, src->index, ctx->top,
 					       rel.buf) &&
 		       git_oid_equal(&id, git_tree_entry_id(te));
@@ -260,8 +272,9 @@ static void newer_with_numbers(struct row *r, const struct kopt_overview *ov)
  */
 static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		       const struct kopt_kernel *k, git_tree *head,
-		       const struct kopt_history *h, const struct kopt_source *src,
-		       struct row *r, struct kopt_overview *ovp, int ret)
+		       int index_is_head, const struct kopt_history *h,
+		       const struct kopt_source *src, struct row *r,
+		       struct kopt_overview *ovp, int ret)
 {
 	struct kopt_overview ov = *ovp;
 	const struct kopt_overview_version *res = NULL;
@@ -294,7 +307,8 @@ static void kernel_row(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 		r->disagree = res->disagree;
 		r->verdict = res->verdict;
 	}
-	r->committed = res && results_committed(ctx, head, src, k->name, res);
+	r->committed = res && results_committed(ctx, head, index_is_head, src,
+						k->name, res);
 	r->target_met = targets_met(k, &ov);
 	next_step(r, k, cfg, src, res);
 	kopt_overview_release(&ov);
@@ -378,7 +392,7 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 	git_tree *head = NULL;
 	struct kopt_overview *ov;
 	struct kopt_error_catch *cv, *caught;
-	int *rets;
+	int *rets, index_is_head;
 	char *skip;
 	size_t i, nr;
 
@@ -416,13 +430,15 @@ int cmd_status(int argc, const char **argv, struct kopt_ctx *ctx)
 	}
 	kopt_overview_load_many(ov, rets, caught, &src, cfg->kernels, nr, cfg,
 				kopt_parallel_threads(cfg->threads), skip);
+	index_is_head = head && kopt_index_is_tree(src.index, git_tree_id(head));
 	for (i = 0; i < nr; i++) {
 		kopt_error_catch_replay(&cv[i]);
 		kopt_error_catch_release(&cv[i]);
 		kopt_error_catch_replay(&caught[i]);
 		kopt_error_catch_release(&caught[i]);
 		if (!skip[i])
-			kernel_row(ctx, cfg, &cfg->kernels[i], head, &h, &src,
+			kernel_row(ctx, cfg, &cfg->kernels[i], head,
+				   index_is_head, &h, &src,
 				   &rows[i], &ov[i], rets[i]);
 	}
 	free(ov);

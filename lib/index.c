@@ -493,6 +493,12 @@ const struct kopt_index_tree *kopt_index_trees(const struct kopt_index *idx,
 	return idx->trees_nr ? idx->trees : NULL;
 }
 
+int kopt_index_is_tree(const struct kopt_index *idx, const git_oid *tree)
+{
+	return idx && idx->trees_nr && idx->trees[0].entries >= 0 &&
+	       git_oid_equal(&idx->trees[0].id, tree);
+}
+
 /*
  * git's match_stat_data() with every check on (nanoseconds included),
  * and its racy rule: an entry written in the same second as the index,

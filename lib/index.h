@@ -136,4 +136,12 @@ int kopt_index_worktree_id_at(git_oid *out, struct stat *st,
 const struct kopt_index_tree *kopt_index_trees(const struct kopt_index *idx,
 					       size_t *nr);
 
+/*
+ * 1 when the index holds exactly `tree`: its cache-tree's top is valid
+ * and is that tree (as after a commit, before anything is staged), so
+ * that every entry is the tree's.  0 otherwise, and for an index without
+ * a cache-tree (`idx` may be NULL).
+ */
+int kopt_index_is_tree(const struct kopt_index *idx, const git_oid *tree);
+
 #endif

@@ -120,3 +120,20 @@ Kopt-Learn: skip no device"
 	run git kopt status
 	assert_line "                 LEARN skipped: throttled"
 }
+
+@test "status: the newest version is the highest number with a folder in the work tree" {
+	for n in 1 2 3 4 5 6 7 8 9 10; do
+		add_version "v$n" "Try $n"
+	done
+	run git kopt status
+	assert_success
+	[[ "$output" == "mla-decode       v10 "* ]]
+	# its folder gone from the work tree: the one below it
+	rm -r kernels/mla_decode/v10
+	run git kopt status
+	assert_success
+	[[ "$output" == "mla-decode       v9 "* ]]
+	rm -r kernels/mla_decode/v9 kernels/mla_decode/v8
+	run git kopt status
+	[[ "$output" == "mla-decode       v7 "* ]]
+}

@@ -143,11 +143,41 @@ static void test_worktree_ids(void **state)
 	free(d);
 }
 
+/* Whether the index holds exactly a tree: by its cache-tree's top. */
+static void test_is_tree(void **state)
+{
+	struct fixture *f = *state;
+	struct kopt_index *idx = NULL;
+	git_index *index = NULL;
+	git_oid tree, other;
+
+	assert_int_equal(git_repository_index(&index, f->repo), 0);
+	assert_int_equal(git_index_write_tree(&tree, index), 0);
+	/* entries added since: their directories' trees are unknown */
+	write_file(f->dir, "d/h.txt", "three\n");
+	assert_int_equal(git_index_add_bypath(index, "d/h.txt"), 0);
+	assert_int_equal(git_index_write(index), 0);
+	assert_int_equal(kopt_index_open(&idx, f->repo), 0);
+	assert_false(kopt_index_is_tree(idx, &tree));
+	kopt_index_free(idx);
+	/* written as a tree (as a commit does): that tree, no other */
+	assert_int_equal(git_index_write_tree(&tree, index), 0);
+	assert_int_equal(git_index_write(index), 0);
+	assert_int_equal(kopt_index_open(&idx, f->repo), 0);
+	assert_true(kopt_index_is_tree(idx, &tree));
+	assert_int_equal(git_odb_hash(&other, "", 0, GIT_OBJECT_TREE), 0);
+	assert_false(kopt_index_is_tree(idx, &other));
+	assert_false(kopt_index_is_tree(NULL, &tree));
+	kopt_index_free(idx);
+	git_index_free(index);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_worktree_ids, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_is_tree, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
