@@ -139,20 +139,20 @@ static int results_committed(struct kopt_ctx *ctx, git_tree *head,
 	struct kopt_buf rel = KOPT_BUF_INIT;
 	struct kopt_index_entry e;
 	git_tree_entry *te = NULL;
+	const git_oid *committed = NULL;
 	struct stat st;
 	git_oid id;
-	int same = 0;
+	int same;
 
 	numbers_file(&rel, kernel, v);
-	if (head && index_is_head)
-		same = !kopt_index_worktree_id(&id, &st, src->index, ctx->top,
-					       rel.buf) &&
-		       !kopt_index_find(&e, src->index, rel.buf) &&
-		       git_oid_equal(&id, &e.id);
-	else if (head && !git_tree_entry_bypath(&te, head, rel.buf))
-		same = !kopt_index_worktree_id(&id, &st, src->index, ctx->top,
-					       rel.buf) &&
-		       git_oid_equal(&id, git_tree_entry_id(te));
+	if (head && index_is_head && !kopt_index_find(&e, src->index, rel.buf))
+		committed = &e.id;
+	else if (head && !index_is_head &&
+		 !git_tree_entry_bypath(&te, head, rel.buf))
+		committed = git_tree_entry_id(te);
+	same = committed && !kopt_index_worktree_id(&id, &st, src->index,
+						     ctx->top, rel.buf) &&
+	       git_oid_equal(&id, committed);
 	git_error_clear();
 	git_tree_entry_free(te);
 	kopt_buf_release(&rel);

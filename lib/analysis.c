@@ -485,8 +485,9 @@ int kopt_analysis_key(git_oid *out, const struct kopt_source *src,
 	kopt_path_results_dir(&path, kernel);
 	kopt_buf_addch(&path, '/');
 	dirlen = path.len;
+	/* a work tree's files are listed only from its open directory */
 	source_list(src, path.buf, &files, &dir);
-	for (i = 0; ok && i < files.nr; i++) {
+	for (i = 0; ok && dir && i < files.nr; i++) {
 		size_t n = strlen(files.v[i]);
 		if (!kopt_ends_with(files.v[i], ".json"))
 			continue;
@@ -496,11 +497,8 @@ int kopt_analysis_key(git_oid *out, const struct kopt_source *src,
 			continue;
 		kopt_buf_setlen(&path, dirlen);
 		kopt_buf_add(&path, files.v[i], n);
-		r = dir ? kopt_index_worktree_id_at(&id, &st, src->index,
-						    src->top, path.buf,
-						    dirfd(dir), files.v[i]) :
-			  kopt_index_worktree_id(&id, &st, src->index,
-						 src->top, path.buf);
+		r = kopt_index_worktree_id_at(&id, &st, src->index, src->top,
+					      path.buf, dirfd(dir), files.v[i]);
 		if (r)
 			ok = 0;
 		else
