@@ -28,7 +28,7 @@ PKG_CONFIG ?= pkg-config
 INSTALL ?= install
 CUDA_HOME ?= /usr/local/cuda
 
-PKGS = libgit2 libcmark-gfm libcurl libcjson
+PKGS = libgit2 libcmark-gfm libcurl libcjson liburing
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 # libcurl is loaded by lib/http on the first request (its headers only
 # here), so that a run that never connects does not pay for loading it.
@@ -45,7 +45,7 @@ PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(filter-out libcurl,$(PKGS)) \
 # by lib/gitinit.c on its first use instead of at every start.
 STATIC ?= auto
 STATIC_ARCHIVES = git2 mbedtls mbedx509 mbedcrypto http_parser ssh2 crypto \
-	pcre2-8 z cmark-gfm-extensions cmark-gfm
+	pcre2-8 z cmark-gfm-extensions cmark-gfm uring
 ifeq ($(STATIC),auto)
 STATIC := $(if $(strip $(foreach a,$(STATIC_ARCHIVES),$(if $(filter /%,\
 	$(shell $(CC) -print-file-name=lib$(a).a)),,$(a)))),0,1)
