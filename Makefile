@@ -41,8 +41,8 @@ PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(filter-out libcurl,$(PKGS)) \
 # archives are installed (Debian's -dev packages ship them) they are
 # linked in; STATIC=0 links them dynamically.  What lib/gitinit.c spares
 # libgit2's start (its TLS set-up, HAVEGE, libssh2) is then a link-time
-# wrap, and libgit2's GSS-API (libgssapi_krb5 and six more libraries) is loaded
-# by lib/gitinit.c on its first use instead of at every start.
+# wrap, and libgit2's GSS-API (libgssapi_krb5 and six more libraries) is
+# loaded by lib/gitinit.c on its first use instead of at every start.
 STATIC ?= auto
 STATIC_ARCHIVES = git2 mbedtls mbedx509 mbedcrypto http_parser ssh2 crypto \
 	pcre2-8 z cmark-gfm-extensions cmark-gfm uring
