@@ -28,24 +28,24 @@ PKG_CONFIG ?= pkg-config
 INSTALL ?= install
 CUDA_HOME ?= /usr/local/cuda
 
-PKGS = libgit2 libcmark-gfm libcurl libcjson
+PKGS = libgit2 libcmark-gfm libcurl libcjson liburing
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 # libcurl is loaded by lib/http on the first request (its headers only
 # here), so that a run that never connects does not pay for loading it.
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(filter-out libcurl,$(PKGS)) \
-	2>/dev/null) -lcmark-gfm-extensions -ldl -lm
+	2>/dev/null) -lcmark-gfm-extensions -lcrypto -ldl -lm
 
 # Start-up.  Loading libgit2, cmark-gfm and the dozen libraries libgit2
 # needs costs every process about 2 ms in the dynamic loader, and the
 # hooks and the cycle start git-kopt dozens of times.  Where their static
 # archives are installed (Debian's -dev packages ship them) they are
 # linked in; STATIC=0 links them dynamically.  What lib/gitinit.c spares
-# libgit2's start (CA loading, HAVEGE, libssh2) is then a link-time wrap,
-# and libgit2's GSS-API (libgssapi_krb5 and six more libraries) is loaded
-# by lib/gitinit.c on its first use instead of at every start.
+# libgit2's start (its TLS set-up, HAVEGE, libssh2) is then a link-time
+# wrap, and libgit2's GSS-API (libgssapi_krb5 and six more libraries) is
+# loaded by lib/gitinit.c on its first use instead of at every start.
 STATIC ?= auto
 STATIC_ARCHIVES = git2 mbedtls mbedx509 mbedcrypto http_parser ssh2 crypto \
-	pcre2-8 z cmark-gfm-extensions cmark-gfm
+	pcre2-8 z cmark-gfm-extensions cmark-gfm uring
 ifeq ($(STATIC),auto)
 STATIC := $(if $(strip $(foreach a,$(STATIC_ARCHIVES),$(if $(filter /%,\
 	$(shell $(CC) -print-file-name=lib$(a).a)),,$(a)))),0,1)
@@ -54,6 +54,9 @@ ifeq ($(STATIC),1)
 PKG_LIBS := -Wl,--wrap=mbedtls_x509_crt_parse_file \
 	-Wl,--wrap=mbedtls_havege_init -Wl,--wrap=mbedtls_havege_poll \
 	-Wl,--wrap=libssh2_init \
+	-Wl,--wrap=git_mbedtls_stream_global_init \
+	-Wl,--wrap=git_mbedtls_stream_new -Wl,--wrap=git_mbedtls_stream_wrap \
+	-Wl,--wrap=git_mbedtls__set_cert_location \
 	-Wl,-Bstatic $(STATIC_ARCHIVES:%=-l%) -Wl,-Bdynamic \
 	$(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) \
 	-ldl -lm -lpthread

@@ -67,6 +67,14 @@ void kopt_source_tree(struct kopt_source *src, git_repository *repo,
  * `dir`, when not NULL, the work tree's directory of `path` open, and
  * `name` the file's name in it.
  */
+/* A work-tree file that could not be read, for the errno `e`. */
+static int read_failed(const char *path, int e)
+{
+	if (e == ENOENT || e == ENOTDIR)
+		return KOPT_ENOTFOUND;
+	return kopt_error("cannot read '%s': %s", path, strerror(e));
+}
+
 static int source_read_in(const struct kopt_source *src, const char *path,
 			  DIR *dir, const char *name, struct kopt_buf *out,
 			  struct kopt_buf *label, struct stat *st)
@@ -109,11 +117,7 @@ static int source_read_in(const struct kopt_source *src, const char *path,
 		}
 		e = errno;
 		kopt_buf_release(&full);
-		if (!ret)
-			return 0;
-		if (e == ENOENT || e == ENOTDIR)
-			return KOPT_ENOTFOUND;
-		return kopt_error("cannot read '%s': %s", path, strerror(e));
+		return ret ? read_failed(path, e) : 0;
 	}
 }
 
@@ -204,16 +208,13 @@ static int load_devlog(struct kopt_devlog *out, const struct kopt_source *src,
 	return 0;
 }
 
-static int load_results(struct kopt_results *out,
-			const struct kopt_source *src, const char *path,
-			DIR *dir, const char *name, const char *kernel,
-			const char *version, struct kopt_buf *data,
-			struct kopt_buf *label, struct stat *st)
+static int parse_results(struct kopt_results *out,
+			 const struct kopt_source *src, const char *kernel,
+			 const char *version, const struct kopt_buf *data,
+			 const struct kopt_buf *label)
 {
-	int r = source_read_in(src, path, dir, name, data, label, st);
+	int r;
 
-	if (r)
-		return r;
 	/* through the cache, the views keep only the summary's fields */
 	if (src->cache && !src->tree)
 		r = kopt_results_parse_view(out, data->buf, data->len,
@@ -336,6 +337,90 @@ static void read_id(git_oid *out, const struct kopt_source *src,
 }
 
 /*
+ * The results files of a kernel are read LOAD_CHUNK at a time: from the
+ * work tree all at once (kopt_buf_read_files_at()), each into its own
+ * buffer, then parsed and keyed one by one.
+ */
+#define LOAD_CHUNK 32
+
+struct chunk {
+	struct kopt_buf data[LOAD_CHUNK];
+	struct stat st[LOAD_CHUNK];
+	int errs[LOAD_CHUNK];
+	struct kopt_buf label;
+};
+
+/*
+ * The results files among names[0..nr) of the kernel's results
+ * directory (`path`, open as `dir` in a work tree): each version's
+ * numbers and, with `in`, its line of the key.  The last failure other
+ * than a missing file, or 0.
+ */
+static int load_chunk(struct kopt_analysis *out, const struct kopt_source *src,
+		      const char *kernel, const struct kopt_buf *path,
+		      DIR *dir, const char **names, size_t nr, struct chunk *c,
+		      struct kopt_buf *in, int *keyed)
+{
+	const char *take[LOAD_CHUNK];
+	char *versions[LOAD_CHUNK];
+	struct kopt_buf file = KOPT_BUF_INIT;
+	int at_once = dir && !src->tree, ret = 0, r;
+	size_t m = 0, k;
+	git_oid id;
+
+	for (k = 0; k < nr; k++) {
+		char *version;
+		if (!kopt_ends_with(names[k], ".json"))
+			continue;
+		version = kopt_strndup(names[k], strlen(names[k]) - 5);
+		if (!kopt_version_valid(version)) {
+			free(version);
+			continue;
+		}
+		kopt_buf_reset(&c->data[m]);
+		versions[m] = version;
+		take[m++] = names[k];
+	}
+	if (at_once)
+		kopt_buf_read_files_at(c->data, c->st, c->errs, dirfd(dir),
+				       take, m);
+	for (k = 0; k < m; k++) {
+		struct kopt_analysis_version *v = add_version(out, versions[k]);
+		kopt_buf_reset(&file);
+		kopt_buf_addbuf(&file, path);
+		kopt_buf_addch(&file, '/');
+		kopt_buf_addstr(&file, take[k]);
+		if (at_once) {
+			r = c->errs[k] ? read_failed(file.buf, c->errs[k]) : 0;
+			if (!r)
+				r = parse_results(&v->results, src, kernel,
+						  versions[k], &c->data[k],
+						  &file);
+		} else {
+			r = source_read_in(src, file.buf, dir, take[k],
+					   &c->data[k], &c->label, &c->st[k]);
+			if (!r)
+				r = parse_results(&v->results, src, kernel,
+						  versions[k], &c->data[k],
+						  &c->label);
+		}
+		if (!r)
+			v->has_file = 1;
+		else if (r != KOPT_ENOTFOUND)
+			ret = r;
+		if (in && !r) {
+			read_id(&id, src, file.buf, &c->data[k], &c->st[k]);
+			key_add(in, "results", take[k], &id);
+		} else if (in && r == KOPT_ENOTFOUND) {
+			*keyed = 0;
+		}
+		free(versions[k]);
+	}
+	kopt_buf_release(&file);
+	return ret;
+}
+
+/*
  * Read and parse the kernel's files.  With `in`, the key's text of what
  * was read, as kopt_analysis_key() writes it of what is there; *keyed 0
  * when a file it lists could not be read.
@@ -347,12 +432,16 @@ static int load_files(struct kopt_analysis *out, const struct kopt_source *src,
 	struct kopt_buf path = KOPT_BUF_INIT, data = KOPT_BUF_INIT;
 	struct kopt_buf label = KOPT_BUF_INIT;
 	struct kopt_strvec files = KOPT_STRVEC_INIT;
+	struct chunk chunk;
 	struct stat st;
 	DIR *dir = NULL;
 	git_oid id;
-	size_t i;
+	size_t i, n;
 	int ret = 0, r;
 
+	for (i = 0; i < LOAD_CHUNK; i++)
+		kopt_buf_init(&chunk.data[i], 0);
+	kopt_buf_init(&chunk.label, 0);
 	if (in)
 		key_head(in, kernel, cfg);
 	kopt_path_devlog(&path, kernel);
@@ -369,35 +458,12 @@ static int load_files(struct kopt_analysis *out, const struct kopt_source *src,
 	kopt_buf_reset(&path);
 	kopt_path_results_dir(&path, kernel);
 	source_list(src, path.buf, &files, &dir);
-	for (i = 0; i < files.nr; i++) {
-		struct kopt_buf file = KOPT_BUF_INIT;
-		char *version;
-		struct kopt_analysis_version *v;
-		if (!kopt_ends_with(files.v[i], ".json"))
-			continue;
-		version = kopt_strndup(files.v[i], strlen(files.v[i]) - 5);
-		if (!kopt_version_valid(version)) {
-			free(version);
-			continue;
-		}
-		kopt_buf_addbuf(&file, &path);
-		kopt_buf_addch(&file, '/');
-		kopt_buf_addstr(&file, files.v[i]);
-		v = add_version(out, version);
-		r = load_results(&v->results, src, file.buf, dir, files.v[i],
-				 kernel, version, &data, &label, &st);
-		if (!r)
-			v->has_file = 1;
-		else if (r != KOPT_ENOTFOUND)
+	for (i = 0; i < files.nr; i += n) {
+		n = files.nr - i < LOAD_CHUNK ? files.nr - i : LOAD_CHUNK;
+		r = load_chunk(out, src, kernel, &path, dir, files.v + i, n,
+			       &chunk, in, keyed);
+		if (r)
 			ret = r;
-		if (in && !r) {
-			read_id(&id, src, file.buf, &data, &st);
-			key_add(in, "results", files.v[i], &id);
-		} else if (in && r == KOPT_ENOTFOUND) {
-			*keyed = 0;
-		}
-		kopt_buf_release(&file);
-		free(version);
 	}
 	if (dir)
 		closedir(dir);
@@ -424,6 +490,9 @@ static int load_files(struct kopt_analysis *out, const struct kopt_source *src,
 	kopt_buf_release(&path);
 	kopt_buf_release(&data);
 	kopt_buf_release(&label);
+	for (i = 0; i < LOAD_CHUNK; i++)
+		kopt_buf_release(&chunk.data[i]);
+	kopt_buf_release(&chunk.label);
 	kopt_strvec_clear(&files);
 	return ret;
 }

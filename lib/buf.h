@@ -73,6 +73,21 @@ int kopt_buf_read_file_stat(struct kopt_buf *sb, const char *path,
 int kopt_buf_read_file_at(struct kopt_buf *sb, int dirfd, const char *path,
 			  struct stat *st);
 
+/*
+ * Read the files names[0..nr) of the directory open as `dirfd`, each as
+ * kopt_buf_read_file_at() reads one: out[i] gets its bytes (after what
+ * it holds), st[i] its stat data taken through its descriptor once it
+ * was read, and errs[i] 0, or the errno of the failure (out[i] then as
+ * it was).  Where the system lets it, through an io_uring of the calling
+ * thread: a batch of up to 32 files costs one system call for the opens,
+ * one for the first reads and one for the closes, and an fstat() a
+ * file, where one at a time costs four a file.  KOPT_NO_URING set to
+ * anything but 0 reads one at a time.
+ */
+void kopt_buf_read_files_at(struct kopt_buf *out, struct stat *st,
+			    int *errs, int dirfd, const char *const *names,
+			    size_t nr);
+
 /* Helpers on plain strings. */
 int kopt_starts_with(const char *s, const char *prefix);
 int kopt_ends_with(const char *s, const char *suffix);

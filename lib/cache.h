@@ -77,7 +77,7 @@ void kopt_cache_open(struct kopt_cache *c, git_repository *repo,
  * repository.
  */
 char *kopt_cache_dir(git_repository *repo, const char *name);
-/* The key of a text that lists every input (a blob id of it). */
+/* The key of a text that lists every input: git's blob id of it. */
 void kopt_cache_key(git_oid *out, const struct kopt_buf *inputs);
 /* 1 and the text stored for `name` (into `out`) if `key` matches, else 0. */
 int kopt_cache_get(struct kopt_cache *c, const char *name,

@@ -719,6 +719,204 @@ static int set_kopt_key(struct kopt_config *cfg, const struct source *src,
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/*
+ * A .kopt written plainly is read here, not by libgit2 (whose reading,
+ * with the copy its iterator makes, was a fifth of a warm analyze's
+ * instructions, and which reads only files: a .kopt of a tree went
+ * through a temporary file).  Anything the plain reading does not take
+ * is left to libgit2, which then also says what is wrong.
+ */
+
+static int plain_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static int plain_alpha(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int plain_name_char(char c)
+{
+	return plain_alpha(c) || (c >= '0' && c <= '9') || c == '-';
+}
+
+static void plain_add_lower(struct kopt_buf *sb, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		kopt_buf_addch(sb, s[i] >= 'A' && s[i] <= 'Z' ?
+				   s[i] - 'A' + 'a' : s[i]);
+}
+
+void kopt_config_entries_free(struct kopt_config_entry *e, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		free(e[i].name);
+		free(e[i].value);
+	}
+	free(e);
+}
+
+int kopt_config_plain_entries(const char *text, size_t len,
+			      struct kopt_config_entry **out, size_t *nr)
+{
+	const char *p = text, *end = text + len, *s;
+	struct kopt_buf section = KOPT_BUF_INIT, name = KOPT_BUF_INIT;
+	struct kopt_config_entry *v = NULL;
+	size_t n = 0, alloc = 0;
+	int in_section = 0;
+
+	*out = NULL;
+	*nr = 0;
+	/*
+	 * Control characters but tabs and newlines (NULs, carriage returns,
+	 * vertical tabs, which libgit2 takes as blanks) and a byte-order
+	 * mark: libgit2's
+	 */
+	for (s = text; s < end; s++) {
+		unsigned char c = (unsigned char)*s;
+		if ((c < ' ' && c != '\t' && c != '\n') || c == 0x7f)
+			return -1;
+	}
+	if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3))
+		return -1;
+	for (; p < end; p = p < end ? p + 1 : p) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *q = p, *ve;
+		if (!eol)
+			eol = end;
+		while (q < eol && plain_blank(*q))
+			q++;
+		p = eol;
+		if (q == eol || *q == '#' || *q == ';')
+			continue;
+		if (*q == '[') {
+			/* [name] or [name "sub"], alone on its line */
+			for (s = ++q; q < eol && plain_name_char(*q); q++)
+				;
+			if (q == s)
+				goto other;
+			kopt_buf_reset(&section);
+			plain_add_lower(&section, s, (size_t)(q - s));
+			if (!strcmp(section.buf, "include") ||
+			    !strcmp(section.buf, "includeif"))
+				goto other;
+			if (q < eol && plain_blank(*q)) {
+				while (q < eol && plain_blank(*q))
+					q++;
+				if (q == eol || *q != '"')
+					goto other;
+				for (s = ++q; q < eol && *q != '"' && *q != '\\';
+				     q++)
+					;
+				if (q == eol || *q != '"')
+					goto other;
+				kopt_buf_addch(&section, '.');
+				kopt_buf_add(&section, s, (size_t)(q - s));
+				q++;
+			}
+			if (q == eol || *q != ']')
+				goto other;
+			for (q++; q < eol && plain_blank(*q); q++)
+				;
+			if (q < eol)
+				goto other;
+			in_section = 1;
+			continue;
+		}
+		/* key, or key = value without quotes, escapes or comments */
+		if (!in_section || !plain_alpha(*q))
+			goto other;
+		for (s = q; q < eol && plain_name_char(*q); q++)
+			;
+		kopt_buf_reset(&name);
+		kopt_buf_addbuf(&name, &section);
+		kopt_buf_addch(&name, '.');
+		plain_add_lower(&name, s, (size_t)(q - s));
+		while (q < eol && plain_blank(*q))
+			q++;
+		KOPT_ALLOC_GROW(v, n + 1, alloc);
+		if (q == eol) {
+			v[n].value = NULL;
+		} else {
+			if (*q != '=')
+				goto other;
+			for (q++; q < eol && plain_blank(*q); q++)
+				;
+			for (ve = eol; ve > q && plain_blank(ve[-1]); ve--)
+				;
+			for (s = q; s < ve; s++)
+				if (*s == '"' || *s == '\\' || *s == '#' ||
+				    *s == ';')
+					goto other;
+			v[n].value = kopt_strndup(q, (size_t)(ve - q));
+		}
+		v[n++].name = kopt_buf_detach(&name, NULL);
+	}
+	kopt_buf_release(&section);
+	kopt_buf_release(&name);
+	*out = v;
+	*nr = n;
+	return 0;
+other:
+	kopt_buf_release(&section);
+	kopt_buf_release(&name);
+	kopt_config_entries_free(v, n);
+	return -1;
+}
+
+/* The settings as libgit2 reads the file `path`. */
+static int git_entries(struct kopt_config_entry **out, size_t *nr,
+		       const char *path, const struct source *src)
+{
+	git_config *gc = NULL;
+	git_config_iterator *it = NULL;
+	git_config_entry *e;
+	struct kopt_config_entry *v = NULL;
+	size_t n = 0, alloc = 0;
+	int err;
+
+	if (git_config_new(&gc) < 0 ||
+	    git_config_add_file_ondisk(gc, path, GIT_CONFIG_LEVEL_LOCAL, NULL,
+				       0) < 0) {
+		const char *msg = kopt_git_error("cannot parse");
+		const char *in = strstr(msg, " (in ");
+		const char *colon = in ? strrchr(in, ':') : NULL;
+		if (in && colon)
+			bad(src, atoi(colon + 1), "%.*s", (int)(in - msg), msg);
+		else
+			bad(src, 0, "%s", msg);
+		git_config_free(gc);
+		return KOPT_EINVALID;
+	}
+	if (git_config_iterator_new(&it, gc) < 0) {
+		git_config_free(gc);
+		return kopt_error("%s: %s", src->label,
+				  kopt_git_error("cannot read settings"));
+	}
+	while (!(err = git_config_next(&e, it))) {
+		KOPT_ALLOC_GROW(v, n + 1, alloc);
+		v[n].name = kopt_strdup(e->name);
+		v[n++].value = e->value ? kopt_strdup(e->value) : NULL;
+	}
+	git_config_iterator_free(it);
+	git_config_free(gc);
+	if (err != GIT_ITEROVER) {
+		kopt_config_entries_free(v, n);
+		return kopt_error("%s: %s", src->label,
+				  kopt_git_error("cannot read settings"));
+	}
+	*out = v;
+	*nr = n;
+	return 0;
+}
+
 /* The occurrence number of a multivar, to find its line. */
 static int occurrence(struct strmap *seen, const char *name)
 {
@@ -727,19 +925,16 @@ static int occurrence(struct strmap *seen, const char *name)
 	return (int)(*n)++;
 }
 
-static int load_entries(struct kopt_config *cfg, git_config *gc,
+static int load_entries(struct kopt_config *cfg,
+			const struct kopt_config_entry *e, size_t nr,
 			const struct source *src)
 {
-	git_config_iterator *it = NULL;
-	git_config_entry *e;
 	struct strmap seen = { NULL, 0, 0 };
-	int ret = 0, err;
+	size_t i;
+	int ret = 0;
 
-	if (git_config_iterator_new(&it, gc) < 0)
-		return kopt_error("%s: %s", src->label,
-				  kopt_git_error("cannot read settings"));
-	while (!ret && !(err = git_config_next(&e, it))) {
-		const char *name = e->name, *v = e->value ? e->value : "";
+	for (i = 0; !ret && i < nr; i++) {
+		const char *name = e[i].name, *v = e[i].value ? e[i].value : "";
 		const char *dot1 = strchr(name, '.');
 		const char *dot2 = strrchr(name, '.');
 		char *section = NULL, *sub = NULL;
@@ -821,10 +1016,6 @@ static int load_entries(struct kopt_config *cfg, git_config *gc,
 		free(section);
 		free(sub);
 	}
-	if (!ret && err != GIT_ITEROVER)
-		ret = kopt_error("%s: %s", src->label,
-				 kopt_git_error("cannot read settings"));
-	git_config_iterator_free(it);
 	strmap_clear(&seen);
 	return ret;
 }
@@ -1120,39 +1311,59 @@ static int overlay_kopt(struct kopt_config *cfg, git_config *overlay)
 	return 0;
 }
 
+/*
+ * The settings of `text` (the file `path`, or NULL when it is no file):
+ * read plainly, else by libgit2 from the file (from a temporary copy of
+ * the text when there is none).
+ */
+static int read_entries(struct kopt_config_entry **e, size_t *nr,
+			const char *path, const struct source *src)
+{
+	char tmpl[] = "/tmp/kopt-config-XXXXXX";
+	int fd, ret;
+
+	if (!kopt_config_plain_entries(src->text, src->len, e, nr))
+		return 0;
+	if (path)
+		return git_entries(e, nr, path, src);
+	fd = mkstemp(tmpl);
+	if (fd < 0)
+		return kopt_error("cannot create a temporary file: %s",
+				  strerror(errno));
+	if (write(fd, src->text, src->len) != (ssize_t)src->len) {
+		close(fd);
+		unlink(tmpl);
+		return kopt_error("cannot write a temporary file: %s",
+				  strerror(errno));
+	}
+	close(fd);
+	ret = git_entries(e, nr, tmpl, src);
+	unlink(tmpl);
+	return ret;
+}
+
 static int load(struct kopt_config *out, const char *path, const char *label,
 		const char *text, size_t len, git_config *overlay)
 {
 	struct source src = { label, text, len, NULL, 0 };
-	git_config *gc = NULL;
+	struct kopt_config_entry *e = NULL;
+	size_t nr = 0;
 	int ret;
 
 	index_heads(&src);
 
 	set_defaults(out);
 	out->path = kopt_strdup(label);
-	if (git_config_new(&gc) < 0 ||
-	    git_config_add_file_ondisk(gc, path, GIT_CONFIG_LEVEL_LOCAL, NULL,
-				       0) < 0) {
-		const char *msg = kopt_git_error("cannot parse");
-		const char *in = strstr(msg, " (in ");
-		const char *colon = in ? strrchr(in, ':') : NULL;
-		if (in && colon) {
-			int line = atoi(colon + 1);
-			ret = bad(&src, line, "%.*s", (int)(in - msg), msg);
-		} else {
-			ret = bad(&src, 0, "%s", msg);
-		}
-		ret = KOPT_EINVALID;
+	ret = read_entries(&e, &nr, path, &src);
+	if (ret)
 		goto done;
-	}
-	ret = load_entries(out, gc, &src);
+	ret = load_entries(out, e, nr, &src);
 	if (!ret && overlay)
 		ret = overlay_kopt(out, overlay);
 	if (!ret)
 		ret = validate(out, &src);
 done:
-	git_config_free(gc);
+	kopt_config_entries_free(e, nr);
 	free(src.heads);
 	strmap_clear(&src.first);
 	if (ret)
@@ -1197,22 +1408,7 @@ int kopt_config_load(struct kopt_config *out, git_repository *repo)
 int kopt_config_load_buf(struct kopt_config *out, const char *data,
 			 size_t len, const char *label)
 {
-	char tmpl[] = "/tmp/kopt-config-XXXXXX";
-	int fd = mkstemp(tmpl), ret;
-
-	if (fd < 0)
-		return kopt_error("cannot create a temporary file: %s",
-				  strerror(errno));
-	if (write(fd, data, len) != (ssize_t)len) {
-		close(fd);
-		unlink(tmpl);
-		return kopt_error("cannot write a temporary file: %s",
-				  strerror(errno));
-	}
-	close(fd);
-	ret = load(out, tmpl, label, data, len, NULL);
-	unlink(tmpl);
-	return ret;
+	return load(out, NULL, label, data, len, NULL);
 }
 
 void kopt_config_release(struct kopt_config *cfg)

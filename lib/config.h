@@ -138,6 +138,24 @@ struct kopt_config {
 #define KOPT_DEFAULT_TIMEOUT_S 600
 
 /*
+ * The settings of a git-config text written plainly, in their order and
+ * named as libgit2 names them ("section.sub.key": the section and the
+ * key lower-cased, the subsection as written; `value` NULL for a key
+ * without '='): every line blank, a comment, a header `[name]` or
+ * `[name "sub"]`, or `key = value` whose value has no quote, backslash,
+ * '#' or ';'.  0, or -1 (nothing kept) for a text with anything else
+ * (quotes, escapes, comments after a value, continued lines, includes,
+ * carriage returns, a byte-order mark), which libgit2 then reads.
+ */
+struct kopt_config_entry {
+	char *name;
+	char *value;
+};
+int kopt_config_plain_entries(const char *text, size_t len,
+			      struct kopt_config_entry **out, size_t *nr);
+void kopt_config_entries_free(struct kopt_config_entry *e, size_t nr);
+
+/*
  * Load `<workdir>/.kopt` of `repo`, then the kopt.* keys of its git
  * configuration (repository, global, system), which win.
  */

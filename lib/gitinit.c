@@ -76,6 +76,87 @@ int __wrap_mbedtls_havege_poll(void *data, unsigned char *output,
 }
 
 /*
+ * libgit2 sets its TLS up when it starts: mbedTLS's configuration, its
+ * ciphersuites looked up by name, a random generator seeded from the
+ * entropy pool (SHA-512 and AES tables), freed and wiped again at the
+ * end; 300,000 instructions of every process, which git-kopt spends on
+ * no connection of libgit2's.  The set-up is made on the first call that
+ * needs it (a TLS stream, or a CA location to set) instead, once a start
+ * of libgit2, with the CA certificates then loaded as libgit2 loads them.
+ */
+typedef struct git_stream git_stream;
+
+int __real_git_mbedtls_stream_global_init(void);
+int __wrap_git_mbedtls_stream_global_init(void);
+int __real_git_mbedtls_stream_new(git_stream **out, const char *host,
+				  const char *port);
+int __wrap_git_mbedtls_stream_new(git_stream **out, const char *host,
+				  const char *port);
+int __real_git_mbedtls_stream_wrap(git_stream **out, git_stream *in,
+				   const char *host);
+int __wrap_git_mbedtls_stream_wrap(git_stream **out, git_stream *in,
+				   const char *host);
+int __real_git_mbedtls__set_cert_location(const char *file,
+					  const char *path);
+int __wrap_git_mbedtls__set_cert_location(const char *file,
+					  const char *path);
+int git_runtime_shutdown_register(void (*fn)(void));
+
+static pthread_mutex_t tls_lock = PTHREAD_MUTEX_INITIALIZER;
+static int tls_done;
+
+/* libgit2's shutdown freed it: a later start sets it up again. */
+static void tls_shutdown(void)
+{
+	tls_done = 0;
+}
+
+static int tls_ready(void)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&tls_lock);
+	if (!tls_done) {
+		ret = __real_git_mbedtls_stream_global_init();
+		if (!ret)
+			ret = git_runtime_shutdown_register(tls_shutdown);
+		tls_done = !ret;
+	}
+	pthread_mutex_unlock(&tls_lock);
+	return ret;
+}
+
+int __wrap_git_mbedtls_stream_global_init(void)
+{
+	return 0;
+}
+
+int __wrap_git_mbedtls_stream_new(git_stream **out, const char *host,
+				  const char *port)
+{
+	int ret = tls_ready();
+
+	return ret < 0 ? ret : __real_git_mbedtls_stream_new(out, host, port);
+}
+
+int __wrap_git_mbedtls_stream_wrap(git_stream **out, git_stream *in,
+				   const char *host)
+{
+	int ret = tls_ready();
+
+	return ret < 0 ? ret : __real_git_mbedtls_stream_wrap(out, in, host);
+}
+
+int __wrap_git_mbedtls__set_cert_location(const char *file,
+					  const char *path)
+{
+	int ret = tls_ready();
+
+	return ret < 0 ? ret :
+	       __real_git_mbedtls__set_cert_location(file, path);
+}
+
+/*
  * libssh2 loads OpenSSL's engines and error strings (another million
  * instructions) when libgit2 starts; git-kopt opens no SSH session, and
  * libssh2 starts itself on its first session anyway.

@@ -80,3 +80,18 @@ fatal: cannot analyze the kernels" ]
 	assert_success
 	assert_output --partial "No versions yet"
 }
+
+@test "a results file that cannot be read: its path and the reason, read at once or one at a time" {
+	write_results mla-decode v1 v0 90.2 130
+	mkdir docs/kernels/mla-decode/results/v2.json
+	run --separate-stderr git kopt analyze mla-decode
+	assert_failure 128
+	assert_output ""
+	[ "$stderr" = "error: cannot read 'docs/kernels/mla-decode/results/v2.json': Is a directory
+fatal: cannot analyze 'mla-decode'" ]
+	want=$stderr
+	KOPT_NO_URING=1 run --separate-stderr git kopt analyze mla-decode
+	assert_failure 128
+	[ "$stderr" = "$want" ]
+	[ ! -e .git/kopt/analyze ]
+}

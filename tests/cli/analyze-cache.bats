@@ -186,3 +186,23 @@ same_as_uncached() {
 	assert_output "$(cat first.out)"
 	rm first.out
 }
+
+@test "seventy versions read many at a time: what one at a time reads" {
+	local i
+	write_results mla-decode v1 v0 90 130
+	for i in $(seq 2 69); do
+		write_results mla-decode "v$i" "v$((i - 1))" "$((90 - i % 7)).5" "$((130 + i % 5))"
+	done
+	KOPT_NO_URING=1 KOPT_NO_CACHE=1 git kopt analyze >one.txt
+	KOPT_NO_URING=1 KOPT_NO_CACHE=1 git kopt analyze mla-decode --json >one.json
+	KOPT_NO_CACHE=1 git kopt analyze >many.txt
+	KOPT_NO_CACHE=1 git kopt analyze mla-decode --json >many.json
+	grep -q '| mla-decode | 70 ' many.txt
+	cmp one.txt many.txt
+	cmp one.json many.json
+	# through the cache, filled by either
+	git kopt analyze >cold.txt
+	cmp one.txt cold.txt
+	KOPT_NO_URING=1 git kopt analyze >warm.txt
+	cmp one.txt warm.txt
+}

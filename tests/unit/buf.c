@@ -3,12 +3,22 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <liburing.h>
 
 #include "buf.h"
 #include "strvec.h"
@@ -184,6 +194,229 @@ static void test_read_file(void **state)
 	kopt_buf_release(&want);
 }
 
+/*
+ * The io_uring instances this process holds, or with `all` every file
+ * descriptor.
+ */
+static int fds_held(int all)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	char path[300], link[64];
+	int n = 0;
+	ssize_t len;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len > 0) {
+			link[len] = '\0';
+			n += all || !strcmp(link, "anon_inode:[io_uring]");
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* Whether this system lets a process have an io_uring at all. */
+static int system_has_rings(void)
+{
+	struct io_uring ring;
+
+	if (io_uring_queue_init(4, &ring, 0) < 0)
+		return 0;
+	io_uring_queue_exit(&ring);
+	return 1;
+}
+
+/* What a container's seccomp profile does: io_uring_setup() refused. */
+static int refuse_rings(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(*f), f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+#define MANY 75
+
+/*
+ * The last file is /proc/self/stat, which says nothing of its size: the
+ * reading process's own, from `skip` on.
+ */
+static int proc_stat_ok(const struct kopt_buf *out, size_t skip)
+{
+	char head[32];
+	int n = snprintf(head, sizeof(head), "%d (", (int)getpid());
+
+	return out->len > skip + 20 &&
+	       !strncmp(out->buf + skip, head, (size_t)n) &&
+	       out->buf[out->len - 1] == '\n';
+}
+
+struct many {
+	int dirfd;
+	const char *names[MANY];
+	struct kopt_buf want[MANY];     /* one at a time, or empty */
+	int want_err[MANY];
+};
+
+/*
+ * Read every file at once into buffers that hold "kept " and compare
+ * with what one at a time read: the number of differences.
+ */
+static int read_many_differences(const struct many *m)
+{
+	struct kopt_buf out[MANY];
+	struct stat st[MANY], now;
+	int errs[MANY], bad = 0;
+	size_t i;
+
+	for (i = 0; i < MANY; i++) {
+		kopt_buf_init(&out[i], 0);
+		kopt_buf_addstr(&out[i], "kept ");
+	}
+	kopt_buf_read_files_at(out, st, errs, m->dirfd, m->names, MANY);
+	for (i = 0; i < MANY; i++) {
+		if (errs[i] != m->want_err[i])
+			bad++;
+		else if (i == MANY - 1)
+			bad += !proc_stat_ok(&out[i], 5);
+		else if (errs[i])
+			bad += strcmp(out[i].buf, "kept ") != 0;
+		else if (out[i].len != 5 + m->want[i].len ||
+			 memcmp(out[i].buf + 5, m->want[i].buf,
+				m->want[i].len))
+			bad++;
+		else if (fstatat(m->dirfd, m->names[i], &now, 0) ||
+			 now.st_ino != st[i].st_ino ||
+			 now.st_mtim.tv_nsec != st[i].st_mtim.tv_nsec ||
+			 (S_ISREG(now.st_mode) && now.st_size != st[i].st_size))
+			bad++;
+		kopt_buf_release(&out[i]);
+	}
+	return bad;
+}
+
+/* Run the reading in a child: after `how` (1: KOPT_NO_URING, 2: seccomp). */
+static int child_differences(const struct many *m, int how)
+{
+	int status, before;
+	pid_t pid = fork();
+
+	if (!pid) {
+		int fds = fds_held(1);
+		before = fds_held(0);
+		if (how == 1)
+			setenv("KOPT_NO_URING", "1", 1);
+		else if (refuse_rings())
+			_exit(100);
+		if (read_many_differences(m))
+			_exit(101);
+		/* no ring of its own: the files went one at a time */
+		if (fds_held(0) != before)
+			_exit(102);
+		/* and each was closed */
+		_exit(fds_held(1) == fds ? 0 : 103);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static void test_read_files_at(void **state)
+{
+	char dir[] = "/tmp/kopt-many-XXXXXX";
+	/* sizes around the first read's room, and more than two batches */
+	static const size_t sizes[] = { 0, 1, 8190, 8191, 8192, 8193,
+					16383, 16384, 20000, 100000 };
+	struct many m;
+	size_t i, j;
+	char *path;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (i = 0; i < MANY; i++) {
+		kopt_buf_init(&m.want[i], 0);
+		m.want_err[i] = 0;
+		m.names[i] = kopt_xstrfmt("f%02zu", i);
+	}
+	for (i = 0; i < MANY - 3; i++) {
+		size_t n = i < 10 ? sizes[i] : 100 + i * 37;
+		for (j = 0; j < n; j++)
+			kopt_buf_addch(&m.want[i], 'a' + (int)((i + j) % 26));
+		path = kopt_xstrfmt("%s/%s", dir, m.names[i]);
+		write_bytes(path, m.want[i].buf, m.want[i].len);
+		free(path);
+	}
+	/* a missing file, a directory, a file whose size says nothing */
+	m.want_err[MANY - 3] = ENOENT;
+	path = kopt_xstrfmt("%s/%s", dir, m.names[MANY - 2]);
+	assert_int_equal(mkdir(path, 0700), 0);
+	free(path);
+	m.want_err[MANY - 2] = EISDIR;
+	path = kopt_xstrfmt("%s/%s", dir, m.names[MANY - 1]);
+	assert_int_equal(symlink("/proc/self/stat", path), 0);
+	free(path);
+	m.dirfd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(m.dirfd >= 0);
+
+	/* where the system has no rings, and where they are turned off */
+	if (system_has_rings())
+		assert_int_equal(child_differences(&m, 2), 0);
+	assert_int_equal(child_differences(&m, 1), 0);
+
+	/* through a ring where there is one: this process's first */
+	{
+		int before = fds_held(0), fds = fds_held(1);
+		struct kopt_buf out[MANY];
+		struct stat st[MANY];
+		int errs[MANY];
+		for (i = 0; i < MANY; i++)
+			kopt_buf_init(&out[i], 0);
+		kopt_buf_read_files_at(out, st, errs, m.dirfd, m.names, MANY);
+		for (i = 0; i < MANY - 1; i++) {
+			assert_int_equal(errs[i], m.want_err[i]);
+			assert_int_equal(out[i].len, m.want[i].len);
+			assert_memory_equal(out[i].buf, m.want[i].buf,
+					    m.want[i].len);
+			if (!errs[i] && i < MANY - 3)
+				assert_int_equal(st[i].st_size,
+						 (off_t)m.want[i].len);
+		}
+		assert_int_equal(errs[MANY - 1], 0);
+		assert_true(proc_stat_ok(&out[MANY - 1], 0));
+		assert_int_equal(fds_held(0),
+				 before + (system_has_rings() ? 1 : 0));
+		assert_int_equal(fds_held(1),
+				 fds + (system_has_rings() ? 1 : 0));
+		for (i = 0; i < MANY; i++)
+			kopt_buf_release(&out[i]);
+	}
+
+	for (i = 0; i < MANY; i++) {
+		path = kopt_xstrfmt("%s/%s", dir, m.names[i]);
+		if (unlink(path))
+			rmdir(path);
+		free(path);
+		free((char *)m.names[i]);
+		kopt_buf_release(&m.want[i]);
+	}
+	close(m.dirfd);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -195,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_strvec),
 		cmocka_unit_test(test_string_helpers),
 		cmocka_unit_test(test_read_file),
+		cmocka_unit_test(test_read_files_at),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -59,6 +59,35 @@ static void key_of(git_oid *out, const char *text)
 	kopt_buf_release(&in);
 }
 
+/* A key is git's blob id of its text, as git hash-object gives it. */
+static void test_key_is_blob_id(void **state)
+{
+	struct kopt_buf text = KOPT_BUF_INIT;
+	git_oid key, want;
+	char hex[GIT_OID_HEXSZ + 1];
+	size_t i;
+
+	(void)state;
+	kopt_cache_key(&key, &text);
+	git_oid_tostr(hex, sizeof(hex), &key);
+	assert_string_equal(hex, "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
+	kopt_buf_addstr(&text, "hello\n");
+	kopt_cache_key(&key, &text);
+	git_oid_tostr(hex, sizeof(hex), &key);
+	assert_string_equal(hex, "ce013625030ba8dba906f756967f9e9ca394464a");
+	/* lengths around SHA-1's blocks, and one of many blocks */
+	for (i = 0; i < 100000; i++) {
+		kopt_buf_addch(&text, (int)(i * 7 % 251));
+		if (i < 200 || i % 9973 == 0 || i == 99999) {
+			kopt_cache_key(&key, &text);
+			assert_int_equal(git_odb_hash(&want, text.buf, text.len,
+						      GIT_OBJECT_BLOB), 0);
+			assert_true(git_oid_equal(&key, &want));
+		}
+	}
+	kopt_buf_release(&text);
+}
+
 static void test_put_get(void **state)
 {
 	struct kopt_cache c;
@@ -400,6 +429,7 @@ static void test_summaries_round_trip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_key_is_blob_id),
 		cmocka_unit_test(test_put_get),
 		cmocka_unit_test(test_pack),
 		cmocka_unit_test(test_damaged_or_disabled),

@@ -10,6 +10,7 @@
 
 #include <git2.h>
 
+#include "buf.h"
 #include "config.h"
 #include "error.h"
 
@@ -420,6 +421,138 @@ static void test_quote_round_trips(void **state)
 	}
 }
 
+/* What libgit2 reads of `text`, a line "name\tvalue" a setting. */
+static void libgit2_reading(struct kopt_buf *out, const char *text)
+{
+	char tmpl[] = "/tmp/kopt-plain-XXXXXX";
+	int fd = mkstemp(tmpl);
+	git_config *gc = NULL;
+	git_config_iterator *it = NULL;
+	git_config_entry *e;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	assert_int_equal(git_config_new(&gc), 0);
+	assert_int_equal(git_config_add_file_ondisk(gc, tmpl,
+						    GIT_CONFIG_LEVEL_LOCAL,
+						    NULL, 0), 0);
+	assert_int_equal(git_config_iterator_new(&it, gc), 0);
+	while (!git_config_next(&e, it))
+		kopt_buf_addf(out, "%s\t%s\n", e->name,
+			      e->value ? e->value : "(none)");
+	git_config_iterator_free(it);
+	git_config_free(gc);
+	unlink(tmpl);
+}
+
+static int plain_reading(struct kopt_buf *out, const char *text)
+{
+	struct kopt_config_entry *e;
+	size_t nr, i;
+
+	if (kopt_config_plain_entries(text, strlen(text), &e, &nr))
+		return -1;
+	for (i = 0; i < nr; i++)
+		kopt_buf_addf(out, "%s\t%s\n", e[i].name,
+			      e[i].value ? e[i].value : "(none)");
+	kopt_config_entries_free(e, nr);
+	return 0;
+}
+
+/*
+ * A .kopt written plainly is read without libgit2, to the same settings
+ * in the same order; anything else is left to libgit2.
+ */
+static void test_plain_reading(void **state)
+{
+	static const char *const plain[] = {
+		"",
+		"# only a comment",
+		"[kopt]\n\tnoise = 3%\n",
+		/* case, inner and outer blanks, a key alone, an empty value */
+		"[Kernel \"Mixed Case.v2\"]\n"
+		"\tRun = ./bench  --b {b}   --s {s}\t \n"
+		"  Flag\n"
+		"\tempty =\n"
+		"\tsource= k/{version}\n"
+		"\tlanguage =cuda-c\n"
+		"\n   \t\n"
+		"; a comment\n"
+		"\t# another\n"
+		"[kernel \"Mixed Case.v2\"]\n"
+		"\ttarget = decode duration_us <= 20\n"
+		"\ttarget = spec-decode tflops >= 100\n"
+		"[a-b]\n\tx-y2 = \xce\xbcs and \xe2\x80\x94 dashes\n"
+		"[trial   \"with space\"]\n\tb = 1",
+	};
+	static const char *const other[] = {
+		good,
+		"[kopt]\n\tcatalog = \"quoted\"\n",
+		"[kopt]\n\tcatalog = a\\tb\n",
+		"[kopt]\n\tnoise = 3% # a comment\n",
+		"[kopt]\n\tnoise = 3% ; a comment\n",
+		"[kopt]\n\trun = a \\\n b\n",
+		"[include]\n\tpath = other\n",
+		"[includeIf \"gitdir:x/\"]\n\tpath = other\n",
+		"[kopt]\r\n\tnoise = 3%\r\n",
+		"[language \"c\"]\n\tcontrol = thread\v\n",
+		"[kopt]\n\tnoise = 3%\f\n",
+		"\xef\xbb\xbf[kopt]\n\tnoise = 3%\n",
+		"[kopt.sub]\n\tx = 1\n",
+		"[kernel \"k\" ]\n\tx = 1\n",
+		"[kopt] noise = 3%\n",
+		"noise = 3%\n[kopt]\n",
+		"[kopt]\n\t1x = 2\n",
+		"[kopt]\n\tx_y = 2\n",
+		"[kernel \"a\\\"b\"]\n\tx = 1\n",
+		"[]\n",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(plain) / sizeof(*plain); i++) {
+		struct kopt_buf a = KOPT_BUF_INIT, b = KOPT_BUF_INIT;
+		assert_int_equal(plain_reading(&a, plain[i]), 0);
+		libgit2_reading(&b, plain[i]);
+		assert_string_equal(a.buf, b.buf);
+		kopt_buf_release(&a);
+		kopt_buf_release(&b);
+	}
+	for (i = 0; i < sizeof(other) / sizeof(*other); i++) {
+		struct kopt_buf a = KOPT_BUF_INIT;
+		assert_int_equal(plain_reading(&a, other[i]), -1);
+		assert_int_equal(a.len, 0);
+		kopt_buf_release(&a);
+	}
+	/* the .kopt that 'git kopt init' writes */
+	{
+		struct kopt_buf text = KOPT_BUF_INIT, a = KOPT_BUF_INIT;
+		struct kopt_buf b = KOPT_BUF_INIT;
+		assert_int_equal(kopt_buf_read_file(&text, KOPT_SOURCE_DIR
+						    "/templates/init/.kopt"),
+				 0);
+		assert_int_equal(plain_reading(&a, text.buf), 0);
+		libgit2_reading(&b, text.buf);
+		assert_true(a.len > 100);
+		assert_string_equal(a.buf, b.buf);
+		kopt_buf_release(&text);
+		kopt_buf_release(&a);
+		kopt_buf_release(&b);
+	}
+	/* left to libgit2, a quoted value still reads */
+	{
+		struct kopt_config cfg = KOPT_CONFIG_INIT;
+		static const char quoted[] =
+			"[kopt]\n\tcatalog = \"cat/SKILL.md\" # where\n";
+		assert_int_equal(kopt_config_load_buf(&cfg, quoted,
+						      sizeof(quoted) - 1,
+						      ".kopt"), 0);
+		assert_string_equal(cfg.catalog, "cat/SKILL.md");
+		kopt_config_release(&cfg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +570,7 @@ int main(void)
 		MESSAGES_TEST(test_expand),
 		MESSAGES_TEST(test_eval),
 		MESSAGES_TEST(test_quote_round_trips),
+		cmocka_unit_test(test_plain_reading),
 	};
 	int ret;
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <git2.h>
+#include <git2/sys/stream.h>
 
 #include "gitinit.h"
 
@@ -102,6 +103,36 @@ static void test_gss_first_call(void **state)
 	assert_non_null(out);
 	assert_int_equal(gss_release_name(&minor, &out), 0);
 }
+
+/* libgit2's own TLS stream (src/libgit2/streams/mbedtls.h) */
+int git_mbedtls_stream_new(git_stream **out, const char *host,
+			   const char *port);
+
+/*
+ * TLS is set up on its first use, once a start of libgit2: a stream and
+ * a CA location need it (without it, they would use a configuration that
+ * is not there), and a start after a shutdown sets it up again.
+ */
+static void test_tls_on_first_use(void **state)
+{
+	git_stream *s = NULL;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 2; round++) {
+		assert_true(kopt_gitinit() > 0);
+		assert_int_equal(git_mbedtls_stream_new(&s, "localhost", "443"),
+				 0);
+		assert_non_null(s);
+		assert_int_equal(s->encrypted, 1);
+		s->free(s);
+		/* the CA file is read, and its absence said */
+		assert_true(git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS,
+					     "/nonexistent/ca.pem", NULL) < 0);
+		assert_non_null(git_error_last());
+		assert_int_equal(git_libgit2_shutdown(), 0);
+	}
+}
 #endif
 
 int main(void)
@@ -111,6 +142,7 @@ int main(void)
 #ifdef KOPT_STATIC_LIBGIT2
 		cmocka_unit_test(test_gss_not_at_start),
 		cmocka_unit_test(test_gss_first_call),
+		cmocka_unit_test(test_tls_on_first_use),
 #endif
 	};
 
