@@ -62,11 +62,6 @@ void kopt_source_tree(struct kopt_source *src, git_repository *repo,
 	src->rev = rev;
 }
 
-/*
- * kopt_source_read(), and the stat data of a work-tree file once read;
- * `dir`, when not NULL, the work tree's directory of `path` open, and
- * `name` the file's name in it.
- */
 /* A work-tree file that could not be read, for the errno `e`. */
 static int read_failed(const char *path, int e)
 {
@@ -75,6 +70,11 @@ static int read_failed(const char *path, int e)
 	return kopt_error("cannot read '%s': %s", path, strerror(e));
 }
 
+/*
+ * kopt_source_read(), and the stat data of a work-tree file once read;
+ * `dir`, when not NULL, the work tree's directory of `path` open, and
+ * `name` the file's name in it.
+ */
 static int source_read_in(const struct kopt_source *src, const char *path,
 			  DIR *dir, const char *name, struct kopt_buf *out,
 			  struct kopt_buf *label, struct stat *st)

@@ -557,6 +557,11 @@ void kopt_cache_add_num(struct kopt_buf *out, double v)
 	field_end(out, p);
 }
 
+/* What ends the plain run of a field: a tab, a newline, an escape. */
+static const unsigned char split_stop[256] = {
+	['\t'] = 1, ['\n'] = 1, ['\\'] = 1,
+};
+
 int kopt_cache_split(char *text, size_t len, size_t *pos, char **fields,
 		     int max)
 {
@@ -572,6 +577,11 @@ int kopt_cache_split(char *text, size_t len, size_t *pos, char **fields,
 		if (*p == '\\' && p + 1 < end && p[1] == '-') {
 			escaped_dash = 1;
 			p++;
+		} else {
+			/* up to an escape the bytes stay where they are */
+			while (p < end && !split_stop[(unsigned char)*p])
+				p++;
+			w = p;
 		}
 		while (p < end && *p != '\t' && *p != '\n') {
 			if (*p == '\\' && p + 1 < end) {
