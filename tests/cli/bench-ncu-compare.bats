@@ -87,3 +87,29 @@ ncu_csv() {
 	assert_failure 1
 	assert_line "FAIL: nothing was compared"
 }
+
+@test "ncu's own error is named when its run gave no rows" {
+	export CAPTURE="$FIXTURES/gpu/five-kernels.json"
+	# an ncu that fails as application replay does on a program whose
+	# launches differ from run to run
+	cat >ncu <<-'SH'
+	#!/bin/sh
+	while [ $# -gt 0 ]; do
+		[ "$1" = --log-file ] && log=$2
+		shift
+	done
+	cat >"$log" <<-LOG
+	==PROF== Connected to process 1 (prog)
+	==ERROR== Unexpected number of profiled kernels.
+	==ERROR== Check the --app-replay-match option.
+	LOG
+	exit 1
+	SH
+	chmod +x ncu
+	run --separate-stderr python3 "$NCU_COMPARE" --lib /dev/null --runs 1 \
+		--no-ncu --ncu-app --ncu ./ncu --out out -- ./prog
+	assert_failure 1
+	[[ "$stderr" == *"warning: ncu-app exited 1 with 0 rows: Unexpected number of profiled kernels. Check the --app-replay-match option. (see out/ncu-app.log)"* ]]
+	assert_line "compared 0 kernels (ncu-app measured 0), 0 metric pairs, over the launches each sample covers"
+	assert_line "FAIL: nothing was compared (ncu-app: Unexpected number of profiled kernels. Check the --app-replay-match option.)"
+}
