@@ -836,6 +836,8 @@ static void analyze_all_json(struct kopt_ctx *ctx,
 {
 	struct kopt_buf out = KOPT_BUF_INIT;
 	struct kernel_view kv;
+	char **text = kopt_calloc(cfg->kernels_nr + 1, sizeof(*text));
+	size_t *len = kopt_calloc(cfg->kernels_nr + 1, sizeof(*len));
 	size_t i, n = 0;
 	int bad = 0;
 
@@ -843,22 +845,32 @@ static void analyze_all_json(struct kopt_ctx *ctx,
 		if (load_view(&kv, ctx, &cfg->kernels[i], learn, src)) {
 			bad = 1;
 		} else if (!bad) {
+			/* a text a kernel: no copy of all of them as they grow */
 			cJSON *o = kernel_json(&kv, cfg);
-			kopt_json_array_add(&out, n++, o);
+			kopt_json_array_add(&out, n, o);
+			text[n] = kopt_buf_detach(&out, &len[n]);
+			n++;
 			cJSON_Delete(o);
 		}
 		release_view(&kv);
 	}
+	if (!bad) {
+		for (i = 0; i < n; i++)
+			fwrite(text[i], 1, len[i], stdout);
+		kopt_json_array_end(&out, n);
+		kopt_buf_addch(&out, '\n');
+		fwrite(out.buf, 1, out.len, stdout);
+	}
+	for (i = 0; i < n; i++)
+		free(text[i]);
+	free(text);
+	free(len);
+	kopt_buf_release(&out);
 	if (bad) {
-		kopt_buf_release(&out);
 		kopt_obligations_release(learn);
 		kopt_source_release(src);
 		kopt_die("cannot analyze the kernels");
 	}
-	kopt_json_array_end(&out, n);
-	kopt_buf_addch(&out, '\n');
-	fwrite(out.buf, 1, out.len, stdout);
-	kopt_buf_release(&out);
 }
 
 /*

@@ -10,9 +10,13 @@ void kopt_json_array_add(struct kopt_buf *out, size_t index,
 {
 	char *text = cJSON_Print(item);
 	const char *p, *nl;
+	size_t breaks;
 
 	if (!text)
 		kopt_die_oom();
+	for (p = text, breaks = 0; (p = strchr(p, '\n')); p++)
+		breaks++;
+	kopt_buf_grow(out, 2 + strlen(text) + breaks);
 	kopt_buf_addstr(out, index ? ", " : "[");
 	for (p = text; (nl = strchr(p, '\n')); p = nl + 1) {
 		kopt_buf_add(out, p, (size_t)(nl - p) + 1);
