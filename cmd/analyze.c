@@ -16,6 +16,7 @@
 #include "analysis.h"
 #include "builtin.h"
 #include "expr.h"
+#include "json.h"
 #include "obligations.h"
 #include "overview.h"
 #include "parallel.h"
@@ -823,36 +824,53 @@ static void analyze_kernel(struct kopt_ctx *ctx, const struct kopt_config *cfg,
 	release_view(&kv);
 }
 
-/* Every kernel in full, as JSON. */
+/*
+ * Every kernel in full, as JSON: each kernel's tree made, printed into
+ * the text and freed before the next kernel is read; the text goes out
+ * only when every kernel could be read.
+ */
 static void analyze_all_json(struct kopt_ctx *ctx,
 			     const struct kopt_config *cfg,
 			     struct kopt_obligations *learn,
 			     struct kopt_source *src)
 {
-	struct kernel_view *views =
-		kopt_calloc(cfg->kernels_nr + 1, sizeof(*views));
-	cJSON *arr;
-	size_t i;
+	struct kopt_buf out = KOPT_BUF_INIT;
+	struct kernel_view kv;
+	char **text = kopt_calloc(cfg->kernels_nr + 1, sizeof(*text));
+	size_t *len = kopt_calloc(cfg->kernels_nr + 1, sizeof(*len));
+	size_t i, n = 0;
 	int bad = 0;
 
-	for (i = 0; i < cfg->kernels_nr; i++)
-		if (load_view(&views[i], ctx, &cfg->kernels[i], learn, src))
+	for (i = 0; i < cfg->kernels_nr; i++) {
+		if (load_view(&kv, ctx, &cfg->kernels[i], learn, src)) {
 			bad = 1;
+		} else if (!bad) {
+			/* a text a kernel: no copy of all of them as they grow */
+			cJSON *o = kernel_json(&kv, cfg);
+			kopt_json_array_add(&out, n, o);
+			text[n] = kopt_buf_detach(&out, &len[n]);
+			n++;
+			cJSON_Delete(o);
+		}
+		release_view(&kv);
+	}
+	if (!bad) {
+		for (i = 0; i < n; i++)
+			fwrite(text[i], 1, len[i], stdout);
+		kopt_json_array_end(&out, n);
+		kopt_buf_addch(&out, '\n');
+		fwrite(out.buf, 1, out.len, stdout);
+	}
+	for (i = 0; i < n; i++)
+		free(text[i]);
+	free(text);
+	free(len);
+	kopt_buf_release(&out);
 	if (bad) {
-		for (i = 0; i < cfg->kernels_nr; i++)
-			release_view(&views[i]);
-		free(views);
 		kopt_obligations_release(learn);
 		kopt_source_release(src);
 		kopt_die("cannot analyze the kernels");
 	}
-	arr = cJSON_CreateArray();
-	for (i = 0; i < cfg->kernels_nr; i++) {
-		cJSON_AddItemToArray(arr, kernel_json(&views[i], cfg));
-		release_view(&views[i]);
-	}
-	print_json(arr);
-	free(views);
 }
 
 /*

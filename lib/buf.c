@@ -20,14 +20,18 @@
 
 char kopt_buf_empty[1];
 
+void kopt_die_oom(void)
+{
+	fputs("fatal: out of memory\n", stderr);
+	exit(128);
+}
+
 void *kopt_malloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
 
-	if (!p) {
-		fputs("fatal: out of memory\n", stderr);
-		exit(128);
-	}
+	if (!p)
+		kopt_die_oom();
 	return p;
 }
 
@@ -35,10 +39,8 @@ void *kopt_calloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);
 
-	if (!p) {
-		fputs("fatal: out of memory\n", stderr);
-		exit(128);
-	}
+	if (!p)
+		kopt_die_oom();
 	return p;
 }
 
@@ -46,10 +48,8 @@ void *kopt_realloc(void *p, size_t n)
 {
 	void *r = realloc(p, n ? n : 1);
 
-	if (!r) {
-		fputs("fatal: out of memory\n", stderr);
-		exit(128);
-	}
+	if (!r)
+		kopt_die_oom();
 	return r;
 }
 

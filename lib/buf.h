@@ -108,15 +108,23 @@ static inline int kopt_str_eq(const char *a, const char *b)
 char *kopt_strdup(const char *s);
 char *kopt_strndup(const char *s, size_t n);
 char *kopt_xstrfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An allocation failed: "fatal: out of memory", exit 128. */
+void kopt_die_oom(void) __attribute__((noreturn));
 void *kopt_malloc(size_t n);
 void *kopt_calloc(size_t n, size_t size);
 void *kopt_realloc(void *p, size_t n);
 
-/* Grow an array `x` of `nr` used and `alloc` allocated to hold `need`. */
+/*
+ * Grow an array `x` of `nr` used and `alloc` allocated to hold `need`.
+ * An empty array starts with room for four (most arrays of a results
+ * entry, a devlog version or a summary hold two to four elements, and a
+ * view holds thousands of them: room for sixteen touched a fresh page of
+ * memory for each), then grows by half as much again plus sixteen.
+ */
 #define KOPT_ALLOC_GROW(x, need, alloc) \
 	do { \
 		if ((need) > (alloc)) { \
-			size_t kopt_ag_ = (alloc) * 3 / 2 + 16; \
+			size_t kopt_ag_ = (alloc) ? (alloc) * 3 / 2 + 16 : 4; \
 			if (kopt_ag_ < (size_t)(need)) \
 				kopt_ag_ = (need); \
 			(alloc) = kopt_ag_; \

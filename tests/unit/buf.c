@@ -417,6 +417,35 @@ static void test_read_files_at(void **state)
 	rmdir(dir);
 }
 
+/* An empty array starts with room for four, then grows as git's do. */
+static void test_alloc_grow(void **state)
+{
+	double *x = NULL;
+	size_t nr = 0, alloc = 0, i;
+
+	(void)state;
+	KOPT_ALLOC_GROW(x, nr + 1, alloc);
+	assert_int_equal(alloc, 4);
+	for (i = 0; i < 4; i++) {
+		KOPT_ALLOC_GROW(x, nr + 1, alloc);
+		x[nr++] = (double)i;
+	}
+	assert_int_equal(alloc, 4);
+	KOPT_ALLOC_GROW(x, nr + 1, alloc);
+	assert_int_equal(alloc, 4 * 3 / 2 + 16);
+	x[nr++] = 4;
+	KOPT_ALLOC_GROW(x, 100, alloc);
+	assert_int_equal(alloc, 100);       /* a larger need is taken whole */
+	for (i = 0; i < nr; i++)
+		assert_true(x[i] == (double)i);
+	free(x);
+	x = NULL;
+	alloc = 0;
+	KOPT_ALLOC_GROW(x, 9, alloc);
+	assert_int_equal(alloc, 9);
+	free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -429,6 +458,7 @@ int main(void)
 		cmocka_unit_test(test_string_helpers),
 		cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_read_files_at),
+		cmocka_unit_test(test_alloc_grow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
