@@ -75,6 +75,20 @@ fatal: cannot analyze the kernels"
 	assert_line --regexp '^k2 .* error .*fix the devlog or results of k2'
 }
 
+@test "analyze --json: a broken kernel after readable ones leaves no output" {
+	run git kopt analyze --json
+	assert_success
+	assert_output --partial '"kernel":	"k7"'
+	# the kernels before k7 come from the cache, k7 cannot be read
+	sed -i '3s/.*/{ broken/' docs/kernels/k7/results/v0.json
+	run --separate-stderr git kopt analyze --json
+	assert_failure 128
+	assert_output ""
+	assert_equal "$stderr" "\
+error: docs/kernels/k7/results/v0.json:3:4: not valid JSON
+fatal: cannot analyze the kernels"
+}
+
 @test "kopt.threads takes a number of threads" {
 	git config kopt.threads many
 	run --separate-stderr git kopt analyze
